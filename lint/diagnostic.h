@@ -1,0 +1,60 @@
+// Diagnostics: what a rule or a loader found, where, and how to fix it.
+// Modelled on clang's: a primary location, notes at related locations and
+// fix-its that are plain text edits.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lint/source.h"
+
+namespace mblint {
+
+enum class Severity { Note = 0, Warning = 1, Error = 2 };
+
+std::string_view severity_name(Severity severity);  // "error", "warning", "note"
+
+// A related location: "context_parallel_size set to 2 here".
+struct Note {
+  std::string message;
+  Span where;  // may be invalid: a note without a location
+};
+
+// Replace the bytes of `where` with `replacement` (an insertion when empty).
+struct TextEdit {
+  Span where;
+  std::string replacement;
+};
+
+// Safe: keeps what the run does (removes a no-op). Unsafe: changes the run
+// (a parallel size, a batch, a sequence length); never applied silently.
+enum class FixSafety { Safe, Unsafe };
+
+std::string_view fix_safety_name(FixSafety safety);  // "safe", "unsafe"
+
+struct Fix {
+  std::string description;
+  FixSafety safety = FixSafety::Unsafe;
+  std::vector<TextEdit> edits;
+};
+
+struct Diagnostic {
+  std::string rule;  // kebab-case rule name, e.g. "cp-seq-length-divisibility"
+  std::string code;  // stable code, e.g. "MB401"
+  Severity severity = Severity::Error;
+  std::string message;
+  Span where;
+  std::vector<Note> notes;
+  std::string help;        // one line: what to change
+  std::vector<Fix> fixes;  // alternatives, best first
+};
+
+// Ordering used by every renderer: file, position, then rule name.
+bool diagnostic_less(const Diagnostic& a, const Diagnostic& b);
+
+// Remove exact duplicates (same rule, location and message), e.g. when two
+// launch scripts of one run share a YAML file. Keeps order.
+void sort_and_deduplicate(std::vector<Diagnostic>& diagnostics);
+
+}  // namespace mblint

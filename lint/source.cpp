@@ -1,0 +1,56 @@
+#include "lint/source.h"
+
+#include <algorithm>
+
+namespace mblint {
+
+namespace {
+
+std::vector<uint32_t> compute_line_starts(std::string_view text) {
+  std::vector<uint32_t> starts{0};
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '\n') starts.push_back(static_cast<uint32_t>(i + 1));
+  }
+  return starts;
+}
+
+}  // namespace
+
+FileId add_source(SourceSet& sources, std::string path, std::string text, bool synthetic) {
+  SourceFile file;
+  file.path = std::move(path);
+  file.line_starts = compute_line_starts(text);
+  file.text = std::move(text);
+  file.synthetic = synthetic;
+  sources.files.push_back(std::move(file));
+  return static_cast<FileId>(sources.files.size() - 1);
+}
+
+LineCol line_col(const SourceFile& file, uint32_t offset) {
+  offset = std::min<uint32_t>(offset, static_cast<uint32_t>(file.text.size()));
+  auto it = std::upper_bound(file.line_starts.begin(), file.line_starts.end(), offset);
+  size_t line_index = static_cast<size_t>(it - file.line_starts.begin()) - 1;
+  return LineCol{static_cast<uint32_t>(line_index + 1),
+                 offset - file.line_starts[line_index] + 1};
+}
+
+std::string_view line_text(const SourceFile& file, uint32_t line) {
+  if (line == 0 || line > file.line_starts.size()) return {};
+  size_t begin = file.line_starts[line - 1];
+  size_t end = line < file.line_starts.size() ? file.line_starts[line] : file.text.size();
+  std::string_view text(file.text.data() + begin, end - begin);
+  if (!text.empty() && text.back() == '\n') text.remove_suffix(1);
+  if (!text.empty() && text.back() == '\r') text.remove_suffix(1);
+  return text;
+}
+
+uint32_t offset_of(const SourceFile& file, LineCol position) {
+  if (position.line == 0) return 0;
+  if (position.line > file.line_starts.size()) return static_cast<uint32_t>(file.text.size());
+  uint32_t begin = file.line_starts[position.line - 1];
+  uint32_t length = static_cast<uint32_t>(line_text(file, position.line).size());
+  uint32_t column = position.column == 0 ? 0 : position.column - 1;
+  return begin + std::min(column, length);
+}
+
+}  // namespace mblint
