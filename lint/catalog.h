@@ -28,19 +28,26 @@ struct ModelDims {
   int hidden_size;
   int num_attention_heads;
   int num_query_groups;     // 0: same as heads (MHA) or not applicable (MLA)
+  int kv_channels;          // attention head dim; 0: hidden_size / num_attention_heads
   int ffn_hidden_size;      // dense MLP
   int num_moe_experts;      // 0: dense model
   int moe_ffn_hidden_size;  // 0 when dense
   int moe_shared_expert_intermediate_size;  // 0: none
   int moe_router_topk;      // 0 when dense
   int moe_dense_layers;     // leading dense layers of a MoE model (DeepSeek's first_k_dense)
-  int vocab_size;
+  int vocab_size;           // 0: set by the tokenizer, not by the model
   bool multi_latent_attention;
   int q_lora_rank;          // MLA only; 0: none
   int kv_lora_rank;         // MLA only
+  int qk_head_dim;          // MLA only: per-head query/key dim without RoPE
+  int qk_pos_emb_head_dim;  // MLA only: per-head RoPE dim
+  int v_head_dim;           // MLA only
   int mtp_num_layers;       // multi-token prediction layers the recipe trains
   bool gated_linear_unit;   // SwiGLU
   bool tied_embeddings;
+  // Mamba hybrids (NemotronH): M = Mamba, * = attention, - = MLP, E = MoE;
+  // "" for plain transformers. num_layers is its length.
+  const char* hybrid_layer_pattern;
   const char* source;       // where these numbers come from
 };
 

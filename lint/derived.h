@@ -1,0 +1,98 @@
+// Quantities rules reason about, read from the resolved job with Megatron's
+// defaults and Bridge's version-dependent resolution applied: the parallel
+// sizes, world size, data-parallel sizes, microbatches, minimum GPU count,
+// pipeline bubble. Each keeps where its value came from.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lint/catalog.h"
+#include "lint/config_value.h"
+#include "lint/diagnostic.h"
+#include "lint/job.h"
+
+namespace mblint {
+
+struct Quantity {
+  std::optional<int64_t> value;
+  std::string name;  // "context_parallel_size" (also "world size")
+  std::string path;  // "model.context_parallel_size"; empty for derived quantities
+  Provenance where;  // where it was set; empty when it was not written anywhere
+  bool defaulted = false;  // Megatron's default, not written anywhere
+  std::string how;         // how a derived or resolved value came about
+
+  bool known() const { return value.has_value(); }
+  int64_t operator*() const { return *value; }
+};
+
+struct Setting {
+  std::optional<bool> value;
+  std::string name;
+  std::string path;
+  Provenance where;
+  bool defaulted = false;
+};
+
+struct Derived {
+  // Parallel sizes (model.*). ETP is resolved per version; VPP 0 = none.
+  Quantity tensor_parallel;
+  Quantity pipeline_parallel;
+  Quantity virtual_pipeline;
+  Quantity context_parallel;
+  Quantity expert_parallel;
+  Quantity expert_tensor_parallel;
+  Setting sequence_parallel;  // as configured; Bridge turns it off at TP = 1
+
+  // Resources.
+  Quantity nodes;
+  Quantity gpus_per_node;
+  Quantity world_size;
+  const GpuType* gpu = nullptr;
+  Quantity nvlink_domain;
+
+  // Derived.
+  Quantity data_parallel;         // W / (TP·PP·CP)
+  Quantity expert_data_parallel;  // W / (ETP·EP·PP)
+  Quantity microbatches;          // GBS / (MBS·DP)
+  Quantity min_gpus;              // PP · lcm(TP·CP, EP·ETP)
+  std::optional<double> bubble;   // (PP−1) / (VPP·m)
+
+  // Model shape and batch.
+  Quantity num_layers;
+  Quantity hidden_size;
+  Quantity num_attention_heads;
+  Quantity num_query_groups;
+  Quantity num_moe_experts;  // value 0 for a model known to be dense
+  Quantity seq_length;       // model.seq_length (Bridge's dataset copy applied)
+  Quantity global_batch_size;
+  Quantity micro_batch_size;
+  Quantity first_stage_layers;
+  Quantity last_stage_layers;
+  Setting account_for_embedding;
+  Setting account_for_loss;
+  std::optional<std::string> pipeline_layout;
+  Provenance pipeline_layout_where;
+};
+
+Derived derive(const Job& job);
+
+// "context_parallel_size set to 2 here", located where it was set.
+Note note_for(const Quantity& quantity);
+Note note_for(const Setting& setting);
+
+// The span a diagnostic about this quantity points at (may be invalid).
+Span span_for(const Quantity& quantity);
+Span span_for(const Setting& setting);
+
+// Of several inputs to a failed check, the one the user most likely just
+// changed: the highest layer (command line > override > file > recipe).
+const Quantity& most_specific(std::initializer_list<const Quantity*> candidates);
+
+int layer_rank(Layer layer);
+
+int64_t gcd64(int64_t a, int64_t b);
+int64_t lcm64(int64_t a, int64_t b);
+
+}  // namespace mblint

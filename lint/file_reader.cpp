@@ -1,0 +1,101 @@
+#include "lint/file_reader.h"
+
+#include <cstring>
+#include <fstream>
+#include <system_error>
+
+#include <fmt/format.h>
+
+namespace mblint {
+
+namespace {
+
+Diagnostic unreadable(std::string message, Span where, std::string help) {
+  Diagnostic d;
+  d.rule = "unreadable-file";
+  d.severity = Severity::Error;
+  d.message = std::move(message);
+  d.where = where;
+  d.help = std::move(help);
+  return d;
+}
+
+}  // namespace
+
+std::optional<size_t> first_invalid_utf8(std::string_view text) {
+  size_t i = 0;
+  const size_t n = text.size();
+  while (i < n) {
+    unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    size_t length = 0;
+    uint32_t min = 0;
+    if ((c & 0xE0) == 0xC0) length = 2, min = 0x80;
+    else if ((c & 0xF0) == 0xE0) length = 3, min = 0x800;
+    else if ((c & 0xF8) == 0xF0) length = 4, min = 0x10000;
+    else return i;
+    if (i + length > n) return i;
+    uint32_t code = c & (0xFF >> (length + 1));
+    for (size_t k = 1; k < length; ++k) {
+      unsigned char next = static_cast<unsigned char>(text[i + k]);
+      if ((next & 0xC0) != 0x80) return i;
+      code = (code << 6) | (next & 0x3F);
+    }
+    if (code < min || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF)) return i;
+    i += length;
+  }
+  return std::nullopt;
+}
+
+ReadResult read_source_file(SourceSet& sources, const std::filesystem::path& path, std::string display,
+                            Span requested_at, size_t max_bytes) {
+  ReadResult result;
+  std::error_code error;
+  auto status = std::filesystem::status(path, error);
+  if (error || !std::filesystem::exists(status)) {
+    result.problem = unreadable(fmt::format("cannot read '{}': no such file", display), requested_at,
+                                "check the path (relative paths start from the current directory)");
+    return result;
+  }
+  if (std::filesystem::is_directory(status)) {
+    result.problem = unreadable(fmt::format("'{}' is a directory", display), requested_at,
+                                "name the launch scripts and YAML files to check");
+    return result;
+  }
+  auto size = std::filesystem::file_size(path, error);
+  if (!error && size > max_bytes) {
+    result.problem = unreadable(
+        fmt::format("'{}' is {:.1f} MiB; mblint reads files up to {} MiB", display,
+                    static_cast<double>(size) / (1 << 20), max_bytes >> 20),
+        requested_at, "training configs and launch scripts are small: is this the right file?");
+    return result;
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    result.problem = unreadable(fmt::format("cannot read '{}': {}", display, std::strerror(errno)), requested_at,
+                                "check the file's permissions");
+    return result;
+  }
+  std::string text;
+  char buffer[1 << 16];
+  while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
+    text.append(buffer, static_cast<size_t>(in.gcount()));
+    if (text.size() > max_bytes) {  // a file that grew, or a device
+      result.problem = unreadable(fmt::format("'{}' is larger than {} MiB", display, max_bytes >> 20),
+                                  requested_at, "training configs and launch scripts are small");
+      return result;
+    }
+  }
+  if (text.find('\0') != std::string::npos) {
+    result.problem = unreadable(fmt::format("'{}' is a binary file, not a config or a script", display),
+                                requested_at, "name the launch scripts and YAML files to check");
+    return result;
+  }
+  result.file = add_source(sources, std::move(display), std::move(text));
+  return result;
+}
+
+}  // namespace mblint

@@ -1,0 +1,141 @@
+#include "lint/interpolation.h"
+
+#include <string>
+#include <vector>
+
+namespace mblint {
+
+namespace {
+
+constexpr int kMaxDepth = 32;  // chains of interpolations, and cycles
+
+struct Piece {
+  bool reference = false;
+  std::string text;  // literal text, or the expression inside ${...}
+};
+
+// Split "a_${x.y}_b" into literal and reference pieces. Nested `${` inside a
+// reference (resolver arguments) are kept in the expression.
+std::vector<Piece> split_pieces(const std::string& text) {
+  std::vector<Piece> pieces;
+  size_t i = 0;
+  std::string literal;
+  while (i < text.size()) {
+    if (text.compare(i, 2, "${") == 0) {
+      size_t depth = 0;
+      size_t j = i;
+      for (; j < text.size(); ++j) {
+        if (text.compare(j, 2, "${") == 0) {
+          ++depth;
+          ++j;
+        } else if (text[j] == '}') {
+          if (--depth == 0) break;
+        }
+      }
+      if (j >= text.size()) {  // unterminated: OmegaConf fails to parse it; keep literal
+        literal += text.substr(i);
+        break;
+      }
+      if (!literal.empty()) pieces.push_back(Piece{false, std::move(literal)});
+      literal.clear();
+      pieces.push_back(Piece{true, text.substr(i + 2, j - i - 2)});
+      i = j + 1;
+      continue;
+    }
+    literal += text[i++];
+  }
+  if (!literal.empty()) pieces.push_back(Piece{false, std::move(literal)});
+  return pieces;
+}
+
+struct Resolver {
+  ConfigValue& root;
+
+  // The node a reference names, relative to the path of the node holding it.
+  const ConfigValue* lookup(const std::string& expression, const std::vector<std::string>& holder) const {
+    if (expression.empty()) return nullptr;
+    if (expression.front() == '.') {
+      size_t dots = 0;
+      while (dots < expression.size() && expression[dots] == '.') ++dots;
+      // `.x` is a sibling of the holder: the holder's parent is the base.
+      if (dots > holder.size()) return nullptr;
+      std::vector<std::string> base(holder.begin(), holder.end() - static_cast<long>(dots));
+      const ConfigValue* node = find_path(root, base);
+      if (!node) return nullptr;
+      std::string rest = expression.substr(dots);
+      return rest.empty() ? node : find_path(*node, rest);
+    }
+    return find_path(root, expression);
+  }
+
+  ConfigValue resolve(const ConfigValue& value, const std::vector<std::string>& path, int depth) const {
+    std::vector<Piece> pieces = split_pieces(value.text);
+    bool whole = pieces.size() == 1 && pieces[0].reference;
+    std::string joined;
+    std::vector<Span> via = value.where.via;
+    for (const Piece& piece : pieces) {
+      if (!piece.reference) {
+        joined += piece.text;
+        continue;
+      }
+      bool is_resolver = piece.text.find(':') != std::string::npos || piece.text.find("${") != std::string::npos;
+      const ConfigValue* target = is_resolver ? nullptr : lookup(piece.text, path);
+      if (!target || target->is_unknown() || depth >= kMaxDepth) {
+        return make_unknown(value.text, value.where);
+      }
+      ConfigValue resolved = *target;
+      if (resolved.kind == ValueKind::String && has_interpolation(resolved.text)) {
+        std::vector<std::string> target_path = split_path(piece.text);
+        resolved = resolve(resolved, target_path, depth + 1);
+        if (resolved.is_unknown()) return make_unknown(value.text, value.where);
+      }
+      if (resolved.where.value.valid()) via.push_back(resolved.where.value);
+      via.insert(via.end(), resolved.where.via.begin(), resolved.where.via.end());
+      if (whole) {
+        Provenance where = value.where;
+        where.via = via;
+        resolved.where = where;
+        resolved.earlier = value.earlier;
+        return resolved;
+      }
+      if (resolved.is_map() || resolved.is_list()) return make_unknown(value.text, value.where);
+      joined += resolved.kind == ValueKind::String ? resolved.text : to_display(resolved);
+    }
+    ConfigValue out = make_string(joined, value.where);
+    out.where.via = via;
+    out.earlier = value.earlier;
+    return out;
+  }
+
+  void walk(ConfigValue& node, std::vector<std::string>& path) {
+    if (node.kind == ValueKind::String && has_interpolation(node.text)) {
+      node = resolve(node, path, 0);
+      return;
+    }
+    if (node.is_map()) {
+      for (MapEntry& entry : node.entries) {
+        path.push_back(entry.key);
+        walk(entry.value, path);
+        path.pop_back();
+      }
+    } else if (node.is_list()) {
+      for (size_t i = 0; i < node.items.size(); ++i) {
+        path.push_back(std::to_string(i));
+        walk(node.items[i], path);
+        path.pop_back();
+      }
+    }
+  }
+};
+
+}  // namespace
+
+bool has_interpolation(const std::string& text) { return text.find("${") != std::string::npos; }
+
+void resolve_interpolations(ConfigValue& root) {
+  Resolver resolver{root};
+  std::vector<std::string> path;
+  resolver.walk(root, path);
+}
+
+}  // namespace mblint

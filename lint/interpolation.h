@@ -1,0 +1,20 @@
+// OmegaConf interpolations inside a config: `${dataset.seq_length}` (absolute),
+// `${.x}` / `${..x}` (relative) resolve to the referenced value, as
+// OmegaConf.to_container(resolve=True) does when Bridge merges a file.
+// Resolvers (`${oc.env:TP}`, `${multiply:...}`) need the environment or code:
+// their values are unknown, never guessed, never an error.
+#pragma once
+
+#include "lint/config_value.h"
+
+namespace mblint {
+
+// Replace every interpolation in `root` by its value where it can be known.
+// A resolved value keeps the location of the interpolation and lists the
+// referenced value's location in `via`.
+void resolve_interpolations(ConfigValue& root);
+
+// True when `text` contains `${`.
+bool has_interpolation(const std::string& text);
+
+}  // namespace mblint

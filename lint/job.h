@@ -1,0 +1,113 @@
+// The resolved job: everything mblint learned about one training launch,
+// in Megatron Bridge's key space, with provenance for every value.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lint/catalog.h"
+#include "lint/config_value.h"
+#include "lint/diagnostic.h"
+#include "lint/mapped_string.h"
+#include "lint/source.h"
+#include "lint/version.h"
+
+namespace mblint {
+
+// What a file given to mblint turned out to be (detected from content).
+enum class InputKind {
+  LaunchScript,        // bash / sbatch
+  BridgeOverrideYaml,  // partial ConfigContainer (--config-file)
+  BridgeDump,          // full ConfigContainer with _target_ keys
+  NotAConfig,          // YAML that is none of the above: skipped
+};
+
+// The program the launch runs.
+enum class EntryPoint {
+  None,              // no launch: a YAML file linted on its own
+  RunRecipe,         // scripts/training/run_recipe.py
+  TrainSh,           // scripts/training/train.sh (-> setup_experiment.py)
+  ConfigFileScript,  // an example/tutorial/in-house script: --config-file + overrides
+  Unknown,           // a launch mblint does not understand
+};
+
+std::string_view entry_point_name(EntryPoint entry);
+
+// An integer learned from a launcher or the command line.
+struct LocatedInt {
+  std::optional<int64_t> value;
+  Provenance where;
+  std::string unknown_because;  // "$SLURM_NNODES is not known", when not known
+};
+
+struct Cluster {
+  LocatedInt nodes;
+  LocatedInt gpus_per_node;  // ranks per node
+  LocatedInt world_size;     // a total given directly (srun -n, --ntasks)
+  std::string gpu;           // catalog GPU name, "" when unknown
+  Provenance gpu_where;
+};
+
+// An environment variable the training processes will see.
+struct EnvSetting {
+  std::string name;
+  std::optional<std::string> value;  // nullopt: set, but to something unknown
+  Provenance where;
+};
+
+struct Versions {
+  Version bridge = kNewestBridge;
+  Version megatron_core = kNewestMegatronCore;
+  bool bridge_given = false;  // from --bridge-version rather than the default
+  bool megatron_core_given = false;
+};
+
+struct Job {
+  FileId primary = kNoFile;  // the file that defines the job
+  InputKind kind = InputKind::NotAConfig;
+  EntryPoint entry = EntryPoint::None;
+  Span launch_span;          // the launcher command as written
+  std::vector<FileId> files;  // every file the job read
+
+  // The recipe, when one was selected. `recipe` is null when the name is not
+  // in mblint's catalog.
+  std::string recipe_name;
+  Provenance recipe_where;
+  const Recipe* recipe = nullptr;
+
+  ConfigValue config;           // effective config (a Map)
+  bool config_complete = false;  // a full dump: unset keys have dataclass defaults
+  // Keys spelled `model.transformer.*` (builder-backed Llama configs) are
+  // stored under `model.*`; this remembers that the file used that spelling.
+  bool builder_backed_model = false;
+
+  Cluster cluster;
+  std::vector<EnvSetting> env;
+  Versions versions;
+
+  std::vector<Diagnostic> problems;  // input problems found while loading
+};
+
+// One rule-independent fact about the lint run: where mblint's own command
+// line lives, so values from it can be located there.
+struct CommandLineValue {
+  std::string text;
+  Span span;  // in the synthetic "<command-line>" source
+};
+
+struct LintOptions {
+  std::vector<std::string> paths;
+  std::filesystem::path base_dir;  // relative paths resolve here (the cwd)
+  std::optional<CommandLineValue> recipe;
+  std::optional<CommandLineValue> nodes;
+  std::optional<CommandLineValue> gpus_per_node;
+  std::optional<CommandLineValue> gpu;
+  std::vector<CommandLineValue> sets;  // --set key=value, Hydra syntax
+  std::optional<CommandLineValue> bridge_version;
+  std::optional<CommandLineValue> megatron_core_version;
+  FileId command_line_file = kNoFile;
+};
+
+}  // namespace mblint

@@ -1,0 +1,478 @@
+#include "lint/job_builder.h"
+
+#include <algorithm>
+#include <charconv>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "lint/file_reader.h"
+#include "lint/hydra_override.h"
+#include "lint/interpolation.h"
+#include "lint/launch.h"
+#include "lint/overrides.h"
+#include "lint/recipe_layer.h"
+#include "lint/schema.h"
+#include "lint/shell.h"
+#include "lint/yaml_loader.h"
+
+namespace fs = std::filesystem;
+
+namespace mblint {
+
+namespace {
+
+bool ends_with(std::string_view text, std::string_view suffix) {
+  return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
+}
+
+Diagnostic problem(std::string rule, Severity severity, std::string message, Span where, std::string help) {
+  Diagnostic d;
+  d.rule = std::move(rule);
+  d.severity = severity;
+  d.message = std::move(message);
+  d.where = where;
+  d.help = std::move(help);
+  return d;
+}
+
+// --- what a file is -----------------------------------------------------------
+
+bool is_script(const SourceFile& file) {
+  std::string_view path = file.path;
+  for (std::string_view ext : {".sh", ".sbatch", ".slurm", ".bash"}) {
+    if (ends_with(path, ext)) return true;
+  }
+  for (std::string_view ext : {".yaml", ".yml", ".json"}) {
+    if (ends_with(path, ext)) return false;
+  }
+  return file.text.rfind("#!", 0) == 0;
+}
+
+// A dump has `_target_: ...ConfigContainer` (or any `_target_`) at the top level.
+bool has_top_level_target(const std::string& text) {
+  size_t at = 0;
+  while (at < text.size()) {
+    if (text.compare(at, 9, "_target_:") == 0) return true;
+    at = text.find('\n', at);
+    if (at == std::string::npos) break;
+    ++at;
+  }
+  return false;
+}
+
+bool looks_like_bridge_config(const ConfigValue& root) {
+  if (!root.is_map()) return false;
+  bool any_section = false;
+  for (const MapEntry& entry : root.entries) {
+    // Other frameworks' configs: NeMo 1.x (trainer), NeMo-RL (policy), verl,
+    // Megatron-LM functional tests (MODEL_ARGS), Hydra group files (defaults).
+    if (entry.key == "trainer" || entry.key == "policy" || entry.key == "actor_rollout_ref" ||
+        entry.key == "MODEL_ARGS" || entry.key == "defaults" || entry.key == "cluster") {
+      return false;
+    }
+    if (is_config_section(entry.key) && entry.key != "env_vars") any_section = true;
+  }
+  return any_section;
+}
+
+// Builder-backed Llama configs nest the transformer fields under
+// model.transformer; store them flat so every rule finds them in one place.
+void hoist_transformer_fields(ConfigValue& root, Job& job) {
+  ConfigValue* model = find_child(root, "model");
+  if (!model || !model->is_map()) return;
+  auto it = std::find_if(model->entries.begin(), model->entries.end(),
+                         [](const MapEntry& e) { return e.key == "transformer"; });
+  if (it == model->entries.end() || !it->value.is_map()) return;
+  ConfigValue transformer = std::move(it->value);
+  model->entries.erase(it);
+  for (MapEntry& entry : transformer.entries) {
+    if (entry.key == "_target_") continue;
+    if (!find_child(*model, entry.key)) model->entries.push_back(std::move(entry));
+  }
+  job.builder_backed_model = true;
+}
+
+// --- layers ----------------------------------------------------------------------
+
+void select_recipe(Job& job, const std::string& name, Provenance where) {
+  job.recipe_name = name;
+  job.recipe_where = std::move(where);
+  const RecipeAlias* alias = nullptr;
+  job.recipe = find_recipe(name, &alias);
+  if (job.recipe) {
+    job.config = recipe_layer(*job.recipe, job.recipe_where);
+    return;
+  }
+  std::vector<std::string> similar = similar_recipe_names(name);
+  std::string help = similar.empty() ? "check the name; mblint's catalog holds Megatron Bridge's library and "
+                                       "performance recipes"
+                                     : fmt::format("did you mean {}?", similar.front());
+  Diagnostic d = problem("unknown-recipe", Severity::Warning,
+                         fmt::format("recipe '{}' is not in mblint's catalog: the values it sets are unknown, "
+                                     "so checks that need them stay silent",
+                                     name),
+                         primary_span(job.recipe_where), help);
+  job.problems.push_back(std::move(d));
+}
+
+std::optional<Provenance> recipe_provenance(const MappedString& word, Span statement, Layer layer) {
+  if (has_unknown(word)) return std::nullopt;  // --recipe $RECIPE with RECIPE unknown
+  Provenance where;
+  where.layer = layer;
+  where.value = span_of(word, 0, word.text.size());
+  where.statement = statement;
+  where.via = definitions_in(word, 0, word.text.size());
+  return where;
+}
+
+std::string recipe_task(std::string_view mode) {
+  if (mode == "lora" || mode == "dora") return "peft";
+  return std::string(mode);
+}
+
+ConfigValue flag_value(const ConvenienceFlag& flag, std::vector<Diagnostic>& problems, bool& ok) {
+  Provenance where;
+  where.layer = Layer::ConvenienceFlag;
+  where.value = span_of(flag.value, 0, flag.value.text.size());
+  where.statement = flag.statement;
+  where.via = definitions_in(flag.value, 0, flag.value.text.size());
+  ok = true;
+  if (has_unknown(flag.value)) return make_unknown(flag.value.text, where);
+  std::string text = flag.value.text;
+  text.erase(std::remove(text.begin(), text.end(), '_'), text.end());  // Python int("1_024")
+  if (flag.integer) {
+    int64_t value = 0;
+    const char* begin = text.data() + (text.size() > 1 && text[0] == '+' ? 1 : 0);
+    auto [ptr, ec] = std::from_chars(begin, text.data() + text.size(), value);
+    if (ec == std::errc() && ptr == text.data() + text.size() && !text.empty()) return make_int(value, where);
+    ok = false;
+    problems.push_back(problem("entry-point-argument", Severity::Error,
+                               fmt::format("argument {}: invalid int value: '{}'", flag.flag, flag.value.text),
+                               where.value, fmt::format("{} takes an integer", flag.flag)));
+    return make_null();
+  }
+  if (flag.key.back() == "lr" || flag.key.back() == "min_lr") {
+    char* end = nullptr;
+    double value = std::strtod(text.c_str(), &end);
+    if (!text.empty() && end == text.c_str() + text.size()) return make_float(value, where);
+    ok = false;
+    problems.push_back(problem("entry-point-argument", Severity::Error,
+                               fmt::format("argument {}: invalid float value: '{}'", flag.flag, flag.value.text),
+                               where.value, fmt::format("{} takes a number", flag.flag)));
+    return make_null();
+  }
+  return make_string(flag.value.text, where);
+}
+
+void apply_override_words(Job& job, const std::vector<MappedString>& words, Layer layer) {
+  for (const MappedString& word : words) {
+    HydraParse parse = parse_hydra_override(word, layer);
+    for (Diagnostic& d : parse.problems) job.problems.push_back(std::move(d));
+    if (parse.parsed) apply_override(job, *parse.parsed, job.problems);
+  }
+}
+
+void apply_command_line(Job& job, const LintOptions& options, const SourceSet& sources) {
+  std::vector<MappedString> sets;
+  for (const CommandLineValue& set : options.sets) {
+    sets.push_back(mapped_verbatim(set.span.file, set.span.begin, set.text));
+  }
+  apply_override_words(job, sets, Layer::CommandLine);
+  auto count = [&](const std::optional<CommandLineValue>& value, LocatedInt& slot) {
+    if (!value) return;
+    slot = LocatedInt{};
+    slot.where.layer = Layer::CommandLine;
+    slot.where.value = value->span;
+    slot.where.statement = value->span;
+    int64_t parsed = 0;
+    auto [ptr, ec] = std::from_chars(value->text.data(), value->text.data() + value->text.size(), parsed);
+    if (ec == std::errc() && ptr == value->text.data() + value->text.size()) slot.value = parsed;
+  };
+  count(options.nodes, job.cluster.nodes);
+  count(options.gpus_per_node, job.cluster.gpus_per_node);
+  if (options.nodes || options.gpus_per_node) job.cluster.world_size = LocatedInt{};
+  if (options.gpu) {
+    if (const GpuType* gpu = find_gpu(options.gpu->text)) {
+      job.cluster.gpu = gpu->name;
+      job.cluster.gpu_where = Provenance{};
+      job.cluster.gpu_where.layer = Layer::CommandLine;
+      job.cluster.gpu_where.statement = options.gpu->span;
+    }
+  }
+  (void)sources;
+}
+
+// Megatron Bridge's start-up rewrites that change what the config means.
+void apply_bridge_rewrites(Job& job) {
+  if (job.entry == EntryPoint::RunRecipe || job.entry == EntryPoint::TrainSh) {
+    // run_recipe.py: sync_model_dataset_sequence_length copies the dataset's
+    // sequence length into the model.
+    if (const ConfigValue* dataset = find_path(job.config, "dataset.seq_length"); dataset && !dataset->is_null()) {
+      ConfigValue copy = *dataset;
+      copy.earlier.clear();
+      if (copy.where.layer == Layer::Recipe) {
+        copy.where.origin = fmt::format("{} (run_recipe.py copies dataset.seq_length into model.seq_length)",
+                                        copy.where.origin);
+      } else {
+        copy.where.origin.clear();
+      }
+      const ConfigValue* model = find_path(job.config, "model.seq_length");
+      if (!model || to_display(*model) != to_display(copy) || model->where.layer < copy.where.layer) {
+        assign_path(job.config, {"model", "seq_length"}, std::move(copy));
+      }
+    }
+  }
+  if (job.cluster.gpu.empty() && job.recipe) {
+    if (const GpuType* gpu = find_gpu(job.recipe->gpu)) {
+      job.cluster.gpu = gpu->name;
+      job.cluster.gpu_where = job.recipe_where;
+      job.cluster.gpu_where.origin = fmt::format("recipe {} is set up for {} (pass --gpu if you run elsewhere)",
+                                                 job.recipe->name, gpu->display);
+    }
+  }
+}
+
+void finish_job(Job& job, const LintOptions& options, const SourceSet& sources) {
+  apply_command_line(job, options, sources);
+  resolve_interpolations(job.config);
+  apply_bridge_rewrites(job);
+  if (options.bridge_version) {
+    if (auto v = parse_version(options.bridge_version->text)) {
+      job.versions.bridge = *v;
+      job.versions.bridge_given = true;
+    }
+  }
+  if (options.megatron_core_version) {
+    if (auto v = parse_version(options.megatron_core_version->text)) {
+      job.versions.megatron_core = *v;
+      job.versions.megatron_core_given = true;
+    }
+  }
+}
+
+void select_command_line_recipe(Job& job, const LintOptions& options) {
+  if (!options.recipe) return;
+  Provenance where;
+  where.layer = Layer::CommandLine;
+  where.value = options.recipe->span;
+  where.statement = options.recipe->span;
+  select_recipe(job, options.recipe->text, where);
+}
+
+// --- YAML ----------------------------------------------------------------------
+
+struct LoadedYaml {
+  bool dump = false;
+  bool ok = false;
+  ConfigValue root;
+};
+
+LoadedYaml load_config_yaml(const SourceSet& sources, FileId file, std::vector<Diagnostic>& problems) {
+  LoadedYaml loaded;
+  const SourceFile& source = sources.files[file];
+  if (auto bad = first_invalid_utf8(source.text)) {
+    problems.push_back(problem("yaml-syntax", Severity::Error,
+                               "invalid UTF-8: YAML files must be UTF-8 (PyYAML and OmegaConf refuse this file)",
+                               make_span(file, *bad, *bad + 1), "save the file as UTF-8"));
+    return loaded;
+  }
+  loaded.dump = has_top_level_target(source.text);
+  YamlDocument document =
+      load_yaml(sources, file, loaded.dump ? YamlFlavor::PyYaml : YamlFlavor::OmegaConf, Layer::ConfigFile);
+  for (Diagnostic& d : document.problems) problems.push_back(std::move(d));
+  loaded.ok = document.ok;
+  loaded.root = std::move(document.root);
+  return loaded;
+}
+
+fs::path resolve_relative(const fs::path& path, const fs::path& base_dir) {
+  return path.is_absolute() ? path : base_dir / path;
+}
+
+std::string display_path(const fs::path& path, const fs::path& base_dir) {
+  std::error_code error;
+  fs::path relative = fs::relative(path, base_dir, error);
+  if (!error && !relative.empty() && relative.native().rfind("..", 0) != 0) return relative.lexically_normal().string();
+  return path.lexically_normal().string();
+}
+
+fs::path canonical_or_same(const fs::path& path) {
+  std::error_code error;
+  fs::path canonical = fs::weakly_canonical(path, error);
+  return error ? path.lexically_normal() : canonical;
+}
+
+// --- launch scripts ----------------------------------------------------------------
+
+struct ScriptContext {
+  SourceSet& sources;
+  const LintOptions& options;
+  std::set<fs::path>& referenced;  // YAML files followed from scripts
+  std::map<fs::path, FileId>& loaded;  // each file is read once per run
+  fs::path script_dir;
+};
+
+void load_config_file(Job& job, const Launch& launch, ScriptContext& context) {
+  if (!launch.config_file) return;
+  const MappedString& word = *launch.config_file;
+  Span statement = launch.config_file_statement;
+  if (has_unknown(word)) return;  // --config-file $CONFIG with CONFIG unknown
+  fs::path named = word.text;
+  fs::path path = named.is_absolute() ? named : context.script_dir / named;
+  if (!fs::exists(path)) path = resolve_relative(named, context.options.base_dir);
+  Span where = span_of(word, 0, word.text.size());
+  fs::path canonical = canonical_or_same(path);
+  FileId file = kNoFile;
+  if (auto it = context.loaded.find(canonical); it != context.loaded.end()) {
+    file = it->second;
+  } else {
+    ReadResult read = read_source_file(context.sources, path, display_path(path, context.options.base_dir), where);
+    if (read.problem) {
+      read.problem->message += " (looked next to the script and in the current directory)";
+      job.problems.push_back(std::move(*read.problem));
+      return;
+    }
+    file = read.file;
+    context.loaded[canonical] = file;
+  }
+  context.referenced.insert(canonical);
+  job.files.push_back(file);
+  LoadedYaml yaml = load_config_yaml(context.sources, file, job.problems);
+  if (!yaml.ok || !yaml.root.is_map()) return;
+  hoist_transformer_fields(yaml.root, job);
+  merge_into(job.config, yaml.root);
+  (void)statement;
+}
+
+void apply_launch_layers(Job& job, const Launch& launch, ScriptContext& context) {
+  if (launch.entry == EntryPoint::RunRecipe || launch.entry == EntryPoint::TrainSh) {
+    if (launch.recipe) {
+      if (auto where = recipe_provenance(*launch.recipe, launch.recipe_statement, Layer::Override)) {
+        select_recipe(job, launch.recipe->text, *where);
+      }
+    } else if (launch.model && launch.mode && !has_unknown(*launch.model) && !has_unknown(*launch.mode)) {
+      std::string name = fmt::format("{}_{}_config", launch.model->text, recipe_task(launch.mode->text));
+      if (auto where = recipe_provenance(*launch.model, launch.model_statement, Layer::Override)) {
+        select_recipe(job, name, *where);
+      }
+    }
+  } else {
+    select_command_line_recipe(job, context.options);  // the script fixes its recipe inside
+    load_config_file(job, launch, context);
+  }
+  for (const ConvenienceFlag& flag : launch.flags) {
+    bool ok = true;
+    ConfigValue value = flag_value(flag, job.problems, ok);
+    if (ok) assign_path(job.config, flag.key, std::move(value));
+  }
+  apply_override_words(job, launch.overrides, Layer::Override);
+}
+
+Job job_from_launch(const Launch& launch, FileId script, ScriptContext& context) {
+  Job job;
+  job.primary = script;
+  job.kind = InputKind::LaunchScript;
+  job.entry = launch.entry;
+  job.launch_span = launch.span;
+  job.files.push_back(script);
+  job.config = make_map();
+  job.cluster = launch.cluster;
+  job.env = launch.env;
+  job.problems = launch.problems;
+  apply_launch_layers(job, launch, context);
+  finish_job(job, context.options, context.sources);
+  return job;
+}
+
+std::vector<Job> jobs_from_script(FileId file, ScriptContext& context) {
+  const SourceFile& source = context.sources.files[file];
+  std::vector<SbatchDirective> directives = read_sbatch_directives(source, file);
+  ShellScript script = walk_shell_script(context.sources, file, slurm_environment(directives));
+  std::vector<Launch> launches = find_launches(script, directives);
+  bool any_certain = std::any_of(launches.begin(), launches.end(), [](const Launch& l) { return l.certain; });
+  std::vector<Job> jobs;
+  for (const Launch& launch : launches) {
+    if (any_certain && !launch.certain) continue;
+    jobs.push_back(job_from_launch(launch, file, context));
+  }
+  if (jobs.empty()) {
+    Job job;
+    job.primary = file;
+    job.kind = InputKind::LaunchScript;
+    job.files.push_back(file);
+    jobs.push_back(std::move(job));
+  }
+  for (Diagnostic& d : script.problems) jobs.front().problems.push_back(std::move(d));
+  return jobs;
+}
+
+Job job_from_yaml(FileId file, SourceSet& sources, const LintOptions& options) {
+  Job job;
+  job.primary = file;
+  job.files.push_back(file);
+  job.config = make_map();
+  LoadedYaml yaml = load_config_yaml(sources, file, job.problems);
+  if (!yaml.ok || !looks_like_bridge_config(yaml.root)) {
+    job.kind = InputKind::NotAConfig;
+    return job;
+  }
+  job.kind = yaml.dump ? InputKind::BridgeDump : InputKind::BridgeOverrideYaml;
+  job.config_complete = yaml.dump;
+  select_command_line_recipe(job, options);
+  hoist_transformer_fields(yaml.root, job);
+  merge_into(job.config, yaml.root);
+  finish_job(job, options, sources);
+  return job;
+}
+
+Span argument_span(const LintOptions& options, size_t index, const SourceSet& sources) {
+  // Paths are located in the "<command-line>" source by their text.
+  if (options.command_line_file == kNoFile) return {};
+  const SourceFile& line = sources.files[options.command_line_file];
+  size_t at = 0;
+  for (size_t i = 0; i <= index; ++i) {
+    size_t found = line.text.find(options.paths[i], at);
+    if (found == std::string::npos) return {};
+    at = found + (i == index ? 0 : options.paths[i].size());
+  }
+  return make_span(options.command_line_file, at, at + options.paths[index].size());
+}
+
+}  // namespace
+
+BuildResult build_jobs(SourceSet& sources, const LintOptions& options) {
+  BuildResult result;
+  std::vector<FileId> scripts;
+  std::vector<std::pair<FileId, fs::path>> yamls;
+  for (size_t i = 0; i < options.paths.size(); ++i) {
+    fs::path path = resolve_relative(options.paths[i], options.base_dir);
+    ReadResult read = read_source_file(sources, path, options.paths[i], argument_span(options, i, sources));
+    if (read.problem) {
+      result.problems.push_back(std::move(*read.problem));
+      continue;
+    }
+    ++result.files_checked;
+    if (is_script(sources.files[read.file])) {
+      scripts.push_back(read.file);
+    } else {
+      yamls.emplace_back(read.file, canonical_or_same(path));
+    }
+  }
+  std::set<fs::path> referenced;
+  std::map<fs::path, FileId> loaded;
+  for (const auto& [file, path] : yamls) loaded[path] = file;
+  for (FileId script : scripts) {
+    fs::path script_path = resolve_relative(sources.files[script].path, options.base_dir);
+    ScriptContext context{sources, options, referenced, loaded, script_path.parent_path()};
+    for (Job& job : jobs_from_script(script, context)) result.jobs.push_back(std::move(job));
+  }
+  for (const auto& [file, path] : yamls) {
+    if (referenced.count(path)) continue;  // linted with the script that launches it
+    result.jobs.push_back(job_from_yaml(file, sources, options));
+  }
+  return result;
+}
+
+}  // namespace mblint

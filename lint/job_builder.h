@@ -1,0 +1,24 @@
+// From the files named on the command line to resolved jobs: a launch script
+// becomes one job per training launch it contains (following its
+// --config-file), a YAML file not referenced by any of them becomes a job of
+// its own. Layers: recipe defaults <- YAML <- flags <- overrides <- mblint's
+// --set, then Megatron Bridge's rewrites.
+#pragma once
+
+#include <vector>
+
+#include "lint/diagnostic.h"
+#include "lint/job.h"
+#include "lint/source.h"
+
+namespace mblint {
+
+struct BuildResult {
+  std::vector<Job> jobs;
+  std::vector<Diagnostic> problems;  // not tied to a job (a path that cannot be read)
+  size_t files_checked = 0;
+};
+
+BuildResult build_jobs(SourceSet& sources, const LintOptions& options);
+
+}  // namespace mblint

@@ -1,0 +1,47 @@
+#include "lint/lint.h"
+
+#include <algorithm>
+
+#include "lint/job_builder.h"
+
+namespace mblint {
+
+void check_job(const Job& job, const Derived& derived, RuleSet rules, std::vector<Diagnostic>& out) {
+  bool has_config = job.kind == InputKind::BridgeOverrideYaml || job.kind == InputKind::BridgeDump ||
+                    (job.kind == InputKind::LaunchScript && job.entry != EntryPoint::None &&
+                     job.entry != EntryPoint::Unknown);
+  if (!has_config) return;
+  RuleContext context{job, derived};
+  for (const RuleInfo* rule : rules) {
+    if (rule->check) rule->check(context, out);
+  }
+}
+
+void fill_rule_codes(std::vector<Diagnostic>& diagnostics, RuleSet rules) {
+  for (Diagnostic& d : diagnostics) {
+    if (!d.code.empty()) continue;
+    if (const RuleInfo* rule = find_rule(rules, d.rule)) d.code = std::string(rule->code);
+  }
+}
+
+LintResult run_lint(SourceSet& sources, const LintOptions& options, RuleSet rules) {
+  LintResult result;
+  BuildResult built = build_jobs(sources, options);
+  result.files_checked = built.files_checked;
+  result.diagnostics = std::move(built.problems);
+  result.jobs = std::move(built.jobs);
+  for (const Job& job : result.jobs) {
+    result.derived.push_back(derive(job));
+    result.diagnostics.insert(result.diagnostics.end(), job.problems.begin(), job.problems.end());
+    check_job(job, result.derived.back(), rules, result.diagnostics);
+  }
+  fill_rule_codes(result.diagnostics, rules);
+  sort_and_deduplicate(result.diagnostics);
+  // Findings in files first, then those located on mblint's own command line.
+  std::stable_partition(result.diagnostics.begin(), result.diagnostics.end(), [&](const Diagnostic& d) {
+    return !d.where.valid() || !sources.files[d.where.file].synthetic;
+  });
+  return result;
+}
+
+}  // namespace mblint

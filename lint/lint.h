@@ -1,0 +1,31 @@
+// One lint run: files -> jobs -> derived quantities -> rules -> sorted,
+// de-duplicated diagnostics. No output happens here.
+#pragma once
+
+#include <vector>
+
+#include "lint/derived.h"
+#include "lint/diagnostic.h"
+#include "lint/job.h"
+#include "lint/rule.h"
+#include "lint/source.h"
+
+namespace mblint {
+
+struct LintResult {
+  std::vector<Job> jobs;
+  std::vector<Derived> derived;  // one per job
+  std::vector<Diagnostic> diagnostics;
+  size_t files_checked = 0;
+};
+
+// `sources` must already hold the "<command-line>" file options refer to.
+LintResult run_lint(SourceSet& sources, const LintOptions& options, RuleSet rules);
+
+// Run every rule with a check over one job.
+void check_job(const Job& job, const Derived& derived, RuleSet rules, std::vector<Diagnostic>& out);
+
+// Fill each diagnostic's code from the registry (loaders only know names).
+void fill_rule_codes(std::vector<Diagnostic>& diagnostics, RuleSet rules);
+
+}  // namespace mblint

@@ -1,0 +1,31 @@
+// Renderers turn diagnostics into text for people and JSON for tools. They
+// never decide anything: what to report was settled before.
+#pragma once
+
+#include <ostream>
+#include <vector>
+
+#include "lint/diagnostic.h"
+#include "lint/source.h"
+
+namespace mblint {
+
+struct Summary {
+  size_t files = 0;
+  size_t errors = 0;
+  size_t warnings = 0;
+  size_t notes = 0;
+};
+
+Summary summarize(const std::vector<Diagnostic>& diagnostics, size_t files);
+
+// Compiler style: `file:line:col: error: message [rule]`, the source line
+// with a caret under the span, notes, `help:` and a summary line.
+void render_text(std::ostream& out, const SourceSet& sources, const std::vector<Diagnostic>& diagnostics,
+                 const Summary& summary, bool color);
+
+// One JSON object: {"version":1,"diagnostics":[...],"summary":{...}}.
+void render_json(std::ostream& out, const SourceSet& sources, const std::vector<Diagnostic>& diagnostics,
+                 const Summary& summary);
+
+}  // namespace mblint

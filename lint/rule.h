@@ -1,0 +1,52 @@
+// What a rule is: stable metadata, its documentation with a bad and a good
+// example, and a check over the resolved job. Rules live in rules/, one file
+// each; a rule never parses and never prints.
+#pragma once
+
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "lint/diagnostic.h"
+
+namespace mblint {
+
+struct Job;
+struct Derived;
+
+// A documented example, run by the test suite: the bad one must fire, the
+// good one must stay silent. `args` is what follows `mblint check`; the file
+// named `filename` holds `content`.
+struct RuleExample {
+  std::string_view filename;
+  std::string_view content;
+  std::string_view args;
+};
+
+struct RuleContext {
+  const Job& job;
+  const Derived& derived;
+};
+
+using RuleCheck = void (*)(const RuleContext& context, std::vector<Diagnostic>& out);
+
+struct RuleInfo {
+  std::string_view code;      // stable, e.g. "MB401"
+  std::string_view name;      // kebab-case, e.g. "cp-seq-length-divisibility"
+  Severity severity;
+  std::string_view summary;   // one line
+  std::string_view doc;       // Markdown: why it matters, what Megatron does, versions
+  RuleExample bad;
+  RuleExample good;
+  // nullptr for input problems found by the loaders (yaml-syntax, ...).
+  RuleCheck check;
+};
+
+using RuleSet = std::span<const RuleInfo* const>;
+
+const RuleInfo* find_rule(RuleSet rules, std::string_view name_or_code);
+
+// A diagnostic of `rule` at its default severity.
+Diagnostic make_diagnostic(const RuleInfo& rule, std::string message, Span where);
+
+}  // namespace mblint

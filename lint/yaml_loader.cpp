@@ -1,0 +1,430 @@
+#include "lint/yaml_loader.h"
+
+#include <algorithm>
+#include <map>
+#include <streambuf>
+#include <istream>
+
+#include <fmt/format.h>
+#include <yaml-cpp/eventhandler.h>
+#include <yaml-cpp/exceptions.h>
+#include <yaml-cpp/mark.h>
+#include <yaml-cpp/parser.h>
+
+namespace mblint {
+
+namespace {
+
+// Read the source bytes in place: yaml-cpp wants an istream.
+class MemoryBuffer : public std::streambuf {
+ public:
+  MemoryBuffer(const char* data, size_t size) {
+    char* begin = const_cast<char*>(data);
+    setg(begin, begin, begin + size);
+  }
+};
+
+// Thrown from the event handler to stop yaml-cpp when a limit is hit.
+struct LimitReached {
+  std::string message;
+  YAML::Mark mark;
+};
+
+bool is_space(char c) { return c == ' ' || c == '\t'; }
+
+// yaml-cpp reports where a node starts but not where it ends. Recover the
+// extent of a scalar from the text: quoted scalars end at their closing
+// quote; plain scalars at a comment, the end of the line or (in flow
+// collections) a flow indicator.
+Span scalar_span(const SourceFile& file, FileId id, size_t pos, bool in_flow) {
+  const std::string& text = file.text;
+  size_t n = text.size();
+  // Skip a node's anchor (&a) and tag (!!str) properties.
+  while (pos < n && (text[pos] == '&' || text[pos] == '!')) {
+    while (pos < n && !is_space(text[pos]) && text[pos] != '\n') ++pos;
+    while (pos < n && is_space(text[pos])) ++pos;
+  }
+  if (pos >= n) return make_span(id, n, n);
+  char first = text[pos];
+  if (first == '"' || first == '\'') {
+    size_t i = pos + 1;
+    while (i < n) {
+      if (first == '"' && text[i] == '\\') {
+        i += 2;
+        continue;
+      }
+      if (text[i] == first) {
+        if (first == '\'' && i + 1 < n && text[i + 1] == '\'') {
+          i += 2;
+          continue;
+        }
+        return make_span(id, pos, i + 1);
+      }
+      ++i;
+    }
+    return make_span(id, pos, n);
+  }
+  size_t end = pos;
+  while (end < n && text[end] != '\n' && text[end] != '\r') {
+    char c = text[end];
+    if (c == '#' && end > pos && is_space(text[end - 1])) break;
+    if (in_flow && (c == ',' || c == ']' || c == '}')) break;
+    if (c == ':' && (end + 1 >= n || is_space(text[end + 1]) || text[end + 1] == '\n' ||
+                     (in_flow && (text[end + 1] == ',' || text[end + 1] == '}' || text[end + 1] == ']')))) {
+      break;
+    }
+    ++end;
+  }
+  while (end > pos && is_space(text[end - 1])) --end;
+  return make_span(id, pos, end);
+}
+
+struct Frame {
+  ConfigValue node;
+  bool flow = false;
+  bool have_key = false;       // map: a key was read, its value is next
+  std::string key;
+  Span key_span;
+  bool key_mergeable = false;  // the key is a plain `<<`
+  YAML::anchor_t anchor = YAML::NullAnchor;
+  size_t nodes_at_start = 0;
+  std::vector<ConfigValue> merge_sources;  // values of `<<` keys
+};
+
+class TreeBuilder : public YAML::EventHandler {
+ public:
+  TreeBuilder(const SourceSet& sources, FileId file, YamlFlavor flavor, Layer layer,
+              const YamlLimits& limits, std::vector<Diagnostic>& problems)
+      : source_(sources.files[file]), file_(file), flavor_(flavor), layer_(layer),
+        limits_(limits), problems_(problems) {}
+
+  bool finished() const { return finished_; }
+  ConfigValue take_root() { return std::move(root_); }
+
+  void OnDocumentStart(const YAML::Mark&) override {}
+  void OnDocumentEnd() override { finished_ = true; }
+
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override {
+    // An empty value (`key:`) has no text of its own: point just after the
+    // key's colon, where a value would be written.
+    Span span = empty_value_span();
+    if (!span.valid()) span = scalar_span(source_, file_, position(mark), in_flow());
+    ConfigValue value = make_null(provenance(span));
+    count_nodes(1, mark);
+    complete(std::move(value), anchor, mark, /*plain_text=*/"~", /*plain=*/true);
+  }
+
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t anchor) override {
+    auto it = anchors_.find(anchor);
+    if (it == anchors_.end()) return;  // yaml-cpp reports unknown anchors itself
+    count_nodes(it->second.node_count, mark);
+    ConfigValue copy = it->second.value;
+    complete(std::move(copy), YAML::NullAnchor, mark, "", false);
+  }
+
+  void OnScalar(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
+                const std::string& text) override {
+    count_nodes(1, mark);
+    Span span = scalar_span(source_, file_, position(mark), in_flow());
+    bool plain = tag == "?";
+    ConfigValue value;
+    if (plain) {
+      value = type_plain_scalar(text, flavor_);
+    } else if (tag == "tag:yaml.org,2002:int" || tag == "tag:yaml.org,2002:float" ||
+               tag == "tag:yaml.org,2002:bool" || tag == "tag:yaml.org,2002:null") {
+      value = type_plain_scalar(text, flavor_);  // explicit core tags: type the text
+    } else {
+      value = make_string(text);
+      value.quoted = true;
+    }
+    value.where = provenance(span);
+    complete(std::move(value), anchor, mark, text, plain);
+  }
+
+  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
+                       YAML::EmitterStyle::value style) override {
+    open(make_list(), mark, anchor, style);
+  }
+  void OnSequenceEnd() override { close(); }
+
+  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
+                  YAML::EmitterStyle::value style) override {
+    open(make_map(), mark, anchor, style);
+  }
+  void OnMapEnd() override {
+    apply_merge_keys(stack_.back());
+    close();
+  }
+
+ private:
+  struct Anchored {
+    ConfigValue value;
+    size_t node_count = 0;
+  };
+
+  size_t position(const YAML::Mark& mark) const {
+    if (mark.is_null() || mark.pos < 0) return source_.text.size();
+    return static_cast<size_t>(mark.pos);
+  }
+
+  bool in_flow() const { return !stack_.empty() && stack_.back().flow; }
+
+  Span empty_value_span() const {
+    if (stack_.empty() || stack_.back().node.kind != ValueKind::Map || !stack_.back().have_key) return {};
+    size_t at = stack_.back().key_span.end;
+    const std::string& text = source_.text;
+    while (at < text.size() && is_space(text[at])) ++at;
+    if (at < text.size() && text[at] == ':') ++at;
+    return make_span(file_, at, at);
+  }
+
+  // Containers end where their last child ends (block style) or at their
+  // closing bracket (flow style).
+  void set_container_end(Frame& frame) const {
+    ConfigValue& node = frame.node;
+    uint32_t end = node.where.value.begin;
+    if (node.kind == ValueKind::List && !node.items.empty()) end = node.items.back().where.value.end;
+    if (node.kind == ValueKind::Map && !node.entries.empty()) {
+      for (const MapEntry& entry : node.entries) end = std::max(end, entry.value.where.value.end);
+    }
+    if (frame.flow) {
+      const std::string& text = source_.text;
+      char close = node.kind == ValueKind::List ? ']' : '}';
+      size_t at = end;
+      // Only separators, blank space and comments can stand before the bracket.
+      while (at < text.size() && text[at] != close) {
+        char c = text[at];
+        if (c == '#') {
+          while (at < text.size() && text[at] != '\n') ++at;
+          continue;
+        }
+        if (c != ' ' && c != '\t' && c != '\r' && c != '\n' && c != ',') break;
+        ++at;
+      }
+      if (at < text.size() && text[at] == close) end = static_cast<uint32_t>(at + 1);
+    }
+    node.where.value.end = std::max(end, node.where.value.begin);
+  }
+
+  Provenance provenance(Span value_span) const {
+    Provenance where;
+    where.layer = layer_;
+    where.value = value_span;
+    return where;
+  }
+
+  void count_nodes(size_t count, const YAML::Mark& mark) {
+    nodes_ += count;
+    if (nodes_ > limits_.max_nodes) {
+      throw LimitReached{fmt::format("the document expands to more than {} nodes (aliases of aliases?); "
+                                     "mblint stops reading it here",
+                                     limits_.max_nodes),
+                         mark};
+    }
+  }
+
+  void open(ConfigValue node, const YAML::Mark& mark, YAML::anchor_t anchor,
+            YAML::EmitterStyle::value style) {
+    count_nodes(1, mark);
+    if (stack_.size() >= limits_.max_depth) {
+      throw LimitReached{fmt::format("nesting deeper than {} levels; mblint stops reading here",
+                                     limits_.max_depth),
+                         mark};
+    }
+    Span start = make_span(file_, position(mark), position(mark));
+    node.where = provenance(start);
+    Frame frame;
+    frame.node = std::move(node);
+    frame.flow = style == YAML::EmitterStyle::Flow ||
+                 (position(mark) < source_.text.size() &&
+                  (source_.text[position(mark)] == '[' || source_.text[position(mark)] == '{'));
+    frame.anchor = anchor;
+    frame.nodes_at_start = nodes_;
+    stack_.push_back(std::move(frame));
+  }
+
+  void close() {
+    Frame frame = std::move(stack_.back());
+    stack_.pop_back();
+    set_container_end(frame);
+    ConfigValue node = std::move(frame.node);
+    if (frame.anchor != YAML::NullAnchor) {
+      anchors_[frame.anchor] = Anchored{node, nodes_ - frame.nodes_at_start + 1};
+    }
+    complete(std::move(node), YAML::NullAnchor, YAML::Mark(), "", false);
+  }
+
+  // A node is finished: it is a map key, a map value, a list item or the root.
+  void complete(ConfigValue value, YAML::anchor_t anchor, const YAML::Mark&, const std::string& text,
+                bool plain) {
+    if (anchor != YAML::NullAnchor) anchors_[anchor] = Anchored{value, 1};
+    if (stack_.empty()) {
+      root_ = std::move(value);
+      return;
+    }
+    Frame& top = stack_.back();
+    if (top.node.kind == ValueKind::List) {
+      top.node.items.push_back(std::move(value));
+      return;
+    }
+    if (!top.have_key) {
+      top.have_key = true;
+      top.key = key_text(value, text);
+      top.key_span = value.where.value;
+      top.key_mergeable = plain && text == "<<";
+      return;
+    }
+    top.have_key = false;
+    value.where.key = top.key_span;
+    add_entry(top, std::move(value));
+  }
+
+  static std::string key_text(const ConfigValue& key, const std::string& text) {
+    if (key.kind == ValueKind::Map || key.kind == ValueKind::List) return to_display(key);
+    return text;
+  }
+
+  void add_entry(Frame& frame, ConfigValue value) {
+    if (frame.key_mergeable) {
+      frame.merge_sources.push_back(std::move(value));
+      return;
+    }
+    for (MapEntry& entry : frame.node.entries) {
+      if (entry.key != frame.key) continue;
+      report_duplicate(frame, entry);
+      entry.value = std::move(value);  // the last value wins (PyYAML, yq)
+      return;
+    }
+    frame.node.entries.push_back(MapEntry{frame.key, std::move(value)});
+  }
+
+  void report_duplicate(const Frame& frame, const MapEntry& first) {
+    Diagnostic d;
+    d.rule = "duplicate-key";
+    bool fatal = flavor_ == YamlFlavor::OmegaConf;
+    d.severity = fatal ? Severity::Error : Severity::Warning;
+    d.message = fatal ? fmt::format("duplicate key '{}': OmegaConf refuses to load this file "
+                                    "(\"found duplicate key\")",
+                                    frame.key)
+                      : fmt::format("duplicate key '{}': the earlier value {} is silently replaced",
+                                    frame.key, to_display(first.value));
+    d.where = frame.key_span;
+    d.notes.push_back(Note{fmt::format("'{}' first set here", frame.key), first.value.where.key});
+    d.help = "keep one of the two entries";
+    problems_.push_back(std::move(d));
+  }
+
+  // YAML merge keys (`<<: *base`): keys written in the map win over merged
+  // ones, earlier merge sources win over later ones.
+  void apply_merge_keys(Frame& frame) {
+    ConfigValue& map = frame.node;
+    for (const ConfigValue& source : frame.merge_sources) {
+      if (source.kind == ValueKind::Map) {
+        merge_missing(map, source);
+      } else if (source.kind == ValueKind::List) {
+        for (const ConfigValue& item : source.items) {
+          if (item.kind == ValueKind::Map) merge_missing(map, item);
+        }
+      }
+    }
+  }
+
+  static void merge_missing(ConfigValue& map, const ConfigValue& source) {
+    for (const MapEntry& entry : source.entries) {
+      if (!find_child(map, entry.key)) map.entries.push_back(entry);
+    }
+  }
+
+  const SourceFile& source_;
+  FileId file_;
+  YamlFlavor flavor_;
+  Layer layer_;
+  const YamlLimits& limits_;
+  std::vector<Diagnostic>& problems_;
+  std::vector<Frame> stack_;
+  std::map<YAML::anchor_t, Anchored> anchors_;
+  ConfigValue root_;
+  size_t nodes_ = 0;
+  bool finished_ = false;
+};
+
+Span mark_span(const SourceFile& file, FileId id, const YAML::Mark& mark) {
+  if (mark.is_null() || mark.line < 0) return make_span(id, file.text.size(), file.text.size());
+  uint32_t offset = offset_of(file, LineCol{static_cast<uint32_t>(mark.line + 1),
+                                            static_cast<uint32_t>(mark.column + 1)});
+  uint32_t end = offset < file.text.size() && file.text[offset] != '\n' ? offset + 1 : offset;
+  return make_span(id, offset, end);
+}
+
+Diagnostic syntax_problem(std::string message, Span where, std::string help) {
+  Diagnostic d;
+  d.rule = "yaml-syntax";
+  d.severity = Severity::Error;
+  d.message = std::move(message);
+  d.where = where;
+  d.help = std::move(help);
+  return d;
+}
+
+// yaml-cpp's messages are terse ("end of map not found"); say what it means.
+std::string explain_parser_message(const std::string& message) {
+  if (message.empty()) return "invalid YAML";
+  return "invalid YAML: " + message;
+}
+
+}  // namespace
+
+YamlDocument load_yaml(const SourceSet& sources, FileId file, YamlFlavor flavor, Layer layer,
+                       const YamlLimits& limits) {
+  YamlDocument document;
+  const SourceFile& source = sources.files[file];
+  MemoryBuffer buffer(source.text.data(), source.text.size());
+  std::istream stream(&buffer);
+  TreeBuilder builder(sources, file, flavor, layer, limits, document.problems);
+  try {
+    YAML::Parser parser(stream);
+    if (!parser.HandleNextDocument(builder)) {
+      document.ok = true;  // empty file: an empty config
+      return document;
+    }
+    document.ok = true;
+    document.root = builder.take_root();
+    // A second document: Bridge (PyYAML/OmegaConf load) refuses the file.
+    struct Ignore : YAML::EventHandler {
+      YAML::Mark start;
+      bool seen = false;
+      void OnDocumentStart(const YAML::Mark& mark) override {
+        if (!seen) start = mark;
+        seen = true;
+      }
+      void OnDocumentEnd() override {}
+      void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+      void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+      void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override {}
+      void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                           YAML::EmitterStyle::value) override {}
+      void OnSequenceEnd() override {}
+      void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                      YAML::EmitterStyle::value) override {}
+      void OnMapEnd() override {}
+    } rest;
+    if (parser.HandleNextDocument(rest) && rest.seen) {
+      document.problems.push_back(syntax_problem(
+          "a second YAML document: Megatron Bridge loads exactly one document per file",
+          mark_span(source, file, rest.start), "remove the `---` and everything after it, or split the file"));
+    }
+  } catch (const LimitReached& limit) {
+    document.ok = false;
+    document.problems.push_back(syntax_problem(limit.message, mark_span(source, file, limit.mark),
+                                               "simplify the file"));
+  } catch (const YAML::Exception& error) {
+    document.ok = builder.finished();
+    if (document.ok) document.root = builder.take_root();
+    document.problems.push_back(syntax_problem(explain_parser_message(error.msg),
+                                               mark_span(source, file, error.mark),
+                                               "fix the YAML syntax at this position"));
+  }
+  return document;
+}
+
+}  // namespace mblint

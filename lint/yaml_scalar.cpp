@@ -1,0 +1,177 @@
+#include "lint/yaml_scalar.h"
+
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include <re2/re2.h>
+
+namespace mblint {
+
+std::string_view yaml_flavor_name(YamlFlavor flavor) {
+  switch (flavor) {
+    case YamlFlavor::OmegaConf: return "OmegaConf";
+    case YamlFlavor::PyYaml: return "PyYAML";
+    case YamlFlavor::Yaml12: return "YAML 1.2";
+  }
+  return "OmegaConf";
+}
+
+namespace {
+
+// The implicit resolvers of PyYAML's SafeLoader (YAML 1.1), OmegaConf's
+// additional float resolver, and YAML 1.2's core schema. The patterns are the
+// published resolver definitions restated as RE2.
+struct Resolvers {
+  RE2 yaml11_bool{"yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF"};
+  RE2 yaml11_int{
+      "[-+]?0b[0-1_]+"
+      "|[-+]?0[0-7_]+"
+      "|[-+]?(?:0|[1-9][0-9_]*)"
+      "|[-+]?0x[0-9a-fA-F_]+"
+      "|[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+"};
+  RE2 yaml11_float{
+      "[-+]?(?:[0-9][0-9_]*)\\.[0-9_]*(?:[eE][-+][0-9]+)?"
+      "|\\.[0-9_]+(?:[eE][-+][0-9]+)?"
+      "|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\\.[0-9_]*"
+      "|[-+]?\\.(?:inf|Inf|INF)"
+      "|\\.(?:nan|NaN|NAN)"};
+  RE2 omegaconf_float{
+      "[-+]?[0-9][0-9_]*\\.[0-9_]*(?:[eE][-+]?[0-9]+)?"
+      "|[-+]?[0-9][0-9_]*(?:[eE][-+]?[0-9]+)"
+      "|\\.[0-9_]+(?:[eE][-+][0-9]+)?"
+      "|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\\.[0-9_]*"
+      "|[-+]?\\.(?:inf|Inf|INF)"
+      "|\\.(?:nan|NaN|NAN)"};
+  RE2 yaml11_null{"~|null|Null|NULL|"};
+  RE2 yaml12_bool{"true|True|TRUE|false|False|FALSE"};
+  RE2 yaml12_int{"[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+"};
+  RE2 yaml12_float{
+      "[-+]?(?:\\.[0-9]+|[0-9]+(?:\\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
+      "|[-+]?\\.(?:inf|Inf|INF)"
+      "|\\.(?:nan|NaN|NAN)"};
+};
+
+const Resolvers& resolvers() {
+  static const Resolvers instance;  // immutable after construction
+  return instance;
+}
+
+std::string without_underscores(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    if (c != '_') out += c;
+  }
+  return out;
+}
+
+// Parse a YAML 1.1 integer (sign, 0b, 0x, leading-zero octal, sexagesimal).
+ConfigValue yaml11_integer(std::string_view text) {
+  std::string digits = without_underscores(text);
+  bool negative = false;
+  size_t i = 0;
+  if (i < digits.size() && (digits[i] == '+' || digits[i] == '-')) negative = digits[i++] == '-';
+  std::string body = digits.substr(i);
+  long double value = 0;
+  if (body.find(':') != std::string::npos) {  // base 60: 1:30 == 90
+    size_t start = 0;
+    while (start <= body.size()) {
+      size_t colon = body.find(':', start);
+      std::string part = body.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
+      value = value * 60 + std::stold(part.empty() ? "0" : part);
+      if (colon == std::string::npos) break;
+      start = colon + 1;
+    }
+  } else if (body.size() > 2 && body[0] == '0' && (body[1] == 'b' || body[1] == 'x')) {
+    int base = body[1] == 'b' ? 2 : 16;
+    for (char c : body.substr(2)) {
+      int d = (c >= '0' && c <= '9') ? c - '0' : (c | 0x20) - 'a' + 10;
+      value = value * base + d;
+    }
+  } else if (body.size() > 1 && body[0] == '0') {
+    for (char c : body.substr(1)) value = value * 8 + (c - '0');
+  } else {
+    for (char c : body) value = value * 10 + (c - '0');
+  }
+  if (negative) value = -value;
+  if (value > static_cast<long double>(std::numeric_limits<int64_t>::max()) ||
+      value < static_cast<long double>(std::numeric_limits<int64_t>::min())) {
+    return make_float(static_cast<double>(value));  // Python ints are unbounded
+  }
+  return make_int(static_cast<int64_t>(value));
+}
+
+ConfigValue yaml_float(std::string_view text) {
+  std::string digits = without_underscores(text);
+  std::string lower;
+  for (char c : digits) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (lower.find("inf") != std::string::npos) {
+    return make_float(lower[0] == '-' ? -std::numeric_limits<double>::infinity()
+                                      : std::numeric_limits<double>::infinity());
+  }
+  if (lower.find("nan") != std::string::npos) return make_float(std::numeric_limits<double>::quiet_NaN());
+  if (digits.find(':') != std::string::npos) {  // sexagesimal float 1:30.5
+    bool negative = digits[0] == '-';
+    size_t i = (digits[0] == '-' || digits[0] == '+') ? 1 : 0;
+    double value = 0;
+    size_t start = i;
+    while (true) {
+      size_t colon = digits.find(':', start);
+      std::string part = digits.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
+      value = value * 60 + std::strtod(part.c_str(), nullptr);
+      if (colon == std::string::npos) break;
+      start = colon + 1;
+    }
+    return make_float(negative ? -value : value);
+  }
+  return make_float(std::strtod(digits.c_str(), nullptr));
+}
+
+ConfigValue yaml12_integer(std::string_view text) {
+  std::string s(text);
+  errno = 0;
+  long long value = 0;
+  if (s.rfind("0o", 0) == 0) value = std::strtoll(s.c_str() + 2, nullptr, 8);
+  else if (s.rfind("0x", 0) == 0) value = std::strtoll(s.c_str() + 2, nullptr, 16);
+  else value = std::strtoll(s.c_str(), nullptr, 10);
+  if (errno == ERANGE) return make_float(std::strtod(s.c_str(), nullptr));
+  return make_int(value);
+}
+
+ConfigValue type_yaml11(std::string_view text, bool omegaconf) {
+  const Resolvers& r = resolvers();
+  re2::StringPiece piece(text.data(), text.size());
+  if (RE2::FullMatch(piece, r.yaml11_bool)) {
+    char c = text[0];
+    return make_bool(c == 'y' || c == 'Y' || c == 't' || c == 'T' ||
+                     ((c == 'o' || c == 'O') && (text[1] == 'n' || text[1] == 'N')));
+  }
+  if (RE2::FullMatch(piece, omegaconf ? r.omegaconf_float : r.yaml11_float)) return yaml_float(text);
+  if (RE2::FullMatch(piece, r.yaml11_int)) return yaml11_integer(text);
+  if (RE2::FullMatch(piece, r.yaml11_null)) return make_null();
+  return make_string(std::string(text));
+}
+
+ConfigValue type_yaml12(std::string_view text) {
+  const Resolvers& r = resolvers();
+  re2::StringPiece piece(text.data(), text.size());
+  if (text.empty() || text == "~" || text == "null" || text == "Null" || text == "NULL") return make_null();
+  if (RE2::FullMatch(piece, r.yaml12_bool)) return make_bool(text[0] == 't' || text[0] == 'T');
+  if (RE2::FullMatch(piece, r.yaml12_int)) return yaml12_integer(text);
+  if (RE2::FullMatch(piece, r.yaml12_float)) return yaml_float(text);
+  return make_string(std::string(text));
+}
+
+}  // namespace
+
+ConfigValue type_plain_scalar(std::string_view text, YamlFlavor flavor) {
+  switch (flavor) {
+    case YamlFlavor::OmegaConf: return type_yaml11(text, /*omegaconf=*/true);
+    case YamlFlavor::PyYaml: return type_yaml11(text, /*omegaconf=*/false);
+    case YamlFlavor::Yaml12: return type_yaml12(text);
+  }
+  return make_string(std::string(text));
+}
+
+}  // namespace mblint

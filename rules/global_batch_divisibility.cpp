@@ -1,0 +1,60 @@
+// The global batch is split into microbatches over the data-parallel ranks:
+// GBS % (MBS·DP) must be 0.
+#include "rules/rule_support.h"
+
+namespace mblint {
+
+extern const RuleInfo kGlobalBatchDivisibility;
+
+namespace {
+
+void check(const RuleContext& context, std::vector<Diagnostic>& out) {
+  const Derived& d = context.derived;
+  const Quantity& gbs = d.global_batch_size;
+  const Quantity& mbs = d.micro_batch_size;
+  const Quantity& dp = d.data_parallel;
+  if (!gbs.known() || !mbs.known() || !dp.known() || *gbs <= 0 || *mbs <= 0 || *dp <= 0) return;
+  if (const ConfigValue* decrease = find_path(context.job.config, "train.decrease_batch_size_if_needed");
+      decrease && as_bool(decrease).value_or(false)) {
+    return;  // Megatron rounds the batch down instead of failing
+  }
+  int64_t step = *mbs * *dp;
+  if (*gbs % step == 0) return;
+  const Quantity& primary = most_specific({&gbs, &mbs});
+  std::string why = *gbs < step ? fmt::format(" (fewer samples than micro_batch_size x data-parallel ranks)") : "";
+  Diagnostic diag = make_diagnostic(
+      kGlobalBatchDivisibility,
+      fmt::format("global_batch_size {} is not divisible by micro_batch_size {} x data-parallel size {} = {}{}",
+                  *gbs, *mbs, *dp, step, why),
+      span_for(primary));
+  add_notes(diag, {&gbs, &mbs}, &primary);
+  diag.notes.push_back(Note{fmt::format("data-parallel size {} = {}", *dp, dp.how), span_for(d.world_size)});
+  int64_t valid = nearest_multiple(*gbs, step);
+  diag.help = fmt::format("use global_batch_size {} (nearest multiple of {})", valid, step);
+  diag.fixes.push_back(set_value_fix(gbs, valid));
+  out.push_back(std::move(diag));
+}
+
+}  // namespace
+
+extern const RuleInfo kGlobalBatchDivisibility = {
+    "MB601",
+    "global-batch-divisibility",
+    Severity::Error,
+    "the global batch must split into whole microbatches on every data-parallel rank",
+    R"md(Each step processes `global_batch_size` samples as `GBS / (MBS x DP)` microbatches on each of
+the DP data-parallel ranks, where `DP = world size / (TP x PP x CP)`. Megatron-Core's
+microbatch calculator asserts "global batch size (G) is not divisible by micro batch size (m)
+times data parallel size (d)" at initialization (unless `decrease_batch_size_if_needed`, which
+silently rounds the batch down). A recipe moved to more GPUs hits this: NVIDIA's 256-GPU
+NemotronH 56B BF16 recipes keep the 64-GPU batch of 192 with DP 128.)md",
+    {"override.yaml",
+     "train:\n  global_batch_size: 102\n  micro_batch_size: 1\n",
+     "override.yaml --recipe llama3_8b_pretrain_2gpu_h100_bf16_config --nodes 1 --gpus-per-node 8"},
+    {"override.yaml",
+     "train:\n  global_batch_size: 128\n  micro_batch_size: 1\n",
+     "override.yaml --recipe llama3_8b_pretrain_2gpu_h100_bf16_config --nodes 1 --gpus-per-node 8"},
+    check,
+};
+
+}  // namespace mblint

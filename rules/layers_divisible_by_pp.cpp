@@ -1,0 +1,137 @@
+// Every pipeline stage (and every virtual stage) must get whole layers.
+#include "rules/rule_support.h"
+
+namespace mblint {
+
+extern const RuleInfo kLayersDivisibleByPp;
+
+namespace {
+
+std::vector<int64_t> pipeline_choices(int64_t layers, int64_t current) {
+  std::vector<int64_t> below, above;
+  for (int64_t p : divisors(layers)) {
+    if (p > 1 && p < current) below.push_back(p);
+    if (p > current && p <= 2 * current) above.push_back(p);
+  }
+  std::vector<int64_t> choices;
+  if (!below.empty()) choices.push_back(below.back());
+  if (!above.empty()) choices.push_back(above.front());
+  return choices;
+}
+
+// Uneven split: first and/or last stage sizes given, the middle stages
+// share the rest evenly.
+void check_uneven(const RuleContext& context, std::vector<Diagnostic>& out) {
+  const Derived& d = context.derived;
+  int64_t layers = *d.num_layers;
+  int64_t pp = *d.pipeline_parallel;
+  int64_t middle_layers = layers;
+  int64_t middle_stages = pp;
+  const Quantity* edge = nullptr;
+  for (const Quantity* stage : {&d.first_stage_layers, &d.last_stage_layers}) {
+    if (!stage->known()) continue;
+    middle_layers -= *stage->value;
+    middle_stages -= 1;
+    edge = stage;
+  }
+  bool broken = middle_stages > 0 ? (middle_layers < 0 || middle_layers % middle_stages != 0)
+                                  : middle_layers != 0;
+  if (!broken) return;
+  Diagnostic diag = make_diagnostic(
+      kLayersDivisibleByPp,
+      middle_stages > 0
+          ? fmt::format("{} layers left for the {} middle pipeline stages do not split evenly ({} - first/last "
+                        "stage layers)",
+                        middle_layers, middle_stages, layers)
+          : fmt::format("the first and last pipeline stages hold {} layers but the model has {}",
+                        layers - middle_layers, layers),
+      span_for(*edge));
+  add_notes(diag, {&d.first_stage_layers, &d.last_stage_layers, &d.num_layers, &d.pipeline_parallel}, edge);
+  diag.help = "choose first/last stage layer counts that leave a multiple of the middle stage count";
+  out.push_back(std::move(diag));
+}
+
+void check(const RuleContext& context, std::vector<Diagnostic>& out) {
+  const Derived& d = context.derived;
+  const Quantity& layers = d.num_layers;
+  const Quantity& pp = d.pipeline_parallel;
+  const Quantity& vpp = d.virtual_pipeline;
+  if (!layers.known() || !pp.known() || *layers <= 0 || *pp <= 0) return;
+  if (d.pipeline_layout) return;  // an explicit layout places every layer itself
+  if (d.first_stage_layers.known() || d.last_stage_layers.known()) {
+    if (*pp > 1) check_uneven(context, out);
+    return;
+  }
+  int64_t extra = (d.account_for_embedding.value.value_or(false) ? 1 : 0) +
+                  (d.account_for_loss.value.value_or(false) ? 1 : 0);
+  int64_t units = *layers + extra;
+  std::string counted = extra ? fmt::format("{} layers + {} for embedding/loss = {}", *layers, extra, units)
+                              : fmt::format("num_layers {}", *layers);
+  if (units % *pp != 0) {
+    const Quantity& primary = most_specific({&pp, &layers});
+    Diagnostic diag = make_diagnostic(
+        kLayersDivisibleByPp,
+        fmt::format("{} is not divisible by pipeline_model_parallel_size {} ({:.2f} layers per stage)", counted, *pp,
+                    static_cast<double>(units) / static_cast<double>(*pp)),
+        span_for(primary));
+    add_notes(diag, {&pp, &layers}, &primary);
+    std::vector<int64_t> choices = pipeline_choices(units, *pp);
+    diag.help = choices.empty()
+                    ? "set num_layers_in_first_pipeline_stage / num_layers_in_last_pipeline_stage for an uneven split"
+                    : fmt::format("use pipeline_model_parallel_size {}, or an uneven split with "
+                                  "num_layers_in_first_pipeline_stage / num_layers_in_last_pipeline_stage",
+                                  join_or(choices));
+    for (int64_t p : choices) diag.fixes.push_back(set_value_fix(pp, p));
+    out.push_back(std::move(diag));
+    return;
+  }
+  if (!vpp.known() || *vpp <= 1) return;
+  int64_t per_stage = units / *pp;
+  if (per_stage % *vpp == 0) return;
+  const Quantity& primary = most_specific({&vpp, &pp, &layers});
+  Diagnostic diag = make_diagnostic(
+      kLayersDivisibleByPp,
+      fmt::format("{} / pipeline_model_parallel_size {} = {} layers per stage, not divisible by "
+                  "virtual_pipeline_model_parallel_size {}",
+                  counted, *pp, per_stage, *vpp),
+      span_for(primary));
+  add_notes(diag, {&vpp, &pp, &layers}, &primary);
+  std::vector<int64_t> choices;
+  for (int64_t v : divisors(per_stage)) {
+    if (v > 1 && v != *vpp) choices.push_back(v);
+  }
+  if (choices.size() > 3) choices.resize(3);
+  diag.help = choices.empty() ? "drop virtual_pipeline_model_parallel_size (set it to null)"
+                              : fmt::format("use virtual_pipeline_model_parallel_size {} (divisors of {})",
+                                            join_or(choices), per_stage);
+  for (int64_t v : choices) diag.fixes.push_back(set_value_fix(vpp, v));
+  out.push_back(std::move(diag));
+}
+
+}  // namespace
+
+extern const RuleInfo kLayersDivisibleByPp = {
+    "MB501",
+    "layers-divisible-by-pp",
+    Severity::Error,
+    "each pipeline stage and each virtual stage must hold a whole number of layers",
+    R"md(An even pipeline split gives each of the PP stages `num_layers / PP` layers, and an interleaved
+schedule splits each stage again into VPP chunks. Megatron-Core checks this only when it builds
+the model ("num_layers should be divisible by pipeline_model_parallel_size", "number of layers
+per pipeline rank should be divisible by vp_size"); Megatron Bridge does not check it up front.
+
+With `account_for_embedding_in_pipeline_split` / `account_for_loss_in_pipeline_split` the
+embedding and the loss count as one layer each (Llama 3.1 405B's 126 layers split over 8 stages
+only this way). With `num_layers_in_first_pipeline_stage` / `..._last_...` the middle stages
+must share the remaining layers evenly. An explicit `pipeline_model_parallel_layout` is checked
+by its own rules.)md",
+    {"override.yaml",
+     "model:\n  pipeline_model_parallel_size: 3\n  virtual_pipeline_model_parallel_size: null\n",
+     "override.yaml --recipe llama3_8b_pretrain_2gpu_h100_bf16_config --nodes 1 --gpus-per-node 6"},
+    {"override.yaml",
+     "model:\n  pipeline_model_parallel_size: 4\n  virtual_pipeline_model_parallel_size: null\n",
+     "override.yaml --recipe llama3_8b_pretrain_2gpu_h100_bf16_config --nodes 1 --gpus-per-node 8"},
+    check,
+};
+
+}  // namespace mblint

@@ -1,0 +1,76 @@
+#include "rules/rule_support.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+namespace mblint {
+
+std::vector<int64_t> divisors(int64_t n) {
+  std::vector<int64_t> small, large;
+  if (n <= 0 || n > (int64_t{1} << 31)) return small;
+  for (int64_t i = 1; i * i <= n; ++i) {
+    if (n % i != 0) continue;
+    small.push_back(i);
+    if (i != n / i) large.push_back(n / i);
+  }
+  small.insert(small.end(), large.rbegin(), large.rend());
+  return small;
+}
+
+int64_t nearest_multiple(int64_t value, int64_t step) {
+  if (step <= 0) return value;
+  int64_t below = value / step * step;
+  int64_t above = below + step;
+  if (below < step) return above < step ? step : std::max(step, above);
+  return (value - below < above - value) ? below : above;
+}
+
+std::string join_or(const std::vector<int64_t>& values) {
+  std::string out;
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i > 0) out += i + 1 == values.size() ? " or " : ", ";
+    out += std::to_string(values[i]);
+  }
+  return out;
+}
+
+std::optional<TextEdit> replace_value(const Provenance& where, std::string replacement) {
+  if (!where.value.valid() || !where.via.empty()) return std::nullopt;
+  if (where.layer == Layer::Recipe || where.layer == Layer::Rewrite || where.layer == Layer::SchemaDefault) {
+    return std::nullopt;
+  }
+  return TextEdit{where.value, std::move(replacement)};
+}
+
+Fix set_value_fix(const Quantity& quantity, int64_t value, FixSafety safety) {
+  Fix fix;
+  fix.description = fmt::format("set {} to {}", quantity.name, value);
+  fix.safety = safety;
+  if (auto edit = replace_value(quantity.where, std::to_string(value))) fix.edits.push_back(*edit);
+  return fix;
+}
+
+Fix set_setting_fix(const Setting& setting, bool value, FixSafety safety) {
+  Fix fix;
+  fix.description = fmt::format("set {} to {}", setting.name, value ? "true" : "false");
+  fix.safety = safety;
+  if (auto edit = replace_value(setting.where, value ? "true" : "false")) fix.edits.push_back(*edit);
+  return fix;
+}
+
+void add_notes(Diagnostic& d, std::initializer_list<const Quantity*> quantities, const Quantity* primary) {
+  for (const Quantity* q : quantities) {
+    if (q == primary) continue;
+    Note note = note_for(*q);
+    bool duplicate = std::any_of(d.notes.begin(), d.notes.end(), [&](const Note& n) {
+      return n.message == note.message && n.where == note.where;
+    });
+    if (!duplicate) d.notes.push_back(std::move(note));
+  }
+}
+
+std::string named(const Quantity& q) {
+  return q.value ? fmt::format("{} {}", q.name, *q.value) : q.name;
+}
+
+}  // namespace mblint

@@ -1,0 +1,46 @@
+// Small helpers shared by rule files: numbers for messages, suggested values,
+// fixes that replace a value where it was written.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "lint/derived.h"
+#include "lint/diagnostic.h"
+#include "lint/job.h"
+#include "lint/rule.h"
+
+namespace mblint {
+
+// All positive divisors of n, ascending (n <= 2^31).
+std::vector<int64_t> divisors(int64_t n);
+
+// The multiple of `step` closest to `value` (ties go up); at least `step`.
+int64_t nearest_multiple(int64_t value, int64_t step);
+
+// "8, 16 or 32"
+std::string join_or(const std::vector<int64_t>& values);
+
+// The edit that rewrites a value where it was written, when that place is a
+// literal the user owns (not a recipe default, not a shell variable).
+std::optional<TextEdit> replace_value(const Provenance& where, std::string replacement);
+
+// A fix that sets `quantity` to `value` (unsafe: it changes the run), with
+// an edit when the value is written somewhere editable.
+Fix set_value_fix(const Quantity& quantity, int64_t value, FixSafety safety = FixSafety::Unsafe);
+
+// The same for a boolean setting.
+Fix set_setting_fix(const Setting& setting, bool value, FixSafety safety);
+
+// Append notes for each quantity that is not the primary one.
+void add_notes(Diagnostic& d, std::initializer_list<const Quantity*> quantities, const Quantity* primary);
+
+// "tensor_model_parallel_size 4"
+std::string named(const Quantity& q);
+
+}  // namespace mblint

@@ -1,0 +1,25 @@
+// Rule metadata for an input problem that the loaders find; the check lives
+// with the loader, the documentation here.
+#include "lint/rule.h"
+
+namespace mblint {
+
+extern const RuleInfo kScriptSyntax = {
+    "MB005",
+    "script-syntax",
+    Severity::Error,
+    "the launch script has a shell syntax error",
+    R"md(mblint reads launch scripts as bash does, without running them. An unterminated quote,
+`$(`, `${`, heredoc or a line continuation at the end of the file makes bash itself fail (or
+swallow the rest of the script), so it is an error; mblint reports where the construct
+starts and reads on where it can.)md",
+    {"launch.sh",
+     "#!/bin/bash\nexport NCCL_DEBUG=\"INFO\ntorchrun --nproc-per-node 2 scripts/training/run_recipe.py --recipe llama3_8b_pretrain_2gpu_h100_bf16_config\n",
+     "launch.sh"},
+    {"launch.sh",
+     "#!/bin/bash\nexport NCCL_DEBUG=\"INFO\"\ntorchrun --nproc-per-node 2 scripts/training/run_recipe.py --recipe llama3_8b_pretrain_2gpu_h100_bf16_config\n",
+     "launch.sh"},
+    nullptr,
+};
+
+}  // namespace mblint

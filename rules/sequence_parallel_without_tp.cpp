@@ -1,0 +1,55 @@
+// sequence_parallel with TP = 1 does nothing: Megatron Bridge and
+// Megatron-LM turn it off at start-up.
+#include "rules/rule_support.h"
+
+namespace mblint {
+
+extern const RuleInfo kSequenceParallelWithoutTp;
+
+namespace {
+
+void check(const RuleContext& context, std::vector<Diagnostic>& out) {
+  const Derived& d = context.derived;
+  const Setting& sp = d.sequence_parallel;
+  const Quantity& tp = d.tensor_parallel;
+  if (!sp.value || !*sp.value || !tp.known() || *tp != 1) return;
+  Span where = span_for(sp).valid() ? span_for(sp) : span_for(tp);
+  Diagnostic diag = make_diagnostic(
+      kSequenceParallelWithoutTp,
+      "sequence_parallel is true but tensor_model_parallel_size is 1: Megatron Bridge silently turns sequence "
+      "parallelism off",
+      where);
+  diag.notes.push_back(note_for(tp));
+  if (sp.where.layer == Layer::Recipe) diag.notes.push_back(note_for(sp));
+  diag.help = "set sequence_parallel to false, or use tensor_model_parallel_size > 1 if you meant to shard "
+              "activations";
+  diag.fixes.push_back(set_setting_fix(sp, false, FixSafety::Safe));
+  out.push_back(std::move(diag));
+}
+
+}  // namespace
+
+extern const RuleInfo kSequenceParallelWithoutTp = {
+    "MB301",
+    "sequence-parallel-without-tp",
+    Severity::Warning,
+    "sequence parallelism needs tensor parallelism; with TP = 1 it is silently disabled",
+    R"md(Sequence parallelism shards the layer-norm and dropout activations across the tensor-parallel
+group. With `tensor_model_parallel_size = 1` there is no group to shard across: Megatron Bridge's
+model `finalize()` sets `sequence_parallel = False` without an error, and Megatron-LM prints
+"Disabling sequence parallelism because tensor model parallelism is disabled". The run works,
+but the config says something it does not do, and activation-memory estimates made from it are
+wrong. (Megatron-Core used directly raises "Cannot use sequence parallelism without tensor
+parallelism".)
+
+The fix (set it to false) is safe: it changes nothing about the run.)md",
+    {"override.yaml",
+     "model:\n  tensor_model_parallel_size: 1\n  sequence_parallel: true\n",
+     "override.yaml --recipe llama3_8b_pretrain_2gpu_h100_bf16_config --nodes 1 --gpus-per-node 2"},
+    {"override.yaml",
+     "model:\n  tensor_model_parallel_size: 2\n  context_parallel_size: 1\n  sequence_parallel: true\n",
+     "override.yaml --recipe llama3_8b_pretrain_2gpu_h100_bf16_config --nodes 1 --gpus-per-node 2"},
+    check,
+};
+
+}  // namespace mblint

@@ -1,0 +1,67 @@
+// Tensor-parallel groups are consecutive ranks (order tp-cp-ep-dp-pp): a TP
+// group stays inside one NVLink domain only if TP divides the domain size.
+#include "rules/rule_support.h"
+
+namespace mblint {
+
+extern const RuleInfo kTpCrossesNvlinkDomain;
+
+namespace {
+
+void check(const RuleContext& context, std::vector<Diagnostic>& out) {
+  const Derived& d = context.derived;
+  const Quantity& tp = d.tensor_parallel;
+  const Quantity& domain = d.nvlink_domain;
+  if (!tp.known() || !domain.known() || *tp <= 1 || *domain <= 0) return;
+  // All ranks in one domain: nothing can cross.
+  if (d.world_size.known() && *d.world_size <= *domain) return;
+  bool too_large = *tp > *domain;
+  if (!too_large && *domain % *tp == 0) return;
+  std::vector<int64_t> fitting;
+  for (int64_t t : divisors(*domain)) {
+    if (t > 1 && t < *tp) fitting.push_back(t);
+  }
+  if (fitting.size() > 2) fitting.erase(fitting.begin(), fitting.end() - 2);
+  std::string message =
+      too_large ? fmt::format("tensor_model_parallel_size {} is larger than the NVLink domain ({} GPUs): "
+                              "tensor-parallel all-reduces in every layer cross the inter-node network",
+                              *tp, *domain)
+                : fmt::format("tensor_model_parallel_size {} does not divide the NVLink domain ({} GPUs): TP groups "
+                              "are consecutive ranks, so some of them straddle two domains",
+                              *tp, *domain);
+  Diagnostic diag = make_diagnostic(kTpCrossesNvlinkDomain, std::move(message), span_for(tp));
+  diag.notes.push_back(note_for(domain));
+  diag.help = fitting.empty() ? "keep tensor parallelism inside one NVLink domain; scale across nodes with "
+                                "pipeline or data parallelism"
+                              : fmt::format("use tensor_model_parallel_size {} and scale across nodes with pipeline "
+                                            "or data parallelism",
+                                            join_or(fitting));
+  if (!fitting.empty()) diag.fixes.push_back(set_value_fix(tp, fitting.back()));
+  out.push_back(std::move(diag));
+}
+
+}  // namespace
+
+extern const RuleInfo kTpCrossesNvlinkDomain = {
+    "MB203",
+    "tp-crosses-nvlink-domain",
+    Severity::Warning,
+    "tensor parallelism should stay inside one NVLink domain",
+    R"md(Tensor parallelism all-reduces activations twice per layer, forward and backward; it is only
+fast over NVLink. Megatron orders ranks `tp-cp-ep-dp-pp`, so a TP group is a run of consecutive
+ranks: it stays inside one NVLink domain (8 GPUs on HGX H100/B200 nodes, 72 on GB200/GB300
+NVL72 racks) only when TP divides the domain size. A TP group that crosses domains runs its
+all-reduces over InfiniBand or Ethernet and "destroys throughput" (NVIDIA's parallelism guide).
+
+The domain size comes from `--gpu` (or the GPU type in `#SBATCH --gres`, or the recipe's GPU);
+without a GPU type mblint assumes one node is one domain.)md",
+    {"override.yaml",
+     "model:\n  tensor_model_parallel_size: 16\n  pipeline_model_parallel_size: 2\n  context_parallel_size: 1\n",
+     "override.yaml --recipe llama3_70b_pretrain_32gpu_h100_bf16_config --nodes 4 --gpus-per-node 8 --gpu h100"},
+    {"override.yaml",
+     "model:\n  tensor_model_parallel_size: 8\n  pipeline_model_parallel_size: 4\n  context_parallel_size: 1\n",
+     "override.yaml --recipe llama3_70b_pretrain_32gpu_h100_bf16_config --nodes 4 --gpus-per-node 8 --gpu h100"},
+    check,
+};
+
+}  // namespace mblint

@@ -1,0 +1,25 @@
+// Rule metadata for an input problem that the loaders find; the check lives
+// with the loader, the documentation here.
+#include "lint/rule.h"
+
+namespace mblint {
+
+extern const RuleInfo kUnreadableFile = {
+    "MB004",
+    "unreadable-file",
+    Severity::Error,
+    "a file mblint was asked to check, or that a script references, cannot be read",
+    R"md(A path that does not exist, a directory, a binary file or a file over 8 MiB is reported
+where it was named: on mblint's command line, or at the `--config-file` argument of the
+launch script that references it (looked up next to the script, then in the current
+directory, as the entry points do).)md",
+    {"override.yaml",
+     "train:\n  train_iters: 100\n",
+     "override.yaml conf/missing.yaml"},
+    {"override.yaml",
+     "train:\n  train_iters: 100\n",
+     "override.yaml"},
+    nullptr,
+};
+
+}  // namespace mblint

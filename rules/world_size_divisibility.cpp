@@ -1,0 +1,94 @@
+// W % (TP·PP·CP) must be 0: the dense layers' data-parallel size is
+// W / (TP·PP·CP) and must be whole.
+#include "rules/rule_support.h"
+
+namespace mblint {
+
+extern const RuleInfo kWorldSizeDivisibility;
+
+namespace {
+
+// Node counts near the current one that give a valid world size.
+std::vector<int64_t> valid_node_counts(int64_t step, int64_t gpus_per_node, int64_t nodes) {
+  std::vector<int64_t> counts;
+  if (gpus_per_node <= 0) return counts;
+  int64_t per = lcm64(step, gpus_per_node) / gpus_per_node;  // nodes per valid step
+  int64_t below = nodes / per * per;
+  if (below > 0) counts.push_back(below);
+  counts.push_back(below + per);
+  return counts;
+}
+
+void check(const RuleContext& context, std::vector<Diagnostic>& out) {
+  const Derived& d = context.derived;
+  const Quantity& tp = d.tensor_parallel;
+  const Quantity& pp = d.pipeline_parallel;
+  const Quantity& cp = d.context_parallel;
+  const Quantity& w = d.world_size;
+  if (!tp.known() || !pp.known() || !cp.known() || !w.known()) return;
+  if (*tp <= 0 || *pp <= 0 || *cp <= 0 || *w <= 0) return;
+  int64_t model = *tp * *pp * *cp;
+  if (*w % model == 0) return;
+  // The smallest world that also hosts the expert grid, when it is known.
+  int64_t step = d.min_gpus.known() ? *d.min_gpus : model;
+  // Point at the layout the user wrote; at the allocation only when the
+  // layout is all recipe defaults.
+  const Quantity& layout = most_specific({&tp, &pp, &cp});
+  const Quantity& primary = layer_rank(layout.where.layer) > layer_rank(Layer::Recipe)
+                                ? layout
+                                : most_specific({&d.nodes, &d.gpus_per_node, &layout});
+  std::string world = w.how.empty() ? std::to_string(*w) : fmt::format("{} ({})", *w, w.how);
+  Diagnostic diag = make_diagnostic(
+      kWorldSizeDivisibility,
+      fmt::format("world size {} is not divisible by tensor x pipeline x context parallel = {} x {} x {} = {}; "
+                  "valid GPU counts are multiples of {} ({}, {}, {}, ...)",
+                  world, *tp, *pp, *cp, model, step, step, 2 * step, 3 * step),
+      span_for(primary));
+  add_notes(diag, {&tp, &pp, &cp, &d.nodes, &d.gpus_per_node}, &primary);
+  if (d.min_gpus.known() && *d.min_gpus != model) {
+    diag.notes.push_back(Note{fmt::format("the expert grid needs a multiple of {} too: minimum GPUs = {} = {}",
+                                          *d.min_gpus, *d.min_gpus, d.min_gpus.how),
+                              {}});
+  }
+  if (d.nodes.known() && d.gpus_per_node.known()) {
+    std::vector<int64_t> counts = valid_node_counts(step, *d.gpus_per_node, *d.nodes);
+    diag.help = fmt::format("run on {} nodes of {} GPUs, or change the parallel sizes so that their product "
+                            "divides {}",
+                            join_or(counts), *d.gpus_per_node, *w);
+    for (int64_t count : counts) diag.fixes.push_back(set_value_fix(d.nodes, count));
+  } else {
+    diag.help = fmt::format("use a multiple of {} GPUs, or change the parallel sizes so that their product "
+                            "divides {}",
+                            step, *w);
+  }
+  out.push_back(std::move(diag));
+}
+
+}  // namespace
+
+extern const RuleInfo kWorldSizeDivisibility = {
+    "MB101",
+    "world-size-divisibility",
+    Severity::Error,
+    "the number of GPUs must be a multiple of tensor x pipeline x context parallel",
+    R"md(Megatron lays ranks out as a grid: `W = TP x PP x CP x DP`. When the world size `W` (nodes x
+GPUs per node, from `#SBATCH`, `srun`, `torchrun` or `train.sh`) is not a multiple of
+`TP x PP x CP`, the data-parallel size is fractional and start-up fails: Megatron Bridge's
+`get_data_parallel_size` asserts "world size (W) is not divisible by total_model_size", and
+`parallel_state.initialize_model_parallel` raises the same for Megatron-LM.
+
+The message lists the valid GPU counts: multiples of `PP x lcm(TP x CP, EP x ETP)`, the
+smallest world that hosts both the dense and the expert grid (not the full product
+`TP x PP x CP x EP x ETP`, which over-allocates).)md",
+    {"launch.sh",
+     "#!/bin/bash\n#SBATCH --nodes=3\n#SBATCH --ntasks-per-node=1\ntorchrun --nnodes 3 --nproc-per-node 8 "
+     "scripts/training/run_recipe.py --recipe llama3_70b_pretrain_32gpu_h100_bf16_config\n",
+     "launch.sh"},
+    {"launch.sh",
+     "#!/bin/bash\n#SBATCH --nodes=4\n#SBATCH --ntasks-per-node=1\ntorchrun --nnodes 4 --nproc-per-node 8 "
+     "scripts/training/run_recipe.py --recipe llama3_70b_pretrain_32gpu_h100_bf16_config\n",
+     "launch.sh"},
+    check,
+};
+
+}  // namespace mblint

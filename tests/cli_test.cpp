@@ -1,0 +1,159 @@
+// The command line: exit codes, formats, colour, usage errors, the JSON contract.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "lint/cli.h"
+#include "rules/registry.h"
+
+using namespace mblint;
+
+namespace {
+
+struct Run {
+  int code = 0;
+  std::string out;
+  std::string err;
+};
+
+struct TempDir {
+  std::filesystem::path path;
+  TempDir() {
+    path = std::filesystem::temp_directory_path() /
+           ("mblint-cli-" + std::to_string(reinterpret_cast<uintptr_t>(this)));
+    std::filesystem::remove_all(path);
+    std::filesystem::create_directories(path);
+  }
+  ~TempDir() { std::filesystem::remove_all(path); }
+  void write(const std::string& name, const std::string& text) const {
+    std::filesystem::create_directories((path / name).parent_path());
+    std::ofstream(path / name, std::ios::binary) << text;
+  }
+};
+
+Run run(const std::vector<std::string>& args, const std::filesystem::path& cwd, bool tty = false,
+        std::map<std::string, std::string> environment = {}) {
+  std::ostringstream out, err;
+  CliEnvironment env{out, err, tty,
+                     [environment](const std::string& name) -> std::optional<std::string> {
+                       auto it = environment.find(name);
+                       if (it == environment.end()) return std::nullopt;
+                       return it->second;
+                     },
+                     cwd};
+  Run result;
+  result.code = run_cli(args, all_rules(), env);
+  result.out = out.str();
+  result.err = err.str();
+  return result;
+}
+
+const char* kBadYaml = "model:\n  tensor_model_parallel_size: 3\n  context_parallel_size: 1\n";
+const char* kRecipe = "llama3_8b_pretrain_2gpu_h100_bf16_config";
+
+}  // namespace
+
+TEST_CASE("exit codes: 0 clean, 1 findings, 2 usage", "[cli]") {
+  TempDir dir;
+  dir.write("bad.yaml", kBadYaml);
+  dir.write("good.yaml", "model:\n  tensor_model_parallel_size: 2\n  context_parallel_size: 1\n");
+  CHECK(run({"check", "good.yaml", "--recipe", kRecipe, "--nodes", "1", "--gpus-per-node", "2"}, dir.path).code == 0);
+  CHECK(run({"check", "bad.yaml", "--recipe", kRecipe, "--nodes", "1", "--gpus-per-node", "3"}, dir.path).code == 1);
+  CHECK(run({"check"}, dir.path).code == 2);
+  CHECK(run({"check", "bad.yaml", "--format", "xml"}, dir.path).code == 2);
+  CHECK(run({"check", "bad.yaml", "--nodes", "four"}, dir.path).code == 2);
+  CHECK(run({"check", "bad.yaml", "--gpu", "tpu"}, dir.path).code == 2);
+  CHECK(run({"check", "bad.yaml", "--no-such-option"}, dir.path).code == 2);
+  CHECK(run({"frobnicate"}, dir.path).code == 2);
+  CHECK(run({}, dir.path).code == 2);
+}
+
+TEST_CASE("--fail-on sets the severity that fails", "[cli]") {
+  TempDir dir;
+  dir.write("sp.yaml", "model:\n  tensor_model_parallel_size: 1\n  sequence_parallel: true\n");
+  std::vector<std::string> base = {"check", "sp.yaml", "--recipe", kRecipe, "--nodes", "1", "--gpus-per-node", "2"};
+  CHECK(run(base, dir.path).code == 0);  // only a warning
+  auto with = base;
+  with.insert(with.end(), {"--fail-on", "warning"});
+  CHECK(run(with, dir.path).code == 1);
+}
+
+TEST_CASE("colour only on a terminal, never with NO_COLOR", "[cli]") {
+  TempDir dir;
+  dir.write("bad.yaml", kBadYaml);
+  std::vector<std::string> args = {"check", "bad.yaml", "--recipe", kRecipe, "--nodes", "1", "--gpus-per-node", "3"};
+  CHECK(run(args, dir.path, false).out.find("\x1b[") == std::string::npos);
+  CHECK(run(args, dir.path, true).out.find("\x1b[") != std::string::npos);
+  CHECK(run(args, dir.path, true, {{"NO_COLOR", "1"}}).out.find("\x1b[") == std::string::npos);
+  auto always = args;
+  always.push_back("--color=always");
+  CHECK(run(always, dir.path, false).out.find("\x1b[") != std::string::npos);
+}
+
+TEST_CASE("--format json prints exactly one object with the documented fields", "[cli]") {
+  TempDir dir;
+  dir.write("bad.yaml", kBadYaml);
+  Run r = run({"check", "bad.yaml", "--recipe", kRecipe, "--nodes", "1", "--gpus-per-node", "3", "--format", "json"},
+              dir.path);
+  CHECK(r.code == 1);
+  auto document = nlohmann::json::parse(r.out);  // throws on anything but one JSON value
+  CHECK(document["version"] == 1);
+  REQUIRE(document["diagnostics"].is_array());
+  REQUIRE_FALSE(document["diagnostics"].empty());
+  for (const auto& d : document["diagnostics"]) {
+    for (const char* key : {"rule", "code", "severity", "message", "file", "line", "column", "end_line",
+                            "end_column", "notes", "fixes"}) {
+      INFO(key);
+      CHECK(d.contains(key));
+    }
+    CHECK((d["severity"] == "error" || d["severity"] == "warning" || d["severity"] == "note"));
+    for (const auto& note : d["notes"]) {
+      CHECK(note.contains("message"));
+      CHECK(note.contains("file"));
+      CHECK(note.contains("line"));
+      CHECK(note.contains("column"));
+    }
+    for (const auto& fix : d["fixes"]) {
+      CHECK(fix.contains("description"));
+      CHECK((fix["safety"] == "safe" || fix["safety"] == "unsafe"));
+      for (const auto& edit : fix["edits"]) {
+        for (const char* key : {"file", "line", "column", "end_line", "end_column", "replacement"}) CHECK(edit.contains(key));
+      }
+    }
+  }
+  const auto& heads = document["diagnostics"][0];
+  CHECK(heads["rule"] == "heads-divisible-by-tp");
+  CHECK(heads["code"] == "MB201");
+  CHECK(heads["file"] == "bad.yaml");
+  CHECK(heads["line"] == 2);
+  CHECK(heads["column"] == 31);
+  CHECK(heads["end_column"] == 32);
+  CHECK(document["summary"]["files"] == 1);
+  CHECK(document["summary"]["errors"].get<int>() >= 1);
+}
+
+TEST_CASE("rules and explain", "[cli]") {
+  TempDir dir;
+  Run rules = run({"rules"}, dir.path);
+  CHECK(rules.code == 0);
+  CHECK(rules.out.find("cp-seq-length-divisibility") != std::string::npos);
+  Run json = run({"rules", "--format", "json"}, dir.path);
+  auto list = nlohmann::json::parse(json.out);
+  CHECK(list.size() == all_rules().size());
+  Run explain = run({"explain", "MB401"}, dir.path);
+  CHECK(explain.code == 0);
+  CHECK(explain.out.find("# cp-seq-length-divisibility") != std::string::npos);
+  CHECK(explain.out.find("## Bad") != std::string::npos);
+  CHECK(run({"explain", "no-such-rule"}, dir.path).code == 2);
+}
+
+TEST_CASE("a missing file is reported at the argument that names it", "[cli]") {
+  TempDir dir;
+  Run r = run({"check", "nope.yaml"}, dir.path);
+  CHECK(r.code == 1);
+  CHECK(r.out.find("<command-line>:1:14: error: cannot read 'nope.yaml': no such file [unreadable-file]") !=
+        std::string::npos);
+}

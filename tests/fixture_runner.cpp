@@ -1,0 +1,65 @@
+#include "tests/fixture_runner.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include "lint/cli.h"
+#include "rules/registry.h"
+#include "tests/test_support.h"
+
+namespace mblint::test {
+
+std::vector<std::string> split_command(const std::string& line) {
+  std::vector<std::string> args;
+  std::string current;
+  bool in_word = false;
+  char quote = 0;
+  for (char c : line) {
+    if (quote) {
+      if (c == quote) {
+        quote = 0;
+      } else {
+        current += c;
+      }
+      continue;
+    }
+    if (c == '\'' || c == '"') {
+      quote = c;
+      in_word = true;
+      continue;
+    }
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+      if (in_word) args.push_back(current);
+      current.clear();
+      in_word = false;
+      continue;
+    }
+    current += c;
+    in_word = true;
+  }
+  if (in_word) args.push_back(current);
+  return args;
+}
+
+std::vector<FixtureCase> find_fixture_cases(const std::filesystem::path& root) {
+  std::vector<FixtureCase> cases;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(root)) {
+    if (!entry.is_regular_file() || entry.path().filename() != "cmd") continue;
+    cases.push_back(FixtureCase{entry.path().parent_path(), split_command(read_file(entry.path()))});
+  }
+  std::sort(cases.begin(), cases.end(), [](const FixtureCase& a, const FixtureCase& b) { return a.dir < b.dir; });
+  return cases;
+}
+
+std::string run_case(const FixtureCase& fixture) {
+  std::ostringstream out, err;
+  CliEnvironment env{out, err, false, [](const std::string&) { return std::optional<std::string>(); },
+                     fixture.dir};
+  int code = run_cli(fixture.args, all_rules(), env);
+  std::string text = out.str();
+  if (!err.str().empty()) text += "[stderr]\n" + err.str();
+  text += "[exit " + std::to_string(code) + "]\n";
+  return text;
+}
+
+}  // namespace mblint::test

@@ -1,0 +1,55 @@
+// Runs every golden fixture under fixtures/ (see tests/fixture_runner.h).
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <fstream>
+#include <map>
+
+#include "tests/fixture_runner.h"
+#include "tests/test_support.h"
+
+using namespace mblint::test;
+
+TEST_CASE("golden fixtures produce exactly their expected output", "[fixtures]") {
+  const bool update = std::getenv("MBLINT_UPDATE_FIXTURES") != nullptr;
+  std::vector<FixtureCase> cases = find_fixture_cases(source_dir() / "fixtures");
+  REQUIRE(cases.size() > 0);
+  for (const FixtureCase& fixture : cases) {
+    std::string actual = run_case(fixture);
+    std::filesystem::path expected_path = fixture.dir / "expected.txt";
+    if (update) {
+      std::ofstream(expected_path, std::ios::binary) << actual;
+      continue;
+    }
+    INFO("fixture " << std::filesystem::relative(fixture.dir, source_dir()).string()
+                    << " (regenerate: MBLINT_UPDATE_FIXTURES=1 build/tests/mblint_tests '[fixtures]')");
+    REQUIRE(std::filesystem::exists(expected_path));
+    CHECK(actual == read_file(expected_path));
+  }
+}
+
+TEST_CASE("every rule has fixtures that fire and fixtures that stay silent", "[fixtures]") {
+  std::vector<FixtureCase> cases = find_fixture_cases(source_dir() / "fixtures" / "rules");
+  // Directory layout: fixtures/rules/<rule-name>/<fires-*|silent-*>/
+  std::map<std::string, std::pair<int, int>> counts;
+  for (const FixtureCase& fixture : cases) {
+    std::string rule = fixture.dir.parent_path().filename().string();
+    std::string name = fixture.dir.filename().string();
+    std::string expected = read_file(fixture.dir / "expected.txt");
+    std::string tag = "[" + rule + "]";
+    if (name.rfind("fires", 0) == 0) {
+      INFO(fixture.dir.string());
+      CHECK(expected.find(tag) != std::string::npos);
+      counts[rule].first++;
+    } else if (name.rfind("silent", 0) == 0) {
+      INFO(fixture.dir.string());
+      CHECK(expected.find(tag) == std::string::npos);
+      counts[rule].second++;
+    }
+  }
+  for (const auto& [rule, count] : counts) {
+    INFO("rule " << rule);
+    CHECK(count.first > 0);
+    CHECK(count.second > 0);
+  }
+}

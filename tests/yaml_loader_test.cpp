@@ -1,0 +1,216 @@
+// The YAML loader: typing per flavor, spans, duplicates, anchors, merge keys,
+// limits, and the typing vectors observed with PyYAML and OmegaConf.
+#include <catch2/catch.hpp>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "lint/yaml_loader.h"
+#include "tests/test_support.h"
+
+using namespace mblint;
+
+namespace {
+
+struct Loaded {
+  SourceSet sources;
+  FileId file = kNoFile;
+  YamlDocument document;
+};
+
+Loaded load(const std::string& text, YamlFlavor flavor = YamlFlavor::OmegaConf, YamlLimits limits = {}) {
+  Loaded loaded;
+  loaded.file = add_source(loaded.sources, "t.yaml", text);
+  loaded.document = load_yaml(loaded.sources, loaded.file, flavor, Layer::ConfigFile, limits);
+  return loaded;
+}
+
+std::string text_of(const Loaded& loaded, Span span) {
+  return loaded.sources.files[loaded.file].text.substr(span.begin, span.end - span.begin);
+}
+
+LineCol at(const Loaded& loaded, Span span) { return line_col(loaded.sources.files[loaded.file], span.begin); }
+
+// Python's repr of a scalar, as the vectors print it.
+std::string python_repr(const ConfigValue& value) {
+  switch (value.kind) {
+    case ValueKind::Null: return "None";
+    case ValueKind::Bool: return value.boolean ? "True" : "False";
+    case ValueKind::Int: return std::to_string(value.integer);
+    case ValueKind::Float: {
+      std::string text = fmt::format("{}", value.real);
+      if (text.find('.') == std::string::npos && text.find('e') == std::string::npos) text += ".0";
+      if (text == "1e-04") return "0.0001";
+      return text;
+    }
+    case ValueKind::String: return "'" + value.text + "'";
+    default: return to_display(value);
+  }
+}
+
+std::string python_dict(const ConfigValue& root) {
+  std::string out = "{";
+  for (size_t i = 0; i < root.entries.size(); ++i) {
+    if (i) out += ", ";
+    const MapEntry& entry = root.entries[i];
+    out += "'" + entry.key + "': ";
+    out += entry.value.is_map() ? python_dict(entry.value) : python_repr(entry.value);
+  }
+  return out + "}";
+}
+
+}  // namespace
+
+TEST_CASE("OmegaConf flavor types YAML 1.1 scalars plus 1e-4 floats", "[yaml]") {
+  Loaded l = load("a: 1e-4\nb: yes\nc: on\nd: 010\ne: 0x10\nf: 1_024\ng: None\nh: ~\ni:\nj: '3e-4'\nk: 08\nl: .inf\n");
+  const ConfigValue& root = l.document.root;
+  REQUIRE(root.is_map());
+  CHECK(find_path(root, "a")->kind == ValueKind::Float);
+  CHECK(find_path(root, "a")->real == Approx(1e-4));
+  CHECK(as_bool(find_path(root, "b")) == true);
+  CHECK(as_bool(find_path(root, "c")) == true);
+  CHECK(as_int(find_path(root, "d")) == 8);
+  CHECK(as_int(find_path(root, "e")) == 16);
+  CHECK(as_int(find_path(root, "f")) == 1024);
+  CHECK(as_string(find_path(root, "g")) == "None");
+  CHECK(find_path(root, "h")->is_null());
+  CHECK(find_path(root, "i")->is_null());
+  CHECK(as_string(find_path(root, "j")) == "3e-4");
+  CHECK(find_path(root, "j")->quoted);
+  CHECK(as_string(find_path(root, "k")) == "08");
+  CHECK(std::isinf(find_path(root, "l")->real));
+}
+
+TEST_CASE("PyYAML flavor keeps 1e-4 a string, as ConfigContainer.from_yaml does", "[yaml]") {
+  Loaded l = load("optimizer:\n  lr: 1e-4\n  min_lr: 1.0e-5\n", YamlFlavor::PyYaml);
+  CHECK(as_string(find_path(l.document.root, "optimizer.lr")) == "1e-4");
+  CHECK(find_path(l.document.root, "optimizer.min_lr")->kind == ValueKind::String);  // PyYAML needs e[-+]
+  Loaded o = load("optimizer:\n  min_lr: 1.0e-5\n", YamlFlavor::OmegaConf);
+  CHECK(find_path(o.document.root, "optimizer.min_lr")->kind == ValueKind::Float);
+}
+
+TEST_CASE("YAML 1.2 flavor: yes is a string, 1e-4 a float", "[yaml]") {
+  Loaded l = load("a: yes\nb: 1e-4\nc: 010\n", YamlFlavor::Yaml12);
+  CHECK(as_string(find_path(l.document.root, "a")) == "yes");
+  CHECK(find_path(l.document.root, "b")->kind == ValueKind::Float);
+  CHECK(as_int(find_path(l.document.root, "c")) == 10);
+}
+
+TEST_CASE("every value and key keeps its exact span", "[yaml]") {
+  Loaded l = load("# comment\nmodel:\n  tensor_model_parallel_size: 4  # tp\n  name: \"a b\"\n  l: [1, 2]\n");
+  const ConfigValue* tp = find_path(l.document.root, "model.tensor_model_parallel_size");
+  REQUIRE(tp);
+  CHECK(text_of(l, tp->where.value) == "4");
+  CHECK(at(l, tp->where.value).line == 3);
+  CHECK(at(l, tp->where.value).column == 31);
+  CHECK(text_of(l, tp->where.key) == "tensor_model_parallel_size");
+  CHECK(text_of(l, find_path(l.document.root, "model.name")->where.value) == "\"a b\"");
+  CHECK(text_of(l, find_path(l.document.root, "model.l")->where.value) == "[1, 2]");
+  CHECK(text_of(l, find_path(l.document.root, "model.l.1")->where.value) == "2");
+  CHECK(tp->where.layer == Layer::ConfigFile);
+}
+
+TEST_CASE("an empty value points just after its key's colon", "[yaml]") {
+  Loaded l = load("a:\n  b:\nc: 1\n");
+  const ConfigValue* b = find_path(l.document.root, "a.b");
+  REQUIRE(b);
+  CHECK(b->is_null());
+  CHECK(at(l, b->where.value).line == 2);
+  CHECK(at(l, b->where.value).column == 5);
+}
+
+TEST_CASE("duplicate keys: an error under OmegaConf, a warning elsewhere; the last wins", "[yaml]") {
+  std::string text = "train:\n  global_batch_size: 8\n  global_batch_size: 16\n";
+  Loaded l = load(text);
+  REQUIRE(l.document.problems.size() == 1);
+  const Diagnostic& d = l.document.problems[0];
+  CHECK(d.rule == "duplicate-key");
+  CHECK(d.severity == Severity::Error);
+  CHECK(at(l, d.where).line == 3);
+  REQUIRE(d.notes.size() == 1);
+  CHECK(at(l, d.notes[0].where).line == 2);
+  CHECK(as_int(find_path(l.document.root, "train.global_batch_size")) == 16);
+  Loaded p = load(text, YamlFlavor::PyYaml);
+  REQUIRE(p.document.problems.size() == 1);
+  CHECK(p.document.problems[0].severity == Severity::Warning);
+}
+
+TEST_CASE("anchors, aliases and merge keys", "[yaml]") {
+  Loaded l = load("base: &b\n  x: 1\n  y: 2\nd:\n  <<: *b\n  y: 3\ne: *b\n");
+  CHECK(as_int(find_path(l.document.root, "d.x")) == 1);
+  CHECK(as_int(find_path(l.document.root, "d.y")) == 3);
+  CHECK(as_int(find_path(l.document.root, "e.y")) == 2);
+  CHECK_FALSE(find_path(l.document.root, "d.<<"));
+  CHECK(l.document.problems.empty());
+}
+
+TEST_CASE("syntax errors are located", "[yaml]") {
+  Loaded l = load("a: [1, 2\nb: 3\n");
+  REQUIRE_FALSE(l.document.problems.empty());
+  CHECK(l.document.problems[0].rule == "yaml-syntax");
+  CHECK(at(l, l.document.problems[0].where).line == 2);
+}
+
+TEST_CASE("a second document is reported", "[yaml]") {
+  Loaded l = load("a: 1\n---\nb: 2\n");
+  REQUIRE(l.document.problems.size() == 1);
+  CHECK(at(l, l.document.problems[0].where).line == 2);
+  CHECK(as_int(find_path(l.document.root, "a")) == 1);
+}
+
+TEST_CASE("an alias bomb stops at the node limit with a diagnostic", "[yaml][limits]") {
+  std::string text = "a: &a [x, x, x, x, x, x, x, x, x, x]\n";
+  char previous = 'a';
+  for (char name = 'b'; name <= 'j'; ++name) {
+    text += fmt::format("{}: &{} [*{}, *{}, *{}, *{}, *{}, *{}, *{}, *{}, *{}, *{}]\n", name, name, previous, previous,
+                        previous, previous, previous, previous, previous, previous, previous, previous);
+    previous = name;
+  }
+  Loaded l = load(text);
+  REQUIRE(l.document.problems.size() == 1);
+  CHECK(l.document.problems[0].message.find("nodes") != std::string::npos);
+  CHECK_FALSE(l.document.ok);
+}
+
+TEST_CASE("deep nesting stops at the depth limit with a diagnostic", "[yaml][limits]") {
+  Loaded l = load(std::string(10000, '[') + std::string(10000, ']') + "\n");
+  REQUIRE_FALSE(l.document.problems.empty());
+  CHECK(l.document.problems[0].rule == "yaml-syntax");
+}
+
+TEST_CASE("empty and comment-only files are empty configs", "[yaml]") {
+  CHECK(load("").document.ok);
+  CHECK(load("").document.root.is_null());
+  CHECK(load("# nothing\n").document.problems.empty());
+}
+
+TEST_CASE("typing matches the observed PyYAML and OmegaConf vectors", "[yaml][shared]") {
+  auto shared = test::shared_dir();
+  if (!shared) {
+    WARN("../shared absent: skipping the YAML typing vectors");
+    return;
+  }
+  auto vectors = nlohmann::json::parse(
+      test::read_file(*shared / "corpus/megatron-bridge/derived/yaml_scalar_vectors.json"));
+  int checked = 0;
+  for (const auto& [name, vector] : vectors["cases"].items()) {
+    std::string yaml = vector["yaml"];
+    for (auto [flavor, field] : {std::pair{YamlFlavor::PyYaml, "pyyaml_safe_load"},
+                                 std::pair{YamlFlavor::OmegaConf, "omegaconf_load"}}) {
+      std::string expected = vector[field];
+      INFO(name << " with " << yaml_flavor_name(flavor) << ": " << expected);
+      Loaded l = load(yaml, flavor);
+      if (expected.rfind("ERROR", 0) == 0) {
+        bool has_error = false;
+        for (const Diagnostic& d : l.document.problems) has_error |= d.severity == Severity::Error;
+        CHECK(has_error);
+      } else if (expected.find("datetime") != std::string::npos) {
+        CHECK(python_dict(l.document.root).find("2025-01-01") != std::string::npos);  // kept as text
+      } else {
+        CHECK(python_dict(l.document.root) == expected);
+      }
+      ++checked;
+    }
+  }
+  CHECK(checked >= 30);
+}
