@@ -35,6 +35,8 @@ struct Provenance {
   // Where a value that was expanded came from: the `TP=16` assignment behind
   // `$TP`, the target of `${dataset.seq_length}`.
   std::vector<Span> via;
+  // The `${dataset.seq_length}` that copied this value to where it is used.
+  Span interpolated_at;
   // Free text for notes: "default of recipe llama3_70b_pretrain_32gpu_h100_bf16_config".
   std::string origin;
 };

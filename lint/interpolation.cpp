@@ -92,9 +92,9 @@ struct Resolver {
       if (resolved.where.value.valid()) via.push_back(resolved.where.value);
       via.insert(via.end(), resolved.where.via.begin(), resolved.where.via.end());
       if (whole) {
-        Provenance where = value.where;
-        where.via = via;
-        resolved.where = where;
+        // The number was written at the target: point there, and remember
+        // the interpolation that pulled it in.
+        resolved.where.interpolated_at = primary_span(value.where);
         resolved.earlier = value.earlier;
         return resolved;
       }

@@ -10,8 +10,10 @@
 namespace mblint {
 
 // Replace every interpolation in `root` by its value where it can be known.
-// A resolved value keeps the location of the interpolation and lists the
-// referenced value's location in `via`.
+// A value that is exactly one reference takes the referenced value's
+// provenance (that is where the number was written) and records the
+// interpolation in `interpolated_at`; a string built from several parts keeps the
+// interpolation's location.
 void resolve_interpolations(ConfigValue& root);
 
 // True when `text` contains `${`.

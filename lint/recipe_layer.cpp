@@ -58,8 +58,9 @@ struct LayerWriter {
   }
 
   void dimension(const char* path, long long value, const ModelDims& dims) {
-    put(path, make_int(value, where(fmt::format("{} has {} = {} ({})", dims.hf_id && *dims.hf_id ? dims.hf_id : dims.key,
-                                                 split_path(path).back(), value, dims.source))));
+    const char* model = dims.hf_id && *dims.hf_id ? dims.hf_id : dims.key;
+    put(path, make_int(value, where(fmt::format("recipe {} builds {}: {} = {}", recipe.name, model,
+                                                 split_path(path).back(), value))));
   }
 
   void model_dimensions(const ModelDims& dims) {

@@ -18,7 +18,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
                   "refuses expert parallelism without experts",
                   *ep),
       span_for(ep));
-  if (span_for(experts).valid()) diag.notes.push_back(note_for(experts));
+  add_notes(diag, {&ep, &experts}, &ep);
   diag.help = "set expert_model_parallel_size to 1";
   diag.fixes.push_back(set_value_fix(ep, 1));
   out.push_back(std::move(diag));

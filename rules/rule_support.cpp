@@ -58,14 +58,35 @@ Fix set_setting_fix(const Setting& setting, bool value, FixSafety safety) {
   return fix;
 }
 
+namespace {
+
+void push_unique(Diagnostic& d, Note note) {
+  bool duplicate = std::any_of(d.notes.begin(), d.notes.end(), [&](const Note& n) {
+    return n.message == note.message && n.where == note.where;
+  });
+  if (!duplicate) d.notes.push_back(std::move(note));
+}
+
+// `$TP` / `${dataset.seq_length}`: also show where the value was defined.
+void push_via_notes(Diagnostic& d, const Quantity& q) {
+  for (const Span& via : q.where.via) {
+    if (via == d.where) continue;
+    push_unique(d, Note{fmt::format("the value of {} comes from here", q.name), via});
+  }
+  if (q.where.interpolated_at.valid() && q.where.interpolated_at != d.where) {
+    push_unique(d, Note{fmt::format("{} takes it through this interpolation", q.path.empty() ? q.name : q.path),
+                        q.where.interpolated_at});
+  }
+}
+
+}  // namespace
+
 void add_notes(Diagnostic& d, std::initializer_list<const Quantity*> quantities, const Quantity* primary) {
+  if (primary) push_via_notes(d, *primary);
   for (const Quantity* q : quantities) {
     if (q == primary) continue;
-    Note note = note_for(*q);
-    bool duplicate = std::any_of(d.notes.begin(), d.notes.end(), [&](const Note& n) {
-      return n.message == note.message && n.where == note.where;
-    });
-    if (!duplicate) d.notes.push_back(std::move(note));
+    push_unique(d, note_for(*q));
+    push_via_notes(d, *q);
   }
 }
 

@@ -19,7 +19,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
       "sequence_parallel is true but tensor_model_parallel_size is 1: Megatron Bridge silently turns sequence "
       "parallelism off",
       where);
-  diag.notes.push_back(note_for(tp));
+  add_notes(diag, {&tp}, nullptr);
   if (sp.where.layer == Layer::Recipe) diag.notes.push_back(note_for(sp));
   diag.help = "set sequence_parallel to false, or use tensor_model_parallel_size > 1 if you meant to shard "
               "activations";

@@ -30,7 +30,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
                               "are consecutive ranks, so some of them straddle two domains",
                               *tp, *domain);
   Diagnostic diag = make_diagnostic(kTpCrossesNvlinkDomain, std::move(message), span_for(tp));
-  diag.notes.push_back(note_for(domain));
+  add_notes(diag, {&tp, &domain}, &tp);
   diag.help = fitting.empty() ? "keep tensor parallelism inside one NVLink domain; scale across nodes with "
                                 "pipeline or data parallelism"
                               : fmt::format("use tensor_model_parallel_size {} and scale across nodes with pipeline "

@@ -82,10 +82,10 @@ TEST_CASE("OmegaConf flavor types YAML 1.1 scalars plus 1e-4 floats", "[yaml]") 
 }
 
 TEST_CASE("PyYAML flavor keeps 1e-4 a string, as ConfigContainer.from_yaml does", "[yaml]") {
-  Loaded l = load("optimizer:\n  lr: 1e-4\n  min_lr: 1.0e-5\n", YamlFlavor::PyYaml);
+  Loaded l = load("optimizer:\n  lr: 1e-4\n  min_lr: 1.0e5\n", YamlFlavor::PyYaml);
   CHECK(as_string(find_path(l.document.root, "optimizer.lr")) == "1e-4");
   CHECK(find_path(l.document.root, "optimizer.min_lr")->kind == ValueKind::String);  // PyYAML needs e[-+]
-  Loaded o = load("optimizer:\n  min_lr: 1.0e-5\n", YamlFlavor::OmegaConf);
+  Loaded o = load("optimizer:\n  min_lr: 1.0e5\n", YamlFlavor::OmegaConf);
   CHECK(find_path(o.document.root, "optimizer.min_lr")->kind == ValueKind::Float);
 }
 

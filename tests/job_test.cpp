@@ -1,0 +1,206 @@
+// Building jobs from YAML files and command-line layers; derived quantities.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+
+#include "lint/cli.h"
+#include "lint/derived.h"
+#include "lint/lint.h"
+#include "rules/registry.h"
+
+using namespace mblint;
+
+namespace {
+
+struct Fixture {
+  std::filesystem::path dir;
+  SourceSet sources;
+  LintOptions options;
+  LintResult result;
+
+  Fixture() {
+    dir = std::filesystem::temp_directory_path() / ("mblint-job-" + std::to_string(reinterpret_cast<uintptr_t>(this)));
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    options.base_dir = dir;
+    options.command_line_file = add_source(sources, "<command-line>", "mblint check", true);
+  }
+  ~Fixture() { std::filesystem::remove_all(dir); }
+
+  void write(const std::string& name, const std::string& text) {
+    std::filesystem::create_directories((dir / name).parent_path());
+    std::ofstream(dir / name, std::ios::binary) << text;
+  }
+  // A command-line value located in the synthetic command-line file.
+  CommandLineValue value(const std::string& text) {
+    SourceFile& line = sources.files[options.command_line_file];
+    uint32_t at = static_cast<uint32_t>(line.text.size() + 1);
+    line.text += " " + text;
+    line.line_starts = {0};
+    return CommandLineValue{text, make_span(options.command_line_file, at, at + text.size())};
+  }
+  const Job& lint(const std::string& path) {
+    options.paths = {path};
+    result = run_lint(sources, options, all_rules());
+    REQUIRE(result.jobs.size() == 1);
+    return result.jobs[0];
+  }
+  const Derived& derived() const { return result.derived.at(0); }
+  bool fired(const std::string& rule) const {
+    for (const Diagnostic& d : result.diagnostics) {
+      if (d.rule == rule) return true;
+    }
+    return false;
+  }
+  std::string text(Span span) const {
+    return sources.files[span.file].text.substr(span.begin, span.end - span.begin);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a recipe's values are located at the --recipe argument with the recipe named", "[job]") {
+  Fixture f;
+  f.write("o.yaml", "train:\n  train_iters: 10\n");
+  f.options.recipe = f.value("llama3_70b_pretrain_config");
+  const Job& job = f.lint("o.yaml");
+  REQUIRE(job.recipe);
+  CHECK(std::string(job.recipe->name) == "llama3_70b_pretrain_32gpu_h100_bf16_config");
+  const ConfigValue* cp = find_path(job.config, "model.context_parallel_size");
+  REQUIRE(cp);
+  CHECK(as_int(cp) == 2);
+  CHECK(cp->where.layer == Layer::Recipe);
+  CHECK(f.text(primary_span(cp->where)) == "llama3_70b_pretrain_config");
+  CHECK(cp->where.origin.find("llama3_70b_pretrain_32gpu_h100_bf16_config") != std::string::npos);
+  CHECK(*f.derived().num_layers == 80);
+  CHECK(*f.derived().num_query_groups == 8);
+}
+
+TEST_CASE("layers: recipe <- YAML <- --set, each value keeping where it was written", "[job]") {
+  Fixture f;
+  f.write("o.yaml", "model:\n  tensor_model_parallel_size: 8\n  pipeline_model_parallel_size: 2\n");
+  f.options.recipe = f.value("llama3_70b_pretrain_32gpu_h100_bf16_config");
+  f.options.sets = {f.value("model.pipeline_model_parallel_size=8")};
+  const Job& job = f.lint("o.yaml");
+  const ConfigValue* tp = find_path(job.config, "model.tensor_model_parallel_size");
+  CHECK(as_int(tp) == 8);
+  CHECK(tp->where.layer == Layer::ConfigFile);
+  REQUIRE(tp->earlier.size() == 1);
+  CHECK(tp->earlier[0].layer == Layer::Recipe);
+  const ConfigValue* pp = find_path(job.config, "model.pipeline_model_parallel_size");
+  CHECK(as_int(pp) == 8);
+  CHECK(pp->where.layer == Layer::CommandLine);
+  CHECK(f.text(pp->where.statement) == "model.pipeline_model_parallel_size=8");
+  CHECK(pp->earlier.size() == 2);
+}
+
+TEST_CASE("Hydra struct mode: missing keys, + on existing keys, ++, ~", "[job]") {
+  Fixture f;
+  f.write("o.yaml", "train:\n  train_iters: 10\n");
+  f.options.recipe = f.value("llama3_8b_pretrain_2gpu_h100_bf16_config");
+  SECTION("a key that is not a field cannot be changed") {
+    f.options.sets = {f.value("train.global_bach_size=8")};
+    f.lint("o.yaml");
+    REQUIRE(f.fired("override-syntax"));
+    CHECK(f.result.diagnostics[0].help.find("train.global_batch_size") != std::string::npos);
+  }
+  SECTION("+ on an existing field fails, ++ works") {
+    f.options.sets = {f.value("+train.global_batch_size=8")};
+    f.lint("o.yaml");
+    CHECK(f.fired("override-syntax"));
+    f.options.sets = {f.value("++train.global_batch_size=8")};
+    const Job& job = f.lint("o.yaml");
+    CHECK_FALSE(f.fired("override-syntax"));
+    CHECK(as_int(find_path(job.config, "train.global_batch_size")) == 8);
+  }
+  SECTION("a dict value merges into the section") {
+    f.options.sets = {f.value("train={micro_batch_size:4}")};
+    const Job& job = f.lint("o.yaml");
+    CHECK(as_int(find_path(job.config, "train.micro_batch_size")) == 4);
+    CHECK(as_int(find_path(job.config, "train.train_iters")) == 10);
+  }
+  SECTION("deleting a field leaves the recipe value") {
+    f.options.sets = {f.value("~train.global_batch_size")};
+    const Job& job = f.lint("o.yaml");
+    CHECK(as_int(find_path(job.config, "train.global_batch_size")) == 512);
+  }
+}
+
+TEST_CASE("interpolations resolve inside the config; resolvers stay unknown", "[job]") {
+  Fixture f;
+  f.write("o.yaml",
+          "dataset:\n  seq_length: 4096\nmodel:\n  seq_length: ${dataset.seq_length}\n"
+          "  tensor_model_parallel_size: ${oc.env:TP}\n  context_parallel_size: ${.tensor_model_parallel_size}\n");
+  const Job& job = f.lint("o.yaml");
+  const ConfigValue* seq = find_path(job.config, "model.seq_length");
+  CHECK(as_int(seq) == 4096);
+  CHECK(f.text(seq->where.value) == "4096");  // where the number was written
+  CHECK(f.text(seq->where.interpolated_at) == "${dataset.seq_length}");
+  CHECK(find_path(job.config, "model.tensor_model_parallel_size")->is_unknown());
+  CHECK(find_path(job.config, "model.context_parallel_size")->is_unknown());
+  CHECK(f.result.diagnostics.empty());
+}
+
+TEST_CASE("builder-backed model.transformer.* keys are read as model.*", "[job]") {
+  Fixture f;
+  f.write("o.yaml", "model:\n  transformer:\n    tensor_model_parallel_size: 4\n");
+  const Job& job = f.lint("o.yaml");
+  CHECK(job.builder_backed_model);
+  CHECK(as_int(find_path(job.config, "model.tensor_model_parallel_size")) == 4);
+}
+
+TEST_CASE("a full dump is typed by PyYAML and unset fields take dataclass defaults", "[job]") {
+  Fixture f;
+  f.write("dump.yaml",
+          "_target_: megatron.bridge.training.config.ConfigContainer\n"
+          "model:\n  _target_: megatron.bridge.models.gpt_provider.GPTModelProvider\n"
+          "  tensor_model_parallel_size: 2\n  num_layers: 4\n  num_attention_heads: 8\n"
+          "optimizer:\n  lr: 1e-4\n");
+  const Job& job = f.lint("dump.yaml");
+  CHECK(job.kind == InputKind::BridgeDump);
+  CHECK(job.config_complete);
+  CHECK(find_path(job.config, "optimizer.lr")->kind == ValueKind::String);
+  CHECK(*f.derived().pipeline_parallel == 1);
+  CHECK(f.derived().pipeline_parallel.defaulted);
+  CHECK(*f.derived().context_parallel == 1);
+}
+
+TEST_CASE("files that are not Megatron Bridge configs are skipped silently", "[job]") {
+  Fixture f;
+  f.write("nemo.yaml", "trainer:\n  devices: 8\nmodel:\n  tensor_model_parallel_size: 3\n  num_attention_heads: 8\n");
+  const Job& job = f.lint("nemo.yaml");
+  CHECK(job.kind == InputKind::NotAConfig);
+  CHECK(f.result.diagnostics.empty());
+}
+
+TEST_CASE("derived sizes: DP, expert DP, microbatches, lcm minimum, bubble", "[derived]") {
+  Fixture f;
+  f.write("o.yaml",
+          "model:\n  tensor_model_parallel_size: 4\n  pipeline_model_parallel_size: 2\n  context_parallel_size: 1\n"
+          "  expert_model_parallel_size: 6\n  expert_tensor_parallel_size: 1\n"
+          "  virtual_pipeline_model_parallel_size: null\n  num_layers: 8\n"
+          "train:\n  global_batch_size: 48\n  micro_batch_size: 2\n");
+  f.options.nodes = f.value("3");
+  f.options.gpus_per_node = f.value("8");
+  f.lint("o.yaml");
+  const Derived& d = f.derived();
+  CHECK(*d.world_size == 24);
+  CHECK(*d.data_parallel == 3);
+  CHECK(*d.expert_data_parallel == 2);
+  CHECK(*d.min_gpus == 24);  // 2 x lcm(4, 6): the max formula would say 12, which cannot host TP 4
+  CHECK(*d.microbatches == 8);
+  REQUIRE(d.bubble);
+  CHECK(*d.bubble == Approx(1.0 / 8.0));
+}
+
+TEST_CASE("unset ETP: 1 on Bridge >= 0.6 when EP > 1, TP on older releases", "[derived]") {
+  Fixture f;
+  f.write("o.yaml", "train:\n  train_iters: 1\n");
+  f.options.recipe = f.value("qwen3_30b_a3b_pretrain_8gpu_h100_bf16_config");
+  f.options.sets = {f.value("model.expert_tensor_parallel_size=null")};
+  f.lint("o.yaml");
+  CHECK(*f.derived().expert_tensor_parallel == 1);
+  f.options.bridge_version = f.value("0.5");
+  f.lint("o.yaml");
+  CHECK(*f.derived().expert_tensor_parallel == *f.derived().tensor_parallel);
+}
