@@ -39,22 +39,27 @@ Diagnostic problem(std::string rule, Severity severity, std::string message, Spa
 
 // --- what a file is -----------------------------------------------------------
 
-bool is_script(const SourceFile& file) {
+enum class FileType { Script, Yaml, Other };
+
+// By name first (what editors and pre-commit go by), then by a shebang.
+FileType file_type(const SourceFile& file) {
   std::string_view path = file.path;
   for (std::string_view ext : {".sh", ".sbatch", ".slurm", ".bash"}) {
-    if (ends_with(path, ext)) return true;
+    if (ends_with(path, ext)) return FileType::Script;
   }
   for (std::string_view ext : {".yaml", ".yml", ".json"}) {
-    if (ends_with(path, ext)) return false;
+    if (ends_with(path, ext)) return FileType::Yaml;
   }
-  return file.text.rfind("#!", 0) == 0;
+  return file.text.rfind("#!", 0) == 0 ? FileType::Script : FileType::Other;
 }
 
-// A dump has `_target_: ...ConfigContainer` (or any `_target_`) at the top level.
-bool has_top_level_target(const std::string& text) {
+// A line of the file starting with `key:` at column 1.
+bool has_top_level_key(const std::string& text, std::string_view key) {
   size_t at = 0;
   while (at < text.size()) {
-    if (text.compare(at, 9, "_target_:") == 0) return true;
+    if (text.compare(at, key.size(), key) == 0 && at + key.size() < text.size() && text[at + key.size()] == ':') {
+      return true;
+    }
     at = text.find('\n', at);
     if (at == std::string::npos) break;
     ++at;
@@ -278,9 +283,14 @@ LoadedYaml load_config_yaml(const SourceSet& sources, FileId file, std::vector<D
                                make_span(file, *bad, *bad + 1), "save the file as UTF-8"));
     return loaded;
   }
-  loaded.dump = has_top_level_target(source.text);
-  YamlDocument document =
-      load_yaml(sources, file, loaded.dump ? YamlFlavor::PyYaml : YamlFlavor::OmegaConf, Layer::ConfigFile);
+  // The loader that will read the file decides the typing: PyYAML for dumps
+  // (a top-level `_target_`), yq for Megatron-LM test configs (MODEL_ARGS),
+  // OmegaConf for everything else.
+  loaded.dump = has_top_level_key(source.text, "_target_");
+  YamlFlavor flavor = loaded.dump ? YamlFlavor::PyYaml
+                      : has_top_level_key(source.text, "MODEL_ARGS") ? YamlFlavor::Yaml12
+                                                                      : YamlFlavor::OmegaConf;
+  YamlDocument document = load_yaml(sources, file, flavor, Layer::ConfigFile);
   for (Diagnostic& d : document.problems) problems.push_back(std::move(d));
   loaded.ok = document.ok;
   loaded.root = std::move(document.root);
@@ -454,10 +464,16 @@ BuildResult build_jobs(SourceSet& sources, const LintOptions& options) {
       continue;
     }
     ++result.files_checked;
-    if (is_script(sources.files[read.file])) {
-      scripts.push_back(read.file);
-    } else {
-      yamls.emplace_back(read.file, canonical_or_same(path));
+    switch (file_type(sources.files[read.file])) {
+      case FileType::Script: scripts.push_back(read.file); break;
+      case FileType::Yaml: yamls.emplace_back(read.file, canonical_or_same(path)); break;
+      case FileType::Other:
+        result.problems.push_back(problem(
+            "unreadable-file", Severity::Note,
+            fmt::format("'{}' is neither a YAML file nor a launch script; mblint skipped it", options.paths[i]),
+            argument_span(options, i, sources),
+            "mblint reads *.yaml, *.yml, *.json, *.sh, *.sbatch, *.slurm and scripts that start with #!"));
+        break;
     }
   }
   std::set<fs::path> referenced;

@@ -52,7 +52,8 @@ void add_run(const Lexer& lx, PartBuilder& b, size_t begin, size_t end, bool quo
 void mark_quoted(const Lexer& lx, PartBuilder& b, size_t at_index);
 void add_part(const Lexer& lx, PartBuilder& b, Part part);
 
-void report_at(Lexer& lx, size_t begin, size_t end, std::string message, std::string help);
+void report_at(Lexer& lx, size_t begin, size_t end, std::string message, std::string help,
+               Severity severity = Severity::Error);
 // A construct that ran to the end of the input; reported only when it is
 // the innermost one.
 void report_unterminated(Lexer& lx, size_t begin, size_t end, std::string message,

@@ -59,11 +59,11 @@ Span source_span(const Source& source, size_t begin, size_t end) {
   return Span{source.file, source_begin(source, begin), source_end(source, end - 1)};
 }
 
-void report(Problems& problems, Span where, std::string message, std::string help) {
+void report(Problems& problems, Span where, std::string message, std::string help, Severity severity) {
   if (problems.fatal) return;
   Diagnostic diagnostic;
   diagnostic.rule = "script-syntax";
-  diagnostic.severity = Severity::Error;
+  diagnostic.severity = severity;
   diagnostic.where = where;
   if (problems.count >= kMaxProblems) {
     diagnostic.message = "too many syntax problems; mblint stopped reading the script here";

@@ -61,7 +61,8 @@ struct Problems {
 inline constexpr size_t kMaxProblems = 100;
 inline constexpr int kMaxNesting = 200;
 
-void report(Problems& problems, Span where, std::string message, std::string help);
+void report(Problems& problems, Span where, std::string message, std::string help,
+            Severity severity = Severity::Error);
 
 // ---------------------------------------------------------------- words
 

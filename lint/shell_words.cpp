@@ -52,9 +52,38 @@ void materialize(const Lexer& lx, Part& literal) {
   literal.verbatim = false;
 }
 
+// bash accepts a trailing `\` at the end of the file, but it usually means
+// the last line of a command was lost.
 void report_continuation_at_end(Lexer& lx, size_t backslash) {
   report_at(lx, backslash, backslash + 1, "line continuation `\\` at the end of the file",
-            "remove the trailing `\\` or add the line it continues to");
+            "remove the trailing `\\` or add the line it continues to", Severity::Warning);
+}
+
+bool blank(char c) { return c == ' ' || c == '\t'; }
+
+// `\` followed by spaces escapes a space, not the newline: the command ends
+// on this line and the next line runs as a command of its own.
+void check_broken_continuation(Lexer& lx, size_t backslash) {
+  size_t i = backslash + 1;
+  while (i < lx.text.size() && blank(lx.text[i])) ++i;
+  if (i == backslash + 1 || i >= lx.text.size() || lx.text[i] != '\n') return;
+  report_at(lx, backslash, i, "`\\` followed by spaces does not continue the line: the command ends here and the "
+            "next line runs as a separate command",
+            "remove the spaces after the `\\`", Severity::Warning);
+}
+
+// A continuation into an empty line ends the command at that line; the
+// options on the lines after it run as a command of their own.
+void check_continuation_into_blank_line(Lexer& lx, size_t backslash, size_t after) {
+  size_t i = after;
+  while (i < lx.text.size() && blank(lx.text[i])) ++i;
+  if (i >= lx.text.size() || lx.text[i] != '\n') return;
+  size_t next = i + 1;
+  while (next < lx.text.size() && (blank(lx.text[next]) || lx.text[next] == '\n')) ++next;
+  if (next >= lx.text.size() || lx.text[next] == '#') return;
+  report_at(lx, backslash, backslash + 1, "line continuation into an empty line: the command ends there and the "
+            "lines after it run as a separate command",
+            "remove the empty line, or the `\\` if the command is meant to end here", Severity::Warning);
 }
 
 // `\<newline>` (also `\<CR><LF>`): removed wherever it is not single-quoted.
@@ -72,6 +101,7 @@ bool skip_continuation(Lexer& lx, bool quoted = false) {
     return false;
   lx.pos = after;
   if (lx.pos >= lx.text.size() && !quoted) report_continuation_at_end(lx, i);
+  if (!quoted) check_continuation_into_blank_line(lx, i, after);
   return true;
 }
 
@@ -116,6 +146,7 @@ void lex_backslash(Lexer& lx, PartBuilder& b, Mode mode, bool quoted, size_t lim
     return;
   }
   char next = lx.text[i + 1];
+  if (!quoted && blank(next)) check_broken_continuation(lx, i);
   if (quoted) {
     // Inside double quotes only these characters can be escaped.
     std::string_view escapable = mode == Mode::Operand ? "$`\"\\}" : "$`\"\\";
@@ -273,8 +304,8 @@ void add_part(const Lexer& lx, PartBuilder& b, Part part) {
   ++b.added;
 }
 
-void report_at(Lexer& lx, size_t begin, size_t end, std::string message, std::string help) {
-  report(lx.problems, source_span(lx.source, begin, end), std::move(message), std::move(help));
+void report_at(Lexer& lx, size_t begin, size_t end, std::string message, std::string help, Severity severity) {
+  report(lx.problems, source_span(lx.source, begin, end), std::move(message), std::move(help), severity);
 }
 
 // A construct that ran to the end of the input; reported only when it is

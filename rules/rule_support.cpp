@@ -68,9 +68,16 @@ void push_unique(Diagnostic& d, Note note) {
 }
 
 // `$TP` / `${dataset.seq_length}`: also show where the value was defined.
+bool contains(const Span& outer, const Span& inner) {
+  return outer.file == inner.file && outer.begin <= inner.begin && inner.end <= outer.end && !(outer == inner);
+}
+
 void push_via_notes(Diagnostic& d, const Quantity& q) {
   for (const Span& via : q.where.via) {
     if (via == d.where) continue;
+    // `TP=${TP:-2}`: point at the `2`, not also at the whole assignment.
+    bool wider = std::any_of(q.where.via.begin(), q.where.via.end(), [&](const Span& other) { return contains(via, other); });
+    if (wider) continue;
     push_unique(d, Note{fmt::format("the value of {} comes from here", q.name), via});
   }
   if (q.where.interpolated_at.valid() && q.where.interpolated_at != d.where) {

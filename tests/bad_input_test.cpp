@@ -1,0 +1,158 @@
+// Hostile input never crashes or hangs mblint: each case ends with a clear,
+// located diagnostic (or silence) and a normal exit code.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <sstream>
+
+#include "lint/cli.h"
+#include "rules/registry.h"
+
+using namespace mblint;
+
+namespace {
+
+struct Result {
+  int code = 0;
+  std::string out;
+};
+
+class Scratch {
+ public:
+  Scratch() {
+    dir_ = std::filesystem::temp_directory_path() / ("mblint-bad-" + std::to_string(reinterpret_cast<uintptr_t>(this)));
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+  ~Scratch() { std::filesystem::remove_all(dir_); }
+
+  void write(const std::string& name, const std::string& bytes) const {
+    std::ofstream(dir_ / name, std::ios::binary) << bytes;
+  }
+  Result check(std::vector<std::string> args) const {
+    args.insert(args.begin(), "check");
+    std::ostringstream out, err;
+    CliEnvironment env{out, err, false, {}, dir_};
+    Result result;
+    result.code = run_cli(args, all_rules(), env);
+    result.out = out.str();
+    return result;
+  }
+  const std::filesystem::path& dir() const { return dir_; }
+
+ private:
+  std::filesystem::path dir_;
+};
+
+bool mentions(const Result& r, const std::string& text) { return r.out.find(text) != std::string::npos; }
+
+}  // namespace
+
+TEST_CASE("empty files are empty configs and empty scripts", "[bad-input]") {
+  Scratch s;
+  s.write("empty.yaml", "");
+  s.write("empty.sh", "");
+  CHECK(s.check({"empty.yaml"}).code == 0);
+  CHECK(s.check({"empty.sh"}).code == 0);
+}
+
+TEST_CASE("a binary file is reported, not parsed", "[bad-input]") {
+  Scratch s;
+  std::string bytes;
+  for (int i = 0; i < 4096; ++i) bytes += static_cast<char>((i * 7919) & 0xFF);
+  s.write("model.yaml", bytes);
+  Result r = s.check({"model.yaml"});
+  CHECK(r.code == 1);
+  CHECK(mentions(r, "is a binary file"));
+  CHECK(mentions(r, "[unreadable-file]"));
+}
+
+TEST_CASE("invalid UTF-8 in YAML is located at the first bad byte", "[bad-input]") {
+  Scratch s;
+  s.write("bad.yaml", "model:\n  name: caf\xe9\n");
+  Result r = s.check({"bad.yaml"});
+  CHECK(r.code == 1);
+  CHECK(mentions(r, "bad.yaml:2:12: error: invalid UTF-8"));
+  s.write("bad.sh", "#!/bin/bash\necho caf\xe9\n");
+  CHECK(s.check({"bad.sh"}).code == 0);  // bash does not care
+}
+
+TEST_CASE("a 100 MB file is refused without being read", "[bad-input]") {
+  Scratch s;
+  {
+    std::ofstream out(s.dir() / "huge.yaml", std::ios::binary);
+    std::string line = "key_padding_padding_padding: value_padding_padding_padding_padding_padding\n";
+    for (size_t written = 0; written < (100u << 20); written += line.size()) out << line;
+  }
+  Result r = s.check({"huge.yaml"});
+  CHECK(r.code == 1);
+  CHECK(mentions(r, "mblint reads files up to 8 MiB"));
+}
+
+TEST_CASE("10,000-deep nesting is a located diagnostic", "[bad-input]") {
+  Scratch s;
+  s.write("flow.yaml", "model: " + std::string(10000, '[') + std::string(10000, ']') + "\n");
+  std::string deep_map;
+  for (int i = 0; i < 10000; ++i) deep_map += "{a: ";
+  deep_map += "1" + std::string(10000, '}') + "\n";
+  s.write("map.yaml", "model: " + deep_map);
+  for (const char* name : {"flow.yaml", "map.yaml"}) {
+    INFO(name);
+    Result r = s.check({name});
+    CHECK(r.code == 1);
+    CHECK(mentions(r, "[yaml-syntax]"));
+  }
+  std::string script = "#!/bin/bash\n";
+  for (int i = 0; i < 10000; ++i) script += "( { ";
+  s.write("deep.sh", script + "\n");
+  Result r = s.check({"deep.sh"});
+  CHECK(r.code == 1);
+  CHECK(mentions(r, "[script-syntax]"));
+}
+
+TEST_CASE("a YAML alias bomb stops at the node limit", "[bad-input]") {
+  Scratch s;
+  std::string text = "a: &a [\"lol\", \"lol\", \"lol\", \"lol\", \"lol\", \"lol\", \"lol\", \"lol\", \"lol\"]\n";
+  const char* names = "abcdefghi";
+  for (int i = 1; i < 9; ++i) {
+    std::string previous(1, names[i - 1]);
+    text += std::string(1, names[i]) + ": &" + names[i] + " [";
+    for (int k = 0; k < 9; ++k) text += (k ? ", *" : "*") + previous;
+    text += "]\n";
+  }
+  s.write("bomb.yaml", "model:\n  x: 1\n" + text);
+  Result r = s.check({"bomb.yaml"});
+  CHECK(r.code == 1);
+  CHECK(mentions(r, "expands to more than"));
+}
+
+TEST_CASE("unterminated quotes and continuations in scripts are located", "[bad-input]") {
+  Scratch s;
+  s.write("quote.sh", "#!/bin/bash\nexport A=\"unterminated\ntorchrun --nproc-per-node 8 x.py\n");
+  Result quote = s.check({"quote.sh"});
+  CHECK(quote.code == 1);
+  CHECK(mentions(quote, "quote.sh:2:10: error: unterminated double quote [script-syntax]"));
+  s.write("single.sh", "#!/bin/bash\necho 'never closed\n");
+  CHECK(mentions(s.check({"single.sh"}), "single.sh:2:6: error: unterminated single quote"));
+  s.write("subst.sh", "#!/bin/bash\nX=$(hostname\n");
+  CHECK(mentions(s.check({"subst.sh"}), "[script-syntax]"));
+  s.write("heredoc.sh", "#!/bin/bash\ncat <<EOF\nnever ends\n");
+  CHECK(mentions(s.check({"heredoc.sh"}), "[script-syntax]"));
+  s.write("continued.sh", "#!/bin/bash\ntorchrun --nproc-per-node 8 x.py \\");
+  Result continued = s.check({"continued.sh"});
+  CHECK(continued.code == 0);  // bash accepts it: a warning
+  CHECK(mentions(continued, "continued.sh:2:34: warning: line continuation `\\` at the end of the file"));
+}
+
+TEST_CASE("garbage in every input position does not crash", "[bad-input]") {
+  Scratch s;
+  std::string noise;
+  for (int i = 0; i < 20000; ++i) noise += static_cast<char>(" \n\t\"'$`\\{}[]():=#,&|;<>!*?~-+.0aZ_@%^"[(i * 31 + i / 7) % 38]);
+  s.write("noise.sh", "#!/bin/bash\n" + noise);
+  s.write("noise.yaml", noise);
+  for (const char* name : {"noise.sh", "noise.yaml"}) {
+    INFO(name);
+    Result r = s.check({name, "--set", noise.substr(0, 400), "--recipe", "llama3_8b_pretrain_config"});
+    CHECK(r.code <= 1);
+  }
+}
