@@ -7,6 +7,7 @@
 
 #include "lint/cli.h"
 #include "rules/registry.h"
+#include "tests/test_support.h"
 
 using namespace mblint;
 
@@ -20,9 +21,7 @@ struct Result {
 class Scratch {
  public:
   Scratch() {
-    dir_ = std::filesystem::temp_directory_path() / ("mblint-bad-" + std::to_string(reinterpret_cast<uintptr_t>(this)));
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
+    dir_ = test::make_temp_dir("mblint-bad");
   }
   ~Scratch() { std::filesystem::remove_all(dir_); }
 

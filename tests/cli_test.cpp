@@ -8,6 +8,7 @@
 
 #include "lint/cli.h"
 #include "rules/registry.h"
+#include "tests/test_support.h"
 
 using namespace mblint;
 
@@ -22,10 +23,7 @@ struct Run {
 struct TempDir {
   std::filesystem::path path;
   TempDir() {
-    path = std::filesystem::temp_directory_path() /
-           ("mblint-cli-" + std::to_string(reinterpret_cast<uintptr_t>(this)));
-    std::filesystem::remove_all(path);
-    std::filesystem::create_directories(path);
+    path = test::make_temp_dir("mblint-cli");
   }
   ~TempDir() { std::filesystem::remove_all(path); }
   void write(const std::string& name, const std::string& text) const {
@@ -71,7 +69,7 @@ TEST_CASE("exit codes: 0 clean, 1 findings, 2 usage", "[cli]") {
   CHECK(run({}, dir.path).code == 2);
 }
 
-TEST_CASE("--fail-on sets the severity that fails", "[cli]") {
+TEST_CASE("the --fail-on option sets the severity that fails", "[cli]") {
   TempDir dir;
   dir.write("sp.yaml", "model:\n  tensor_model_parallel_size: 1\n  sequence_parallel: true\n");
   std::vector<std::string> base = {"check", "sp.yaml", "--recipe", kRecipe, "--nodes", "1", "--gpus-per-node", "2"};
@@ -93,7 +91,7 @@ TEST_CASE("colour only on a terminal, never with NO_COLOR", "[cli]") {
   CHECK(run(always, dir.path, false).out.find("\x1b[") != std::string::npos);
 }
 
-TEST_CASE("--format json prints exactly one object with the documented fields", "[cli]") {
+TEST_CASE("JSON output is exactly one object with the documented fields", "[cli]") {
   TempDir dir;
   dir.write("bad.yaml", kBadYaml);
   Run r = run({"check", "bad.yaml", "--recipe", kRecipe, "--nodes", "1", "--gpus-per-node", "3", "--format", "json"},

@@ -7,6 +7,7 @@
 #include "lint/derived.h"
 #include "lint/lint.h"
 #include "rules/registry.h"
+#include "tests/test_support.h"
 
 using namespace mblint;
 
@@ -19,9 +20,7 @@ struct Fixture {
   LintResult result;
 
   Fixture() {
-    dir = std::filesystem::temp_directory_path() / ("mblint-job-" + std::to_string(reinterpret_cast<uintptr_t>(this)));
-    std::filesystem::remove_all(dir);
-    std::filesystem::create_directories(dir);
+    dir = test::make_temp_dir("mblint-job");
     options.base_dir = dir;
     options.command_line_file = add_source(sources, "<command-line>", "mblint check", true);
   }

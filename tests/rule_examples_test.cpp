@@ -9,21 +9,21 @@
 #include "lint/cli.h"
 #include "rules/registry.h"
 #include "tests/fixture_runner.h"
+#include "tests/test_support.h"
 
 using namespace mblint;
 
 namespace {
 
 std::set<std::string> rules_fired(const RuleExample& example) {
-  std::filesystem::path dir = std::filesystem::temp_directory_path() / "mblint-rule-examples";
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
+  std::filesystem::path dir = test::make_temp_dir("mblint-rule-example");
   std::ofstream(dir / std::string(example.filename), std::ios::binary) << example.content;
   std::vector<std::string> args = {"check", "--format", "json"};
   for (const std::string& arg : test::split_command(std::string(example.args))) args.push_back(arg);
   std::ostringstream out, err;
   CliEnvironment env{out, err, false, [](const std::string&) { return std::optional<std::string>(); }, dir};
   run_cli(args, all_rules(), env);
+  std::filesystem::remove_all(dir);
   std::set<std::string> fired;
   std::string text = out.str();
   size_t at = 0;

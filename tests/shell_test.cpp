@@ -106,12 +106,12 @@ bool has_message(const ShellScript& script, const std::string& part) {
 }
 
 // The one problem of a script, checked for its place and rule.
-const Diagnostic& only_problem(const Run& r) {
+const Diagnostic& only_problem(const Run& r, Severity severity = Severity::Error) {
   INFO("problems: " << messages(r.script).size());
   REQUIRE(r.script.problems.size() == 1);
   const Diagnostic& d = r.script.problems[0];
   CHECK(d.rule == "script-syntax");
-  CHECK(d.severity == Severity::Error);
+  CHECK(d.severity == severity);
   CHECK(d.code.empty());
   CHECK_FALSE(d.help.empty());
   return d;
@@ -778,6 +778,7 @@ TEST_CASE("shell: unterminated constructs are reported where they open", "[shell
     std::string message;
     uint32_t column;
     std::string span_text;
+    Severity severity = Severity::Error;
   };
   std::vector<Case> cases = {
       {"echo \"abc\n", "unterminated double quote", 6, "\""},
@@ -789,14 +790,15 @@ TEST_CASE("shell: unterminated constructs are reported where they open", "[shell
       {"echo $((1+2)\n", "unterminated `$((`", 6, "$(("},
       {"echo `ls\n", "unterminated backtick command substitution", 6, "`"},
       {"cat <<EOF\nline\n", "here-document is never closed: no line `EOF` follows", 5, "<<"},
-      {"echo a \\", "line continuation `\\` at the end of the file", 8, "\\"},
-      {"echo a \\\n", "line continuation `\\` at the end of the file", 8, "\\"},
+      // bash accepts a trailing continuation: a warning, not an error.
+      {"echo a \\", "line continuation `\\` at the end of the file", 8, "\\", Severity::Warning},
+      {"echo a \\\n", "line continuation `\\` at the end of the file", 8, "\\", Severity::Warning},
       {"A=(x y\n", "unterminated array: `(` without `)`", 3, "("},
   };
   for (const Case& c : cases) {
     INFO(c.script);
     Run r = run(c.script);
-    const Diagnostic& d = only_problem(r);
+    const Diagnostic& d = only_problem(r, c.severity);
     CHECK(d.message == c.message);
     CHECK(at(r, d.where.begin).line == 1);
     CHECK(at(r, d.where.begin).column == c.column);
@@ -1277,6 +1279,23 @@ torchrun --nproc_per_node $GPUS_PER_NODE ${ARGS[@]} pretrain_gpt.py ${options} 2
   Run r = run(script);
   CHECK(r.script.problems.empty());
   CHECK(r.script.commands.size() > 1000);
+}
+
+}  // namespace mblint
+
+namespace mblint {
+
+TEST_CASE("shell: broken continuations are warnings at the backslash", "[shell]") {
+  Run spaces = run("torchrun a.py \\  \n  --flag\n");
+  REQUIRE_FALSE(spaces.script.problems.empty());
+  CHECK(spaces.script.problems[0].severity == Severity::Warning);
+  CHECK(spaces.script.problems[0].message.find("followed by spaces") != std::string::npos);
+  CHECK(at(spaces, spaces.script.problems[0].where.begin).column == 15);
+  Run blank = run("torchrun a.py \\\n\n  --flag\n");
+  REQUIRE(blank.script.problems.size() == 1);
+  CHECK(blank.script.problems[0].message.find("into an empty line") != std::string::npos);
+  CHECK(run("torchrun a.py \\\n  --flag\n").script.problems.empty());
+  CHECK(run("echo 'a \\  \n'\n").script.problems.empty());  // inside single quotes a backslash is literal
 }
 
 }  // namespace mblint

@@ -1,5 +1,8 @@
 #include "tests/test_support.h"
 
+#include <unistd.h>
+
+#include <atomic>
 #include <fstream>
 #include <sstream>
 
@@ -18,6 +21,15 @@ std::string read_file(const std::filesystem::path& path) {
   std::ostringstream out;
   out << in.rdbuf();
   return out.str();
+}
+
+std::filesystem::path make_temp_dir(const std::string& prefix) {
+  static std::atomic<int> counter{0};
+  std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                              (prefix + "-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
 }
 
 }  // namespace mblint::test

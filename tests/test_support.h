@@ -13,4 +13,8 @@ std::optional<std::filesystem::path> shared_dir();
 
 std::string read_file(const std::filesystem::path& path);
 
+// A new empty directory under the system temp dir, unique across the test
+// processes ctest runs in parallel.
+std::filesystem::path make_temp_dir(const std::string& prefix);
+
 }  // namespace mblint::test
