@@ -9,6 +9,7 @@
 #include "lint/catalog.h"
 #include "lint/lint.h"
 #include "lint/render.h"
+#include "lint/unchecked_rows.h"
 #include "lint/version.h"
 
 namespace mblint {
@@ -210,10 +211,18 @@ void print_rules_markdown(std::ostream& out, RuleSet rules) {
   for (const RuleInfo* rule : rules) {
     out << fmt::format("\n## {}\n\n`{}` · {} · {}\n\n{}\n", rule->name, rule->code, severity_name(rule->severity),
                        rule->summary, rule->doc);
+    if (!rule->checks.empty()) out << fmt::format("\nUpstream checks covered: {}.\n", rule->checks);
     out << "\nBad:\n\n";
     print_example(out, rule->bad);
     out << "\nGood:\n\n";
     print_example(out, rule->good);
+  }
+  out << "\n## Upstream checks mblint does not make\n\n"
+         "Ids refer to the tables of the reference notes: MC = Megatron-Core / Megatron-LM checks, BR = "
+         "Megatron Bridge `validate()` / `finalize()`, PS = the parallelism-strategies pitfalls.\n\n"
+         "| id | check | why it is not decided from the files |\n|---|---|---|\n";
+  for (const UncheckedRow& row : unchecked_rows()) {
+    out << fmt::format("| {} | {} | {} |\n", row.id, row.check, row.reason);
   }
 }
 

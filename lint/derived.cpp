@@ -45,7 +45,9 @@ const ConfigValue* schema_default_node(const Job& job, std::string_view path, Co
   return &storage;
 }
 
-Quantity read_int(const Job& job, std::string_view path) {
+}  // namespace
+
+Quantity config_int(const Job& job, std::string_view path) {
   Quantity q;
   q.path = std::string(path);
   q.name = last_segment(path);
@@ -61,7 +63,7 @@ Quantity read_int(const Job& job, std::string_view path) {
   return q;
 }
 
-Setting read_bool(const Job& job, std::string_view path) {
+Setting config_bool(const Job& job, std::string_view path) {
   Setting s;
   s.path = std::string(path);
   s.name = last_segment(path);
@@ -77,9 +79,27 @@ Setting read_bool(const Job& job, std::string_view path) {
   return s;
 }
 
+TextSetting config_text(const Job& job, std::string_view path) {
+  TextSetting t;
+  t.path = std::string(path);
+  t.name = last_segment(path);
+  ConfigValue storage;
+  const ConfigValue* node = find_path(job.config, path);
+  if (!node) node = schema_default_node(job, path, storage);
+  if (!node) return t;
+  t.present = true;
+  t.where = node->where;
+  t.value = as_string(node);
+  return t;
+}
+
+const ConfigValue* config_node(const Job& job, std::string_view path) { return find_path(job.config, path); }
+
+namespace {
+
 // An optional size (VPP): null or 1 means "none" (0 here).
 Quantity read_optional_size(const Job& job, std::string_view path) {
-  Quantity q = read_int(job, path);
+  Quantity q = config_int(job, path);
   const ConfigValue* node = find_path(job.config, path);
   bool null_value = (node && node->is_null()) || (!node && q.defaulted && !q.value);
   if (null_value) q.value = 0;
@@ -193,32 +213,32 @@ void derive_sizes(Derived& d) {
 
 Derived derive(const Job& job) {
   Derived d;
-  d.tensor_parallel = read_int(job, "model.tensor_model_parallel_size");
-  d.pipeline_parallel = read_int(job, "model.pipeline_model_parallel_size");
-  d.context_parallel = read_int(job, "model.context_parallel_size");
-  d.expert_parallel = read_int(job, "model.expert_model_parallel_size");
-  d.expert_tensor_parallel = read_int(job, "model.expert_tensor_parallel_size");
+  d.tensor_parallel = config_int(job, "model.tensor_model_parallel_size");
+  d.pipeline_parallel = config_int(job, "model.pipeline_model_parallel_size");
+  d.context_parallel = config_int(job, "model.context_parallel_size");
+  d.expert_parallel = config_int(job, "model.expert_model_parallel_size");
+  d.expert_tensor_parallel = config_int(job, "model.expert_tensor_parallel_size");
   d.virtual_pipeline = read_optional_size(job, "model.virtual_pipeline_model_parallel_size");
-  d.sequence_parallel = read_bool(job, "model.sequence_parallel");
+  d.sequence_parallel = config_bool(job, "model.sequence_parallel");
   resolve_expert_tensor_parallel(job, d);
 
-  d.num_layers = read_int(job, "model.num_layers");
-  d.hidden_size = read_int(job, "model.hidden_size");
-  d.num_attention_heads = read_int(job, "model.num_attention_heads");
-  d.num_query_groups = read_int(job, "model.num_query_groups");
-  d.num_moe_experts = read_int(job, "model.num_moe_experts");
+  d.num_layers = config_int(job, "model.num_layers");
+  d.hidden_size = config_int(job, "model.hidden_size");
+  d.num_attention_heads = config_int(job, "model.num_attention_heads");
+  d.num_query_groups = config_int(job, "model.num_query_groups");
+  d.num_moe_experts = config_int(job, "model.num_moe_experts");
   if (const ConfigValue* experts = find_path(job.config, "model.num_moe_experts");
       experts && experts->is_null()) {
     d.num_moe_experts.value = 0;  // known dense
   }
-  d.seq_length = read_int(job, "model.seq_length");
-  if (!find_path(job.config, "model.seq_length")) d.seq_length = read_int(job, "dataset.seq_length");
-  d.global_batch_size = read_int(job, "train.global_batch_size");
-  d.micro_batch_size = read_int(job, "train.micro_batch_size");
-  d.first_stage_layers = read_int(job, "model.num_layers_in_first_pipeline_stage");
-  d.last_stage_layers = read_int(job, "model.num_layers_in_last_pipeline_stage");
-  d.account_for_embedding = read_bool(job, "model.account_for_embedding_in_pipeline_split");
-  d.account_for_loss = read_bool(job, "model.account_for_loss_in_pipeline_split");
+  d.seq_length = config_int(job, "model.seq_length");
+  if (!find_path(job.config, "model.seq_length")) d.seq_length = config_int(job, "dataset.seq_length");
+  d.global_batch_size = config_int(job, "train.global_batch_size");
+  d.micro_batch_size = config_int(job, "train.micro_batch_size");
+  d.first_stage_layers = config_int(job, "model.num_layers_in_first_pipeline_stage");
+  d.last_stage_layers = config_int(job, "model.num_layers_in_last_pipeline_stage");
+  d.account_for_embedding = config_bool(job, "model.account_for_embedding_in_pipeline_split");
+  d.account_for_loss = config_bool(job, "model.account_for_loss_in_pipeline_split");
   if (const ConfigValue* layout = find_path(job.config, "model.pipeline_model_parallel_layout");
       layout && layout->kind == ValueKind::String) {
     d.pipeline_layout = layout->text;

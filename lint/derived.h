@@ -78,6 +78,25 @@ struct Derived {
 
 Derived derive(const Job& job);
 
+// Reading any config value the way the derived quantities are read: the
+// effective value where it was set or, for a full dump, the dataclass
+// default (defaulted = true). Rules use these for settings Derived does not
+// name.
+Quantity config_int(const Job& job, std::string_view path);
+Setting config_bool(const Job& job, std::string_view path);
+// A string setting; `where` filled when set. nullopt when absent, null or
+// not a string.
+struct TextSetting {
+  std::optional<std::string> value;
+  std::string name;
+  std::string path;
+  Provenance where;
+  bool present = false;  // the key is in the config (possibly null or unknown)
+};
+TextSetting config_text(const Job& job, std::string_view path);
+// The node itself (nullptr when absent); for lists and maps.
+const ConfigValue* config_node(const Job& job, std::string_view path);
+
 // "context_parallel_size set to 2 here", located where it was set.
 Note note_for(const Quantity& quantity);
 Note note_for(const Setting& setting);

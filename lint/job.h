@@ -21,8 +21,21 @@ enum class InputKind {
   LaunchScript,        // bash / sbatch
   BridgeOverrideYaml,  // partial ConfigContainer (--config-file)
   BridgeDump,          // full ConfigContainer with _target_ keys
+  MegatronLmTestConfig,  // Megatron-LM functional test model_config.yaml (MODEL_ARGS)
+  NemoYaml,            // NeMo 1.x / NeMo-Framework-Launcher trainer + model YAML
   NotAConfig,          // YAML that is none of the above: skipped
 };
+
+// Whose semantics apply. The config is always held in Megatron Bridge's key
+// space; the dialect says which program validates it (Megatron-LM's
+// validate_args asserts where Bridge silently rewrites, and the reverse).
+enum class Dialect {
+  Bridge,      // Megatron Bridge ConfigContainer (recipes, run_recipe.py, --config-file)
+  MegatronLM,  // Megatron-LM command-line arguments (pretrain_gpt.py --tensor-model-parallel-size ...)
+  NeMo,        // NeMo 1.x Hydra configs (trainer.num_nodes, model.*)
+};
+
+std::string_view dialect_name(Dialect dialect);
 
 // The program the launch runs.
 enum class EntryPoint {
@@ -30,6 +43,7 @@ enum class EntryPoint {
   RunRecipe,         // scripts/training/run_recipe.py
   TrainSh,           // scripts/training/train.sh (-> setup_experiment.py)
   ConfigFileScript,  // an example/tutorial/in-house script: --config-file + overrides
+  MegatronLM,        // Megatron-LM's pretrain_*.py with --flag arguments
   Unknown,           // a launch mblint does not understand
 };
 
@@ -67,6 +81,7 @@ struct Versions {
 struct Job {
   FileId primary = kNoFile;  // the file that defines the job
   InputKind kind = InputKind::NotAConfig;
+  Dialect dialect = Dialect::Bridge;
   EntryPoint entry = EntryPoint::None;
   Span launch_span;          // the launcher command as written
   std::vector<FileId> files;  // every file the job read
@@ -107,6 +122,7 @@ struct LintOptions {
   std::vector<CommandLineValue> sets;  // --set key=value, Hydra syntax
   std::optional<CommandLineValue> bridge_version;
   std::optional<CommandLineValue> megatron_core_version;
+  std::optional<CommandLineValue> dialect;  // bridge, megatron-lm, nemo; detected when absent
   FileId command_line_file = kNoFile;
 };
 

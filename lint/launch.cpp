@@ -833,9 +833,19 @@ std::string_view entry_point_name(EntryPoint entry) {
     case EntryPoint::RunRecipe: return "run_recipe.py";
     case EntryPoint::TrainSh: return "train.sh";
     case EntryPoint::ConfigFileScript: return "--config-file script";
+    case EntryPoint::MegatronLM: return "Megatron-LM";
     case EntryPoint::Unknown: return "unknown";
   }
   return "unknown";
+}
+
+std::string_view dialect_name(Dialect dialect) {
+  switch (dialect) {
+    case Dialect::Bridge: return "bridge";
+    case Dialect::MegatronLM: return "megatron-lm";
+    case Dialect::NeMo: return "nemo";
+  }
+  return "bridge";
 }
 
 }  // namespace mblint

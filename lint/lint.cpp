@@ -8,6 +8,7 @@ namespace mblint {
 
 void check_job(const Job& job, const Derived& derived, RuleSet rules, std::vector<Diagnostic>& out) {
   bool has_config = job.kind == InputKind::BridgeOverrideYaml || job.kind == InputKind::BridgeDump ||
+                    job.kind == InputKind::MegatronLmTestConfig || job.kind == InputKind::NemoYaml ||
                     (job.kind == InputKind::LaunchScript && job.entry != EntryPoint::None &&
                      job.entry != EntryPoint::Unknown);
   if (!has_config) return;

@@ -40,6 +40,11 @@ struct RuleInfo {
   RuleExample good;
   // nullptr for input problems found by the loaders (yaml-syntax, ...).
   RuleCheck check;
+  // The upstream checks this rule covers, by their ids in the reference
+  // notes: "MC A1, MC A2, BR V1, PS 1" (MC = megatron-core-checks.md section 2,
+  // BR = bridge-config-format.md section 4, PS = parallelism-strategies.md
+  // section 13). Printed in the rules reference.
+  std::string_view checks = {};
 };
 
 using RuleSet = std::span<const RuleInfo* const>;

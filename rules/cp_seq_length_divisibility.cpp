@@ -70,6 +70,7 @@ sequence parallelism whole (`(seq_length / CP) % TP == 0`).)md",
      "scripts/training/run_recipe.py \\\n    --recipe llama3_70b_pretrain_config \\\n    dataset.seq_length=8192\n",
      "launch.sh"},
     check,
+    "MC D1, BR V3, PS 18",
 };
 
 }  // namespace mblint

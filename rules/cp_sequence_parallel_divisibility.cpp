@@ -60,6 +60,7 @@ remainder also breaks pipeline communication. The job fails after start-up, at t
      "override.yaml --recipe llama3_70b_pretrain_32gpu_h100_bf16_config --set model.seq_length=8192 --nodes 4 "
      "--gpus-per-node 8"},
     check,
+    "MC C5, MC C6, MC D10",
 };
 
 }  // namespace mblint

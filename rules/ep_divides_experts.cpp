@@ -52,6 +52,7 @@ checks nothing up front, so the job fails while building the model.)md",
      "model:\n  expert_model_parallel_size: 8\n",
      "override.yaml --recipe qwen3_30b_a3b_pretrain_16gpu_h100_bf16_config --nodes 2 --gpus-per-node 8"},
     check,
+    "MC G2, PS 36",
 };
 
 }  // namespace mblint

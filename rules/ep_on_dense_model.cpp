@@ -43,6 +43,7 @@ world size must divide.)md",
      "model:\n  expert_model_parallel_size: 1\n",
      "override.yaml --recipe llama3_8b_pretrain_2gpu_h100_bf16_config --nodes 1 --gpus-per-node 8"},
     check,
+    "MC G1, PS 35",
 };
 
 }  // namespace mblint

@@ -78,6 +78,7 @@ older Bridge releases and Megatron-LM use `tensor_model_parallel_size`; pass
      "scripts/training/run_recipe.py --recipe qwen3_30b_a3b_pretrain_16gpu_h100_bf16_config\n",
      "launch.sh"},
     check,
+    "MC A2, PS 2",
 };
 
 }  // namespace mblint

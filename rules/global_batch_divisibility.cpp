@@ -55,6 +55,7 @@ NemotronH 56B BF16 recipes keep the 64-GPU batch of 192 with DP 128.)md",
      "train:\n  global_batch_size: 128\n  micro_batch_size: 1\n",
      "override.yaml --recipe llama3_8b_pretrain_2gpu_h100_bf16_config --nodes 1 --gpus-per-node 8"},
     check,
+    "MC F3",
 };
 
 }  // namespace mblint

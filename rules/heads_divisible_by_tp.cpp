@@ -48,6 +48,7 @@ tensor_model_parallel_size (t)" while the model config is finalized.)md",
      "model:\n  tensor_model_parallel_size: 4\n  context_parallel_size: 1\n",
      "override.yaml --recipe llama3_8b_pretrain_2gpu_h100_bf16_config --nodes 1 --gpus-per-node 4"},
     check,
+    "MC B1, PS 12",
 };
 
 }  // namespace mblint

@@ -132,6 +132,7 @@ by its own rules.)md",
      "model:\n  pipeline_model_parallel_size: 4\n  virtual_pipeline_model_parallel_size: null\n",
      "override.yaml --recipe llama3_8b_pretrain_2gpu_h100_bf16_config --nodes 1 --gpus-per-node 8"},
     check,
+    "MC E5, MC E6, MC E15, MC E16, MC E18, MC E19, PS 31, PS 32",
 };
 
 }  // namespace mblint

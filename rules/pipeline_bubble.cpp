@@ -76,6 +76,7 @@ the GPUs' time is spent idle. Raise the global batch, interleave
      "train:\n  global_batch_size: 512\n",
      "override.yaml --recipe llama3_70b_pretrain_32gpu_h100_bf16_config --nodes 8 --gpus-per-node 8"},
     check,
+    "PS 29, PS 33",
 };
 
 }  // namespace mblint

@@ -66,6 +66,7 @@ applies follows `--megatron-core-version` (default: the newest release). Multi-l
      "model:\n  tensor_model_parallel_size: 8\n  context_parallel_size: 1\n",
      "override.yaml --recipe llama3_8b_pretrain_2gpu_h100_bf16_config --nodes 1 --gpus-per-node 8"},
     check,
+    "MC B2, PS 12",
 };
 
 }  // namespace mblint

@@ -50,6 +50,7 @@ The fix (set it to false) is safe: it changes nothing about the run.)md",
      "model:\n  tensor_model_parallel_size: 2\n  context_parallel_size: 1\n  sequence_parallel: true\n",
      "override.yaml --recipe llama3_8b_pretrain_2gpu_h100_bf16_config --nodes 1 --gpus-per-node 2"},
     check,
+    "MC C1, PS 9",
 };
 
 }  // namespace mblint

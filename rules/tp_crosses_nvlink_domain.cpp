@@ -62,6 +62,7 @@ without a GPU type mblint assumes one node is one domain.)md",
      "model:\n  tensor_model_parallel_size: 8\n  pipeline_model_parallel_size: 4\n  context_parallel_size: 1\n",
      "override.yaml --recipe llama3_70b_pretrain_32gpu_h100_bf16_config --nodes 4 --gpus-per-node 8 --gpu h100"},
     check,
+    "PS 13, PS 14, PS 17",
 };
 
 }  // namespace mblint

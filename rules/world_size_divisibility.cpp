@@ -89,6 +89,7 @@ smallest world that hosts both the dense and the expert grid (not the full produ
      "scripts/training/run_recipe.py --recipe llama3_70b_pretrain_32gpu_h100_bf16_config\n",
      "launch.sh"},
     check,
+    "MC A1, BR V1, PS 1, PS 3",
 };
 
 }  // namespace mblint

@@ -12,9 +12,13 @@ using namespace mblint::test;
 
 TEST_CASE("golden fixtures produce exactly their expected output", "[fixtures]") {
   const bool update = std::getenv("MBLINT_UPDATE_FIXTURES") != nullptr;
+  // MBLINT_FIXTURE_FILTER=text limits the run (and an update) to cases whose
+  // path contains the text.
+  const char* filter = std::getenv("MBLINT_FIXTURE_FILTER");
   std::vector<FixtureCase> cases = find_fixture_cases(source_dir() / "fixtures");
   REQUIRE(cases.size() > 0);
   for (const FixtureCase& fixture : cases) {
+    if (filter && fixture.dir.string().find(filter) == std::string::npos) continue;
     std::string actual = run_case(fixture);
     std::filesystem::path expected_path = fixture.dir / "expected.txt";
     if (update) {
