@@ -4,7 +4,10 @@
 
 namespace mblint {
 
-// Input problems (found by the loaders).
+// Each group has a declarations block and a list block below; keep both in
+// the same order (the order `mblint rules` prints).
+
+// == declarations: input problems (found by the loaders) ==
 extern const RuleInfo kYamlSyntax;
 extern const RuleInfo kOverrideSyntax;
 extern const RuleInfo kDuplicateKey;
@@ -12,31 +15,36 @@ extern const RuleInfo kUnreadableFile;
 extern const RuleInfo kScriptSyntax;
 extern const RuleInfo kEntryPointArgument;
 extern const RuleInfo kUnknownRecipe;
-// World size and process groups.
+// == declarations: config keys and values ==
+// == declarations: world size and process groups ==
 extern const RuleInfo kWorldSizeDivisibility;
 extern const RuleInfo kExpertWorldSizeDivisibility;
-// Tensor parallelism and model shape.
+// == declarations: tensor parallelism and model shape ==
 extern const RuleInfo kHeadsDivisibleByTp;
 extern const RuleInfo kQueryGroupsDivisibleByTp;
 extern const RuleInfo kTpCrossesNvlinkDomain;
-// Sequence parallelism.
+// == declarations: sequence parallelism ==
 extern const RuleInfo kSequenceParallelWithoutTp;
 extern const RuleInfo kMoeTpRequiresSequenceParallel;
-// Context parallelism.
+// == declarations: context parallelism ==
 extern const RuleInfo kCpSeqLengthDivisibility;
 extern const RuleInfo kCpSequenceParallelDivisibility;
-// Pipeline parallelism.
+// == declarations: pipeline parallelism ==
 extern const RuleInfo kLayersDivisibleByPp;
 extern const RuleInfo kPipelineBubble;
-// Batch.
+// == declarations: batch ==
 extern const RuleInfo kGlobalBatchDivisibility;
-// Mixture of experts.
+// == declarations: mixture of experts ==
 extern const RuleInfo kEpDividesExperts;
 extern const RuleInfo kEpOnDenseModel;
+// == declarations: recompute, offloading, precision ==
+// == declarations: optimizer, overlap, environment ==
+// == declarations: memory ==
 
 namespace {
 
 const std::array kRules = {
+    // == list: input problems ==
     &kYamlSyntax,
     &kOverrideSyntax,
     &kDuplicateKey,
@@ -44,20 +52,31 @@ const std::array kRules = {
     &kScriptSyntax,
     &kEntryPointArgument,
     &kUnknownRecipe,
+    // == list: config keys and values ==
+    // == list: world size and process groups ==
     &kWorldSizeDivisibility,
     &kExpertWorldSizeDivisibility,
+    // == list: tensor parallelism and model shape ==
     &kHeadsDivisibleByTp,
     &kQueryGroupsDivisibleByTp,
     &kTpCrossesNvlinkDomain,
+    // == list: sequence parallelism ==
     &kSequenceParallelWithoutTp,
     &kMoeTpRequiresSequenceParallel,
+    // == list: context parallelism ==
     &kCpSeqLengthDivisibility,
     &kCpSequenceParallelDivisibility,
+    // == list: pipeline parallelism ==
     &kLayersDivisibleByPp,
     &kPipelineBubble,
+    // == list: batch ==
     &kGlobalBatchDivisibility,
+    // == list: mixture of experts ==
     &kEpDividesExperts,
     &kEpOnDenseModel,
+    // == list: recompute, offloading, precision ==
+    // == list: optimizer, overlap, environment ==
+    // == list: memory ==
 };
 
 }  // namespace
