@@ -8,6 +8,11 @@ namespace {
 // covered by a rule (RuleInfo::checks) or listed here.
 constexpr UncheckedRow kRows[] = {
     {"MC A15", "GTP > 1 needs TransformerEngine >= 2.19", "the installed TransformerEngine version is not in the files"},
+#include "lint/unchecked_rows_parallel.inc"
+#include "lint/unchecked_rows_pipeline.inc"
+#include "lint/unchecked_rows_moe.inc"
+#include "lint/unchecked_rows_config.inc"
+#include "lint/unchecked_rows_runtime.inc"
 };
 
 }  // namespace
