@@ -102,8 +102,13 @@ Quantity read_optional_size(const Job& job, std::string_view path) {
   Quantity q = config_int(job, path);
   const ConfigValue* node = find_path(job.config, path);
   bool null_value = (node && node->is_null()) || (!node && q.defaulted && !q.value);
-  if (null_value) q.value = 0;
-  if (q.value && *q.value == 1) q.value = 0;
+  if (null_value) {
+    q.value = 0;
+    q.display = node ? "null" : "None";
+  } else if (q.value && *q.value == 1) {
+    q.value = 0;  // Megatron treats a single virtual stage as none
+    q.display = "1";
+  }
   return q;
 }
 
@@ -227,9 +232,13 @@ Derived derive(const Job& job) {
   d.num_attention_heads = config_int(job, "model.num_attention_heads");
   d.num_query_groups = config_int(job, "model.num_query_groups");
   d.num_moe_experts = config_int(job, "model.num_moe_experts");
-  if (const ConfigValue* experts = find_path(job.config, "model.num_moe_experts");
-      experts && experts->is_null()) {
-    d.num_moe_experts.value = 0;  // known dense
+  // null (written, or the dataclass default of a dump) means a dense model.
+  const ConfigValue* experts = find_path(job.config, "model.num_moe_experts");
+  bool dump_default = !experts && job.config_complete;
+  if ((experts && experts->is_null()) || (dump_default && !d.num_moe_experts.known())) {
+    d.num_moe_experts.value = 0;
+    d.num_moe_experts.display = dump_default ? "None" : "null";
+    d.num_moe_experts.defaulted = dump_default;
   }
   d.seq_length = config_int(job, "model.seq_length");
   if (!find_path(job.config, "model.seq_length")) d.seq_length = config_int(job, "dataset.seq_length");
@@ -268,7 +277,8 @@ Note note_from(const std::string& name, const std::string& value, const Provenan
 }  // namespace
 
 Note note_for(const Quantity& q) {
-  return note_from(q.name, q.value ? std::to_string(*q.value) : std::string("unknown"), q.where, q.defaulted, q.how);
+  std::string value = !q.display.empty() ? q.display : q.value ? std::to_string(*q.value) : std::string("unknown");
+  return note_from(q.name, value, q.where, q.defaulted, q.how);
 }
 
 Note note_for(const Setting& s) {

@@ -22,6 +22,9 @@ struct Quantity {
   Provenance where;  // where it was set; empty when it was not written anywhere
   bool defaulted = false;  // Megatron's default, not written anywhere
   std::string how;         // how a derived or resolved value came about
+  // How the value reads in notes when `value` encodes something else
+  // (num_moe_experts null is kept as 0 = dense, but was written "null").
+  std::string display;
 
   bool known() const { return value.has_value(); }
   int64_t operator*() const { return *value; }

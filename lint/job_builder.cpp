@@ -119,6 +119,9 @@ void select_recipe(Job& job, const std::string& name, Provenance where) {
                                      "so checks that need them stay silent",
                                      name),
                          primary_span(job.recipe_where), help);
+  for (const Span& via : job.recipe_where.via) {
+    d.notes.push_back(Note{"the value of the recipe name comes from here", via});
+  }
   job.problems.push_back(std::move(d));
 }
 
@@ -341,6 +344,8 @@ void load_config_file(Job& job, const Launch& launch, ScriptContext& context) {
     ReadResult read = read_source_file(context.sources, path, display_path(path, context.options.base_dir), where);
     if (read.problem) {
       read.problem->message += " (looked next to the script and in the current directory)";
+      read.problem->help = "check the path: the entry point resolves it from where it runs; mblint looks next to "
+                           "the launch script, then in the current directory";
       job.problems.push_back(std::move(*read.problem));
       return;
     }

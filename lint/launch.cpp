@@ -388,6 +388,27 @@ void parse_run_recipe_args(const std::vector<MappedString>& argv, size_t i, Laun
       }
       continue;
     }
+    // `key = value` / `key= value`: the shell made separate words of it.
+    bool spaced_equal = text.find('=') == std::string_view::npos && i + 1 < argv.size() &&
+                        !argv[i + 1].text.empty() && argv[i + 1].text[0] == '=';
+    bool trailing_equal = !text.empty() && text.back() == '=' && text.find('=') == text.size() - 1 &&
+                          i + 1 < argv.size() && argv[i + 1].text.find('=') == std::string::npos &&
+                          (argv[i + 1].text.empty() || argv[i + 1].text[0] != '-');
+    if (spaced_equal || trailing_equal) {
+      size_t last = i + 1;
+      if (spaced_equal && argv[i + 1].text == "=" && i + 2 < argv.size() &&
+          argv[i + 2].text.find('=') == std::string::npos) {
+        last = i + 2;  // `key = value`
+      }
+      Span first = span_of(word, 0, text.size());
+      Span end = span_of(argv[last], 0, argv[last].text.size());
+      if (end.file == first.file) first.end = std::max(first.end, end.end);
+      launch.problems.push_back(launch_problem(
+          "entry-point-argument", "spaces around `=` split this override into separate arguments",
+          first, "write the override as one word: key=value"));
+      i = last + 1;
+      continue;
+    }
     if (text.find('=') == std::string_view::npos) {
       launch.problems.push_back(launch_problem(
           "entry-point-argument",

@@ -46,7 +46,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   if (fitting.size() > 3) fitting.erase(fitting.begin(), fitting.end() - 3);
   if (!fitting.empty()) {
     diag.help = fmt::format("use {} GPUs (or a multiple), or expert_model_parallel_size {}", step, join_or(fitting));
-    diag.fixes.push_back(set_value_fix(ep, fitting.back()));
+    for (auto it = fitting.rbegin(); it != fitting.rend(); ++it) diag.fixes.push_back(set_value_fix(ep, *it));
   } else {
     diag.help = fmt::format("use {} GPUs (or a multiple), or lower expert or pipeline parallelism", step);
   }

@@ -29,6 +29,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
       span_for(primary));
   add_notes(diag, {&gbs, &mbs}, &primary);
   diag.notes.push_back(Note{fmt::format("data-parallel size {} = {}", *dp, dp.how), span_for(d.world_size)});
+  if (!span_for(d.world_size).valid()) add_notes(diag, {&d.nodes, &d.gpus_per_node}, nullptr);
   int64_t valid = nearest_multiple(*gbs, step);
   diag.help = fmt::format("use global_batch_size {} (nearest multiple of {})", valid, step);
   diag.fixes.push_back(set_value_fix(gbs, valid));

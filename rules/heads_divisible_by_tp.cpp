@@ -19,11 +19,9 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
       fmt::format("num_attention_heads {} is not divisible by tensor_model_parallel_size {}", *heads, *tp),
       span_for(primary));
   add_notes(diag, {&tp, &heads}, &primary);
-  std::vector<int64_t> choices;
-  for (int64_t t : divisors(*heads)) {
-    if (t > 1 && t <= 8 && t != *tp) choices.push_back(t);
-  }
-  if (choices.size() > 3) choices.erase(choices.begin(), choices.end() - 3);
+  int64_t limit = d.nvlink_domain.known() ? *d.nvlink_domain : 8;
+  std::vector<int64_t> choices = closest_below(valid_tensor_parallel_sizes(context, limit), *tp, 3);
+  if (choices.empty()) choices = closest_below(valid_tensor_parallel_sizes(context, limit), limit + 1, 3);
   diag.help = choices.empty() ? "use tensor_model_parallel_size 1"
                               : fmt::format("use tensor_model_parallel_size {} (divisors of {})", join_or(choices),
                                             *heads);

@@ -22,7 +22,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
                   "at the first training step",
                   *tp),
       where);
-  add_notes(diag, {&tp, &experts}, nullptr);
+  add_notes(diag, {&tp, &experts}, where == span_for(tp) ? &tp : nullptr);
   if (!sp_written && span_for(sp).valid()) diag.notes.push_back(note_for(sp));
   diag.help = "set sequence_parallel to true (or tensor_model_parallel_size 1)";
   diag.fixes.push_back(set_setting_fix(sp, true, FixSafety::Unsafe));

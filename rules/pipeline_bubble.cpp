@@ -22,6 +22,8 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
                   "microbatches)",
                   *d.bubble * 100, *pp, chunks > 1 ? fmt::format("{} virtual stages x ", chunks) : "", *m),
       span_for(most_specific({&pp, &d.global_batch_size, &vpp})));
+  const Quantity& primary = most_specific({&pp, &d.global_batch_size, &vpp});
+  add_notes(diag, {&pp, &vpp}, &primary);
   diag.notes.push_back(Note{fmt::format("{} microbatches per step = {}", *m, m.how), span_for(d.global_batch_size)});
   std::vector<std::string> remedies;
   // More microbatches: the global batch that brings the bubble under the threshold.

@@ -92,9 +92,40 @@ void add_notes(Diagnostic& d, std::initializer_list<const Quantity*> quantities,
   if (primary) push_via_notes(d, *primary);
   for (const Quantity* q : quantities) {
     if (q == primary) continue;
+    if (!q->known() && !span_for(*q).valid()) continue;  // nothing to show
     push_unique(d, note_for(*q));
     push_via_notes(d, *q);
   }
+}
+
+std::vector<int64_t> valid_tensor_parallel_sizes(const RuleContext& context, int64_t limit) {
+  const Derived& d = context.derived;
+  bool divisor_allowed = context.job.versions.megatron_core >= Version{0, 16, 0};
+  const ConfigValue* mla = find_path(context.job.config, "model.multi_latent_attention");
+  bool has_groups = d.num_query_groups.known() && *d.num_query_groups > 0 && !(mla && as_bool(mla).value_or(false));
+  std::vector<int64_t> sizes;
+  for (int64_t t = 2; t <= limit; ++t) {
+    if (d.num_attention_heads.known() && *d.num_attention_heads % t != 0) continue;
+    if (has_groups) {
+      int64_t g = *d.num_query_groups;
+      if (g % t != 0 && !(divisor_allowed && t % g == 0)) continue;
+    }
+    sizes.push_back(t);
+  }
+  return sizes;
+}
+
+std::vector<int64_t> closest_below(const std::vector<int64_t>& values, int64_t below, size_t count) {
+  std::vector<int64_t> out;
+  for (int64_t v : values) {
+    if (v < below) out.push_back(v);
+  }
+  if (out.size() > count) out.erase(out.begin(), out.end() - static_cast<long>(count));
+  return out;
+}
+
+std::string count_of(int64_t count, std::string_view noun) {
+  return fmt::format("{} {}{}", count, noun, count == 1 ? "" : "s");
 }
 
 std::string named(const Quantity& q) {

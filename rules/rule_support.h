@@ -43,4 +43,17 @@ void add_notes(Diagnostic& d, std::initializer_list<const Quantity*> quantities,
 // "tensor_model_parallel_size 4"
 std::string named(const Quantity& q);
 
+// Tensor-parallel sizes the model's shape accepts, ascending, from 2 up to
+// `limit`: they divide the attention heads and fit the query groups (a
+// multiple, or from Megatron-Core 0.16 also a divisor). Unknown shape
+// parts do not restrict.
+std::vector<int64_t> valid_tensor_parallel_sizes(const RuleContext& context, int64_t limit);
+
+// The last `count` entries of `values` below `below` (the closest smaller
+// choices), ascending.
+std::vector<int64_t> closest_below(const std::vector<int64_t>& values, int64_t below, size_t count);
+
+// "1 GPU", "8 GPUs"
+std::string count_of(int64_t count, std::string_view noun);
+
 }  // namespace mblint

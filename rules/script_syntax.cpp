@@ -10,9 +10,12 @@ extern const RuleInfo kScriptSyntax = {
     Severity::Error,
     "the launch script has a shell syntax error",
     R"md(mblint reads launch scripts as bash does, without running them. An unterminated quote,
-`$(`, `${`, heredoc or a line continuation at the end of the file makes bash itself fail (or
-swallow the rest of the script), so it is an error; mblint reports where the construct
-starts and reads on where it can.)md",
+`$(`, `${` or heredoc makes bash itself fail (or swallow the rest of the script), so it is
+an error; mblint reports where the construct starts and reads on where it can. Broken line
+continuations are warnings: a `\` followed by spaces escapes the space, not the newline, and a
+continuation into an empty line ends the command there, so the options on the next lines run
+as a command of their own; a `\` at the very end of the file is accepted by bash but usually
+means the last line was lost.)md",
     {"launch.sh",
      "#!/bin/bash\nexport NCCL_DEBUG=\"INFO\ntorchrun --nproc-per-node 2 scripts/training/run_recipe.py --recipe llama3_8b_pretrain_2gpu_h100_bf16_config\n",
      "launch.sh"},

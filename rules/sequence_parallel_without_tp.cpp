@@ -13,14 +13,17 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   const Setting& sp = d.sequence_parallel;
   const Quantity& tp = d.tensor_parallel;
   if (!sp.value || !*sp.value || !tp.known() || *tp != 1) return;
-  Span where = span_for(sp).valid() ? span_for(sp) : span_for(tp);
+  // Point at whichever of the two the user wrote last: `-tp 1` on a recipe
+  // that turns sequence parallelism on is the change that made it a no-op.
+  bool tp_later = span_for(tp).valid() && layer_rank(tp.where.layer) > layer_rank(sp.where.layer);
+  Span where = span_for(sp).valid() && !tp_later ? span_for(sp) : span_for(tp);
   Diagnostic diag = make_diagnostic(
       kSequenceParallelWithoutTp,
       "sequence_parallel is true but tensor_model_parallel_size is 1: Megatron Bridge silently turns sequence "
       "parallelism off",
       where);
-  add_notes(diag, {&tp}, nullptr);
-  if (sp.where.layer == Layer::Recipe) diag.notes.push_back(note_for(sp));
+  add_notes(diag, {&tp}, tp_later ? &tp : nullptr);
+  if (sp.where.layer == Layer::Recipe || tp_later) diag.notes.push_back(note_for(sp));
   diag.help = "set sequence_parallel to false, or use tensor_model_parallel_size > 1 if you meant to shard "
               "activations";
   diag.fixes.push_back(set_setting_fix(sp, false, FixSafety::Safe));

@@ -18,8 +18,8 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   bool too_large = *tp > *domain;
   if (!too_large && *domain % *tp == 0) return;
   std::vector<int64_t> fitting;
-  for (int64_t t : divisors(*domain)) {
-    if (t > 1 && t < *tp) fitting.push_back(t);
+  for (int64_t t : valid_tensor_parallel_sizes(context, std::min(*domain, *tp - 1))) {
+    if (*domain % t == 0) fitting.push_back(t);
   }
   if (fitting.size() > 2) fitting.erase(fitting.begin(), fitting.end() - 2);
   std::string message =

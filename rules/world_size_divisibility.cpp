@@ -52,9 +52,9 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   }
   if (d.nodes.known() && d.gpus_per_node.known()) {
     std::vector<int64_t> counts = valid_node_counts(step, *d.gpus_per_node, *d.nodes);
-    diag.help = fmt::format("run on {} nodes of {} GPUs, or change the parallel sizes so that their product "
+    diag.help = fmt::format("run on {} nodes of {}, or change the parallel sizes so that their product "
                             "divides {}",
-                            join_or(counts), *d.gpus_per_node, *w);
+                            join_or(counts), count_of(*d.gpus_per_node, "GPU"), *w);
     for (int64_t count : counts) diag.fixes.push_back(set_value_fix(d.nodes, count));
   } else {
     diag.help = fmt::format("use a multiple of {} GPUs, or change the parallel sizes so that their product "
