@@ -56,12 +56,26 @@ struct LocatedInt {
   std::string unknown_because;  // "$SLURM_NNODES is not known", when not known
 };
 
+// What each launcher layer asked for, before they are combined into one
+// allocation (for rules that compare them, e.g. torchrun vs Slurm).
+struct LauncherRequests {
+  bool torchrun = false;
+  LocatedInt torchrun_nnodes;
+  LocatedInt torchrun_nproc_per_node;
+  bool srun = false;
+  LocatedInt slurm_nodes;            // #SBATCH / srun -N
+  LocatedInt slurm_ntasks;           // #SBATCH / srun -n
+  LocatedInt slurm_ntasks_per_node;  // #SBATCH / srun --ntasks-per-node
+  LocatedInt slurm_gpus_per_node;    // --gpus-per-node or the count of --gres=gpu:[type:]N
+};
+
 struct Cluster {
   LocatedInt nodes;
   LocatedInt gpus_per_node;  // ranks per node
   LocatedInt world_size;     // a total given directly (srun -n, --ntasks)
   std::string gpu;           // catalog GPU name, "" when unknown
   Provenance gpu_where;
+  LauncherRequests requests;
 };
 
 // An environment variable the training processes will see.

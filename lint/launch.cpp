@@ -520,8 +520,22 @@ LocatedInt launcher_default(int64_t value, Span where, std::string origin) {
   return result;
 }
 
+LauncherRequests requests_of(const Context& context, const Torchrun& torchrun) {
+  LauncherRequests requests;
+  requests.torchrun = torchrun.present;
+  requests.torchrun_nnodes = torchrun.nnodes;
+  requests.torchrun_nproc_per_node = torchrun.nproc_per_node;
+  requests.srun = context.under_srun;
+  requests.slurm_nodes = context.slurm.nodes;
+  requests.slurm_ntasks = context.slurm.ntasks;
+  requests.slurm_ntasks_per_node = context.slurm.ntasks_per_node;
+  requests.slurm_gpus_per_node = context.slurm.gpus.gpus_per_node;
+  return requests;
+}
+
 Cluster resolve_cluster(const Context& context, const Torchrun& torchrun, Span python_span) {
   Cluster cluster = context.slurm.gpus;
+  cluster.requests = requests_of(context, torchrun);
   const SlurmRequest& slurm = context.slurm;
   if (torchrun.present) {
     cluster.nodes = torchrun.nnodes.value || !torchrun.nnodes.unknown_because.empty()
