@@ -249,9 +249,10 @@ Derived derive(const Job& job) {
   d.account_for_embedding = config_bool(job, "model.account_for_embedding_in_pipeline_split");
   d.account_for_loss = config_bool(job, "model.account_for_loss_in_pipeline_split");
   if (const ConfigValue* layout = find_path(job.config, "model.pipeline_model_parallel_layout");
-      layout && layout->kind == ValueKind::String) {
-    d.pipeline_layout = layout->text;
+      layout && !layout->is_null()) {
+    d.pipeline_layout_set = true;
     d.pipeline_layout_where = layout->where;
+    if (layout->kind == ValueKind::String) d.pipeline_layout = layout->text;
   }
 
   derive_resources(job, d);

@@ -77,6 +77,9 @@ struct Derived {
   Setting account_for_loss;
   std::optional<std::string> pipeline_layout;
   Provenance pipeline_layout_where;
+  // A layout is set, possibly to a value mblint cannot know (a recipe that
+  // computes it): the even-split checks do not apply then.
+  bool pipeline_layout_set = false;
 };
 
 Derived derive(const Job& job);

@@ -118,7 +118,14 @@ ConfigValue recipe_layer(const Recipe& recipe, const Provenance& selected_at) {
   w.text("model.moe_token_dispatcher_type", recipe.moe_token_dispatcher_type);
   w.text("model.moe_flex_dispatcher_backend", recipe.moe_flex_dispatcher_backend);
   w.text("model.cuda_graph_impl", recipe.cuda_graph_impl);
-  w.text("model.pipeline_model_parallel_layout", recipe.pipeline_model_parallel_layout);
+  if (std::string_view(recipe.pipeline_model_parallel_layout) == "?") {
+    // Computed by a helper in the recipe (e.g. _get_deepseek_v3_pipeline_layout).
+    w.put("model.pipeline_model_parallel_layout",
+          make_unknown("layout computed by the recipe", w.where(fmt::format("recipe {} computes a pipeline layout",
+                                                                            recipe.name))));
+  } else {
+    w.text("model.pipeline_model_parallel_layout", recipe.pipeline_model_parallel_layout);
+  }
   w.integer("model.num_layers_in_first_pipeline_stage", recipe.num_layers_in_first_pipeline_stage, 0, false);
   w.integer("model.num_layers_in_last_pipeline_stage", recipe.num_layers_in_last_pipeline_stage, 0, false);
   w.flag("model.account_for_embedding_in_pipeline_split", recipe.account_for_embedding_in_pipeline_split);

@@ -1,5 +1,5 @@
 // Every pipeline stage (and every virtual stage) must get whole layers.
-#include "rules/rule_support.h"
+#include "rules/pipeline_support.h"
 
 namespace mblint {
 
@@ -19,6 +19,38 @@ std::vector<int64_t> pipeline_choices(int64_t layers, int64_t current) {
   return choices;
 }
 
+// Uneven split with a virtual pipeline: each middle rank's layers are cut
+// into VPP chunks too.
+void check_middle_virtual_stages(const RuleContext& context, int64_t middle_layers, int64_t middle_stages,
+                                 const Quantity& edge, std::vector<Diagnostic>& out) {
+  const Derived& d = context.derived;
+  const Quantity& vpp = d.virtual_pipeline;
+  if (middle_stages <= 0 || middle_layers <= 0 || !vpp.known() || *vpp <= 1) return;
+  int64_t per_rank = middle_layers / middle_stages;
+  if (per_rank % *vpp == 0) return;
+  const Quantity& primary = most_specific({&vpp, &edge, &d.pipeline_parallel});
+  Diagnostic diag = make_diagnostic(
+      kLayersDivisibleByPp,
+      fmt::format("each of the {} middle pipeline stages holds {} layers ({} left after the first/last stages), not "
+                  "divisible by virtual_pipeline_model_parallel_size {}",
+                  middle_stages, per_rank, middle_layers, *vpp),
+      span_for(primary));
+  add_notes(diag, {&vpp, &d.first_stage_layers, &d.last_stage_layers, &d.num_layers, &d.pipeline_parallel},
+            &primary);
+  std::vector<int64_t> choices;
+  for (int64_t v : divisors(per_rank)) {
+    if (v > 1 && v != *vpp) choices.push_back(v);
+  }
+  if (choices.size() > 3) choices.resize(3);
+  diag.help = choices.empty() ? "drop virtual_pipeline_model_parallel_size (set it to null), or change the "
+                                "first/last stage layer counts"
+                              : fmt::format("use virtual_pipeline_model_parallel_size {}, or change the first/last "
+                                            "stage layer counts",
+                                            join_or(choices));
+  for (int64_t v : choices) diag.fixes.push_back(set_value_fix(vpp, v));
+  out.push_back(std::move(diag));
+}
+
 // Uneven split: first and/or last stage sizes given, the middle stages
 // share the rest evenly.
 void check_uneven(const RuleContext& context, std::vector<Diagnostic>& out) {
@@ -36,7 +68,10 @@ void check_uneven(const RuleContext& context, std::vector<Diagnostic>& out) {
   }
   bool broken = middle_stages > 0 ? (middle_layers < 0 || middle_layers % middle_stages != 0)
                                   : middle_layers != 0;
-  if (!broken) return;
+  if (!broken) {
+    check_middle_virtual_stages(context, middle_layers, middle_stages, *edge, out);
+    return;
+  }
   Diagnostic diag = make_diagnostic(
       kLayersDivisibleByPp,
       middle_stages > 0
@@ -51,14 +86,55 @@ void check_uneven(const RuleContext& context, std::vector<Diagnostic>& out) {
   out.push_back(std::move(diag));
 }
 
+// First/last stage sizes themselves: more than 0 layers, and whole layers
+// per virtual stage. Megatron-Core checks these at any pipeline size.
+bool check_edge_stages(const RuleContext& context, std::vector<Diagnostic>& out) {
+  const Derived& d = context.derived;
+  const Quantity& vpp = d.virtual_pipeline;
+  for (const Quantity* stage : {&d.first_stage_layers, &d.last_stage_layers}) {
+    if (!stage->known()) continue;
+    if (*stage->value <= 0) {
+      Diagnostic diag = make_diagnostic(kLayersDivisibleByPp,
+                                        fmt::format("{} is {}; a pipeline stage must hold more than 0 layers",
+                                                    stage->name, *stage->value),
+                                        span_for(*stage));
+      add_notes(diag, {stage}, stage);
+      diag.help = fmt::format("set {} to a positive layer count, or to null for an even split", stage->name);
+      diag.fixes.push_back(set_null_fix(*stage));
+      out.push_back(std::move(diag));
+      return true;
+    }
+    if (vpp.known() && *vpp > 1 && *stage->value % *vpp != 0) {
+      const Quantity& primary = most_specific({stage, &vpp});
+      Diagnostic diag = make_diagnostic(
+          kLayersDivisibleByPp,
+          fmt::format("{} {} is not divisible by virtual_pipeline_model_parallel_size {}: each of the stage's virtual "
+                      "stages must hold whole layers",
+                      stage->name, *stage->value, *vpp),
+          span_for(primary));
+      add_notes(diag, {stage, &vpp}, &primary);
+      int64_t below = *stage->value / *vpp * *vpp;
+      int64_t above = below + *vpp;
+      diag.help = below > 0 ? fmt::format("use {} {} or {}", stage->name, below, above)
+                            : fmt::format("use {} {}", stage->name, above);
+      if (below > 0) diag.fixes.push_back(set_value_fix(*stage, below));
+      diag.fixes.push_back(set_value_fix(*stage, above));
+      out.push_back(std::move(diag));
+      return true;
+    }
+  }
+  return false;
+}
+
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   const Derived& d = context.derived;
   const Quantity& layers = d.num_layers;
   const Quantity& pp = d.pipeline_parallel;
   const Quantity& vpp = d.virtual_pipeline;
   if (!layers.known() || !pp.known() || *layers <= 0 || *pp <= 0) return;
-  if (d.pipeline_layout) return;  // an explicit layout places every layer itself
+  if (d.pipeline_layout_set) return;  // an explicit layout places every layer itself
   if (d.first_stage_layers.known() || d.last_stage_layers.known()) {
+    if (check_edge_stages(context, out)) return;
     if (*pp > 1) check_uneven(context, out);
     return;
   }
@@ -123,8 +199,15 @@ per pipeline rank should be divisible by vp_size"); Megatron Bridge does not che
 With `account_for_embedding_in_pipeline_split` / `account_for_loss_in_pipeline_split` the
 embedding and the loss count as one layer each (Llama 3.1 405B's 126 layers split over 8 stages
 only this way). With `num_layers_in_first_pipeline_stage` / `..._last_...` the middle stages
-must share the remaining layers evenly. An explicit `pipeline_model_parallel_layout` is checked
-by its own rules.)md",
+must share the remaining layers evenly, and `TransformerConfig` raises at start-up when they do
+not ("number of layers at middle stage: ... must be divisible by the middle pipeline model
+parallel size", "Mismatch: N middle layers remaining but M middle PP stages available"), when a
+first or last stage is given 0 or fewer layers ("num_layers_in_first_pipeline_stage must be
+larger than 0"), and, with a virtual pipeline, when the first or last stage or each middle
+stage cannot be cut into VPP whole chunks ("number of layers at first stage: N must be
+divisible by virtual pipeline parallel degree V", "number of layers on each middle pipeline
+rank: ... must be divisible by virtual pipeline parallel degree"). An explicit
+`pipeline_model_parallel_layout` is checked by its own rules.)md",
     {"override.yaml",
      "model:\n  pipeline_model_parallel_size: 3\n  virtual_pipeline_model_parallel_size: null\n",
      "override.yaml --recipe llama3_8b_pretrain_2gpu_h100_bf16_config --nodes 1 --gpus-per-node 6"},
@@ -132,7 +215,7 @@ by its own rules.)md",
      "model:\n  pipeline_model_parallel_size: 4\n  virtual_pipeline_model_parallel_size: null\n",
      "override.yaml --recipe llama3_8b_pretrain_2gpu_h100_bf16_config --nodes 1 --gpus-per-node 8"},
     check,
-    "MC E5, MC E6, MC E15, MC E16, MC E18, MC E19, PS 31, PS 32",
+    "MC E5, MC E6, MC E13, MC E14, MC E15, MC E16, MC E17, MC E18, MC E19, PS 31, PS 32",
 };
 
 }  // namespace mblint

@@ -208,6 +208,9 @@ PIPELINE_SPLIT: tuple[tuple[bool, str, tuple[tuple[str, str], ...]], ...] = (
     (True, 'recipes/llama/h100/llama3.py:1227,1228', (
         ('llama31_405b_pretrain_1024gpu_h100_bf16_config', 'perf'),
         ('llama31_405b_pretrain_1024gpu_h100_fp8cs_config', 'perf'),
+        # perf_recipes/llama/h100/llama31.py:115,138: the 1024-GPU recipe with another batch.
+        ('llama31_405b_pretrain_512gpu_h100_bf16_config', 'perf'),
+        ('llama31_405b_pretrain_512gpu_h100_fp8cs_config', 'perf'),
         ('llama31_405b_pretrain_128gpu_b200_bf16_config', 'perf'),
         ('llama31_405b_pretrain_128gpu_b200_fp8cs_config', 'perf'),
         ('llama31_405b_pretrain_128gpu_b200_fp8mx_config', 'perf'),
@@ -395,9 +398,20 @@ def parse_modules(text: str) -> str:
     return ",".join(modules)
 
 
-def parse_layout(text: str) -> str:
-    text = parse_str_setting(text)
-    return text if LITERAL_LAYOUT.match(text) else ""
+# A layout the recipe computes with a helper function: set, value unknown.
+LAYOUT_SET_UNKNOWN = "?"
+
+
+def parse_layout(raw: str) -> str:
+    text = parse_str_setting(raw)
+    if LITERAL_LAYOUT.match(text):
+        return text
+    # Also a layout set inside a branch ("(?)"): it may be set, so nothing
+    # may be concluded from the even split.
+    raw = raw.strip().strip('"')
+    if raw and raw not in ("None", "none"):
+        return LAYOUT_SET_UNKNOWN
+    return ""
 
 
 # ---------------------------------------------------------------- models
