@@ -115,6 +115,8 @@ cxxopts::Options check_options() {
        cxxopts::value<std::string>())
       ("megatron-core-version", "Megatron-Core version the job runs (default: newest known)",
        cxxopts::value<std::string>())
+      ("dialect", "read YAML files as bridge, megatron-lm or nemo (default: detected from the content)",
+       cxxopts::value<std::string>())
       ("format", "output format: text or json", cxxopts::value<std::string>()->default_value("text"))
       ("fail-on", "exit 1 when a finding is at least: error, warning or note",
        cxxopts::value<std::string>()->default_value("error"))
@@ -166,6 +168,12 @@ int run_check(const std::vector<std::string>& args, RuleSet rules, const CliEnvi
   options.sets = option_values(full_args, line, {"--set"});
   options.bridge_version = last_value(full_args, line, {"--bridge-version"});
   options.megatron_core_version = last_value(full_args, line, {"--megatron-core-version"});
+  options.dialect = last_value(full_args, line, {"--dialect"});
+  if (options.dialect && options.dialect->text != "bridge" && options.dialect->text != "megatron-lm" &&
+      options.dialect->text != "nemo") {
+    return usage_error(env, fmt::format("unknown --dialect '{}' (known: bridge, megatron-lm, nemo)",
+                                        options.dialect->text));
+  }
   for (const auto* count : {&options.nodes, &options.gpus_per_node}) {
     if (*count && (count->value().text.empty() ||
                    !std::all_of(count->value().text.begin(), count->value().text.end(), ::isdigit) ||

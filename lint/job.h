@@ -115,6 +115,10 @@ struct Job {
   Cluster cluster;
   std::vector<EnvSetting> env;
   Versions versions;
+  // False for a run that only does inference (a Megatron-LM functional test
+  // with `MODE: inference`, an inference script): checks that only fail in
+  // training (the MoE forward pass with TP and no SP) do not apply.
+  bool trains = true;
 
   std::vector<Diagnostic> problems;  // input problems found while loading
 };

@@ -11,6 +11,9 @@
 #include "lint/hydra_override.h"
 #include "lint/interpolation.h"
 #include "lint/launch.h"
+#include "lint/megatron_lm_args.h"
+#include "lint/megatron_lm_test_config.h"
+#include "lint/nemo_yaml.h"
 #include "lint/overrides.h"
 #include "lint/recipe_layer.h"
 #include "lint/schema.h"
@@ -246,6 +249,10 @@ void finish_job(Job& job, const LintOptions& options, const SourceSet& sources) 
   apply_command_line(job, options, sources);
   resolve_interpolations(job.config);
   apply_bridge_rewrites(job);
+  // The other dialects' defaults, after every layer (--set, --nodes) so
+  // they follow what the job finally says.
+  if (job.dialect == Dialect::MegatronLM) apply_megatron_lm_defaults(job);
+  if (job.kind == InputKind::NemoYaml) apply_nemo_defaults(job);
   if (options.bridge_version) {
     if (auto v = parse_version(options.bridge_version->text)) {
       job.versions.bridge = *v;
@@ -361,7 +368,20 @@ void load_config_file(Job& job, const Launch& launch, ScriptContext& context) {
   (void)statement;
 }
 
+void apply_megatron_lm_arguments(Job& job, const Launch& launch) {
+  MegatronArgv argv;
+  argv.words = launch.arguments;
+  argv.layer = Layer::Override;
+  MegatronLmArgs args = read_megatron_lm_args(argv);
+  merge_into(job.config, args.config);
+  for (Diagnostic& d : args.problems) job.problems.push_back(std::move(d));
+}
+
 void apply_launch_layers(Job& job, const Launch& launch, ScriptContext& context) {
+  if (launch.entry == EntryPoint::MegatronLM) {
+    apply_megatron_lm_arguments(job, launch);
+    return;
+  }
   if (launch.entry == EntryPoint::RunRecipe || launch.entry == EntryPoint::TrainSh) {
     if (launch.recipe) {
       if (auto where = recipe_provenance(*launch.recipe, launch.recipe_statement, Layer::Override)) {
@@ -390,6 +410,13 @@ Job job_from_launch(const Launch& launch, FileId script, ScriptContext& context)
   job.primary = script;
   job.kind = InputKind::LaunchScript;
   job.entry = launch.entry;
+  if (launch.entry == EntryPoint::MegatronLM) {
+    job.dialect = Dialect::MegatronLM;
+    // examples/inference/**, tools/run_text_generation_server.py: no training step.
+    std::string_view program = launch.program.text;
+    job.trains = program.find("inference") == std::string_view::npos &&
+                 program.find("text_generation") == std::string_view::npos;
+  }
   job.launch_span = launch.span;
   job.files.push_back(script);
   job.config = make_map();
@@ -423,16 +450,81 @@ std::vector<Job> jobs_from_script(FileId file, ScriptContext& context) {
   return jobs;
 }
 
+std::optional<Dialect> forced_dialect(const LintOptions& options) {
+  if (!options.dialect) return std::nullopt;
+  if (options.dialect->text == "megatron-lm") return Dialect::MegatronLM;
+  if (options.dialect->text == "nemo") return Dialect::NeMo;
+  return Dialect::Bridge;
+}
+
+// The mapping that holds Megatron-LM flags: MODEL_ARGS, or (with --dialect
+// megatron-lm) a file of bare `--flag: value` entries.
+const ConfigValue* megatron_lm_arguments(const ConfigValue& root, bool forced) {
+  if (is_megatron_lm_test_config(root)) return find_child(root, "MODEL_ARGS");
+  if (!forced || !root.is_map()) return nullptr;
+  bool flags = std::any_of(root.entries.begin(), root.entries.end(),
+                           [](const MapEntry& e) { return e.key.rfind("--", 0) == 0; });
+  return flags ? &root : nullptr;
+}
+
+void build_megatron_lm_test_job(Job& job, const ConfigValue& root, const ConfigValue& args, SourceSet& sources) {
+  job.kind = InputKind::MegatronLmTestConfig;
+  MegatronTestConfig test = read_megatron_lm_test_config(sources, root, args);
+  job.cluster = test.cluster;
+  job.env = test.env;
+  job.trains = !test.inference;
+  for (Diagnostic& d : test.problems) job.problems.push_back(std::move(d));
+  if (test.nemo_overrides) {  // gpt-nemo: NeMo 2 overrides on a NeMo-Run recipe mblint does not have
+    job.dialect = Dialect::NeMo;
+    merge_into(job.config, test.nemo_config);
+    return;
+  }
+  job.dialect = Dialect::MegatronLM;
+  MegatronLmArgs parsed = read_megatron_lm_args(test.argv);
+  merge_into(job.config, parsed.config);
+  for (Diagnostic& d : parsed.problems) job.problems.push_back(std::move(d));
+}
+
+void build_nemo_job(Job& job, const ConfigValue& root) {
+  job.kind = InputKind::NemoYaml;
+  job.dialect = Dialect::NeMo;
+  NemoConfig nemo = read_nemo_config(root);
+  merge_into(job.config, nemo.config);
+  job.cluster = nemo.cluster;
+  job.trains = !nemo.inference;
+}
+
+bool has_bridge_section(const ConfigValue& root) {
+  return root.is_map() && std::any_of(root.entries.begin(), root.entries.end(), [](const MapEntry& e) {
+           return is_config_section(e.key) && e.key != "env_vars";
+         });
+}
+
 Job job_from_yaml(FileId file, SourceSet& sources, const LintOptions& options) {
   Job job;
   job.primary = file;
   job.files.push_back(file);
   job.config = make_map();
   LoadedYaml yaml = load_config_yaml(sources, file, job.problems);
-  if (!yaml.ok || !looks_like_bridge_config(yaml.root)) {
-    job.kind = InputKind::NotAConfig;
+  job.kind = InputKind::NotAConfig;
+  if (!yaml.ok) return job;
+  // The dialect comes from the content unless --dialect says otherwise.
+  std::optional<Dialect> forced = forced_dialect(options);
+  if (!forced || forced == Dialect::MegatronLM) {
+    if (const ConfigValue* args = megatron_lm_arguments(yaml.root, forced.has_value())) {
+      build_megatron_lm_test_job(job, yaml.root, *args, sources);
+      finish_job(job, options, sources);
+      return job;
+    }
+  }
+  if ((!forced && is_nemo_config(yaml.root)) || (forced == Dialect::NeMo && yaml.root.is_map())) {
+    build_nemo_job(job, yaml.root);
+    finish_job(job, options, sources);
     return job;
   }
+  bool bridge = forced ? forced == Dialect::Bridge && has_bridge_section(yaml.root)
+                      : looks_like_bridge_config(yaml.root);
+  if (!bridge) return job;
   job.kind = yaml.dump ? InputKind::BridgeDump : InputKind::BridgeOverrideYaml;
   job.config_complete = yaml.dump;
   select_command_line_recipe(job, options);

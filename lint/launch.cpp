@@ -503,6 +503,23 @@ bool has_config_file_flag(const std::vector<MappedString>& argv, size_t i) {
   return false;
 }
 
+// Megatron-LM's own entry points; another script counts as Megatron-LM when
+// it takes Megatron-LM's parallel and shape flags (examples/**/train.py).
+bool is_megatron_lm_entry(std::string_view name, const std::vector<MappedString>& argv, size_t i) {
+  static constexpr std::array<std::string_view, 7> kEntries = {
+      "pretrain_gpt.py", "pretrain_mamba.py", "pretrain_hybrid.py", "pretrain_bert.py",
+      "pretrain_t5.py",  "pretrain_vlm.py",   "pretrain_retro.py"};
+  if (std::find(kEntries.begin(), kEntries.end(), name) != kEntries.end()) return true;
+  static constexpr std::array<std::string_view, 4> kMegatronFlags = {
+      "--tensor-model-parallel-size", "--pipeline-model-parallel-size", "--num-layers", "--micro-batch-size"};
+  if (!ends_with(name, ".py") || has_config_file_flag(argv, i) || has_override_words(argv, i)) return false;
+  for (; i < argv.size(); ++i) {
+    std::string_view flag = option_name(argv[i].text);
+    if (std::find(kMegatronFlags.begin(), kMegatronFlags.end(), flag) != kMegatronFlags.end()) return true;
+  }
+  return false;
+}
+
 // Resources for a launch, from the most specific launcher down.
 struct Torchrun {
   bool present = false;
@@ -612,6 +629,12 @@ void scan_program(const std::vector<MappedString>& argv, size_t i, const Context
   }
   if (name == "setup_experiment.py" && path.find("performance") == std::string_view::npos) {
     out.push_back(launch_train_sh(argv, i, program, context));
+    return;
+  }
+  if (is_megatron_lm_entry(name, argv, i)) {
+    Launch launch = make_launch(EntryPoint::MegatronLM, program, context, torchrun);
+    launch.arguments.assign(argv.begin() + static_cast<std::ptrdiff_t>(i), argv.end());
+    out.push_back(std::move(launch));
     return;
   }
   if (ends_with(name, ".py") && (has_config_file_flag(argv, i) || has_override_words(argv, i))) {

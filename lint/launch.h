@@ -39,6 +39,8 @@ struct Launch {
 
   std::vector<ConvenienceFlag> flags;
   std::vector<MappedString> overrides;  // trailing KEY=VALUE words, in order
+  // Megatron-LM: every word after the program, for read_megatron_lm_args.
+  std::vector<MappedString> arguments;
 
   Cluster cluster;
   std::vector<EnvSetting> env;

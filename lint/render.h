@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "lint/diagnostic.h"
+#include "lint/rule.h"
 #include "lint/source.h"
 
 namespace mblint {
@@ -27,5 +28,12 @@ void render_text(std::ostream& out, const SourceSet& sources, const std::vector<
 // One JSON object: {"version":1,"diagnostics":[...],"summary":{...}}.
 void render_json(std::ostream& out, const SourceSet& sources, const std::vector<Diagnostic>& diagnostics,
                  const Summary& summary);
+
+// SARIF 2.1.0 with the rules' metadata (help text and URI) for code scanning.
+void render_sarif(std::ostream& out, const SourceSet& sources, const std::vector<Diagnostic>& diagnostics,
+                  RuleSet rules, std::string_view tool_version);
+
+// GitHub Actions workflow commands (::error / ::warning / ::notice).
+void render_github(std::ostream& out, const SourceSet& sources, const std::vector<Diagnostic>& diagnostics);
 
 }  // namespace mblint

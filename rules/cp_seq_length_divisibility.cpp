@@ -60,7 +60,9 @@ Megatron-LM's `validate_args` has the same check. The job fails at start-up, aft
 
 The sequence length checked is `model.seq_length`; under `run_recipe.py` it is copied from
 `dataset.seq_length` (also what `-sl/--seq_length` sets). The suggested length also keeps
-sequence parallelism whole (`(seq_length / CP) % TP == 0`).)md",
+sequence parallelism whole (`(seq_length / CP) % TP == 0`). TransformerEngine's own check at the
+first step, "Sequence length per GPU needs to be divisible by 2!", is the same condition for
+fixed-length batches.)md",
     {"launch.sh",
      "#!/bin/bash\n#SBATCH --nodes=4\n#SBATCH --ntasks-per-node=1\ntorchrun --nnodes 4 --nproc-per-node 8 "
      "scripts/training/run_recipe.py \\\n    --recipe llama3_70b_pretrain_config \\\n    dataset.seq_length=8190\n",
@@ -70,7 +72,7 @@ sequence parallelism whole (`(seq_length / CP) % TP == 0`).)md",
      "scripts/training/run_recipe.py \\\n    --recipe llama3_70b_pretrain_config \\\n    dataset.seq_length=8192\n",
      "launch.sh"},
     check,
-    "MC D1, BR V3, PS 18",
+    "MC D1, MC D2, BR V3, PS 18",
 };
 
 }  // namespace mblint

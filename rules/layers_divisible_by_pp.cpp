@@ -37,8 +37,13 @@ void check_middle_virtual_stages(const RuleContext& context, int64_t middle_laye
       span_for(primary));
   add_notes(diag, {&vpp, &d.first_stage_layers, &d.last_stage_layers, &d.num_layers, &d.pipeline_parallel},
             &primary);
+  // A virtual pipeline size must also cut the first and last stages.
+  int64_t common = per_rank;
+  for (const Quantity* stage : {&d.first_stage_layers, &d.last_stage_layers}) {
+    if (stage->known() && *stage->value > 0) common = gcd64(common, *stage->value);
+  }
   std::vector<int64_t> choices;
-  for (int64_t v : divisors(per_rank)) {
+  for (int64_t v : divisors(common)) {
     if (v > 1 && v != *vpp) choices.push_back(v);
   }
   if (choices.size() > 3) choices.resize(3);
@@ -215,7 +220,7 @@ rank: ... must be divisible by virtual pipeline parallel degree"). An explicit
      "model:\n  pipeline_model_parallel_size: 4\n  virtual_pipeline_model_parallel_size: null\n",
      "override.yaml --recipe llama3_8b_pretrain_2gpu_h100_bf16_config --nodes 1 --gpus-per-node 8"},
     check,
-    "MC E5, MC E6, MC E13, MC E14, MC E15, MC E16, MC E17, MC E18, MC E19, PS 31, PS 32",
+    "MC E5, MC E6, MC E13, MC E14, MC E15, MC E16, MC E17, MC E18, MC E19, PS 31, PS 32, BR model uneven PP, BR model account_for split",
 };
 
 }  // namespace mblint

@@ -1,5 +1,5 @@
 // The 1F1B pipeline idles (PP-1)/(VPP·m) of each step (Narayanan et al. 2021).
-#include "rules/rule_support.h"
+#include "rules/pipeline_support.h"
 
 namespace mblint {
 
@@ -9,41 +9,72 @@ namespace {
 
 constexpr double kThreshold = 0.25;
 
+// The global batch that brings the bubble under the threshold. Under the
+// interleaved schedule the microbatch count must also be a multiple of the
+// microbatch group (PP by default) for the schedule to accept it.
+std::optional<std::string> batch_remedy(const RuleContext& context, const Interleaving& schedule, int64_t chunks,
+                                        int64_t m) {
+  const Derived& d = context.derived;
+  int64_t pp = *d.pipeline_parallel;
+  int64_t needed = static_cast<int64_t>(std::ceil(static_cast<double>(pp - 1) / (kThreshold * chunks)));
+  if (schedule.interleaved) {
+    Quantity group = microbatch_group_size(context);
+    int64_t n = group.known() && *group >= pp ? *group : pp;
+    needed = std::max(needed, n);
+    needed = (needed + n - 1) / n * n;
+  }
+  if (!d.micro_batch_size.known() || !d.data_parallel.known() || needed <= m) return std::nullopt;
+  int64_t gbs = needed * *d.micro_batch_size * *d.data_parallel;
+  return fmt::format("global_batch_size >= {} ({} microbatches)", gbs, needed);
+}
+
+// Interleaving, where the layers allow it and the current microbatch count
+// suits the interleaved schedule (at least PP, a multiple of the group).
+std::optional<int64_t> virtual_remedy(const RuleContext& context, int64_t chunks, int64_t m) {
+  const Derived& d = context.derived;
+  int64_t pp = *d.pipeline_parallel;
+  if (read_layout(context.job).present || d.first_stage_layers.known() || d.last_stage_layers.known()) {
+    return std::nullopt;
+  }
+  Quantity group = microbatch_group_size(context);
+  int64_t n = group.known() ? *group : pp;
+  if (m < pp || n < pp || n > m || (m % n != 0 && m % n < pp)) return std::nullopt;
+  if (!d.num_layers.known() || *d.num_layers % pp != 0) return std::nullopt;
+  int64_t per_stage = *d.num_layers / pp;
+  for (int64_t v : divisors(per_stage)) {
+    if (v <= chunks) continue;
+    double bubble = static_cast<double>(pp - 1) / static_cast<double>(v * m);
+    if (bubble <= kThreshold) return v;
+  }
+  return std::nullopt;
+}
+
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   const Derived& d = context.derived;
-  if (!d.bubble || *d.bubble <= kThreshold) return;
   const Quantity& pp = d.pipeline_parallel;
-  const Quantity& vpp = d.virtual_pipeline;
-  const Quantity& m = d.microbatches;
-  int64_t chunks = std::max<int64_t>(1, *vpp);
+  Quantity m = microbatch_count(context);
+  Interleaving schedule = interleaving(context);
+  if (!pp.known() || *pp <= 1 || !m.known() || *m <= 0 || !schedule.known) return;
+  int64_t chunks = schedule.interleaved ? std::max<int64_t>(1, schedule.chunks) : 1;
+  double bubble = static_cast<double>(*pp - 1) / static_cast<double>(chunks * *m);
+  if (bubble <= kThreshold) return;
+  const Quantity& vpp = schedule.source.path == "model.pipeline_model_parallel_layout" ? schedule.source
+                                                                                         : d.virtual_pipeline;
+  const Quantity& primary = most_specific({&pp, &d.global_batch_size, &vpp});
   Diagnostic diag = make_diagnostic(
       kPipelineBubble,
       fmt::format("pipeline bubble is {:.0f}% of every step: (pipeline_model_parallel_size {} - 1) / ({}{} "
                   "microbatches)",
-                  *d.bubble * 100, *pp, chunks > 1 ? fmt::format("{} virtual stages x ", chunks) : "", *m),
-      span_for(most_specific({&pp, &d.global_batch_size, &vpp})));
-  const Quantity& primary = most_specific({&pp, &d.global_batch_size, &vpp});
+                  bubble * 100, *pp, chunks > 1 ? fmt::format("{} virtual stages x ", chunks) : "", *m),
+      span_for(primary));
   add_notes(diag, {&pp, &vpp}, &primary);
   diag.notes.push_back(Note{fmt::format("{} microbatches per step = {}", *m, m.how), span_for(d.global_batch_size)});
   std::vector<std::string> remedies;
-  // More microbatches: the global batch that brings the bubble under the threshold.
-  int64_t needed_m = static_cast<int64_t>(std::ceil(static_cast<double>(*pp - 1) / (kThreshold * chunks)));
-  if (d.micro_batch_size.known() && d.data_parallel.known() && needed_m > *m) {
-    int64_t gbs = needed_m * *d.micro_batch_size * *d.data_parallel;
-    remedies.push_back(fmt::format("global_batch_size >= {} ({} microbatches)", gbs, needed_m));
-  }
-  // Interleaving, where the layers allow it.
-  if (d.num_layers.known() && *d.num_layers % *pp == 0) {
-    int64_t per_stage = *d.num_layers / *pp;
-    for (int64_t v : divisors(per_stage)) {
-      if (v <= chunks) continue;
-      double bubble = static_cast<double>(*pp - 1) / static_cast<double>(v * *m);
-      if (bubble <= kThreshold) {
-        remedies.push_back(fmt::format("virtual_pipeline_model_parallel_size {} ({:.0f}%)", v, bubble * 100));
-        diag.fixes.push_back(set_value_fix(vpp, v));
-        break;
-      }
-    }
+  if (auto batch = batch_remedy(context, schedule, chunks, *m)) remedies.push_back(*batch);
+  if (auto v = virtual_remedy(context, chunks, *m)) {
+    double lower = static_cast<double>(*pp - 1) / static_cast<double>(*v * *m);
+    remedies.push_back(fmt::format("virtual_pipeline_model_parallel_size {} ({:.0f}%)", *v, lower * 100));
+    diag.fixes.push_back(set_value_fix(d.virtual_pipeline, *v));
   }
   remedies.push_back("a smaller pipeline_model_parallel_size");
   std::string help = "lower it with ";
@@ -68,7 +99,15 @@ For the 1F1B schedule that idle fraction is `(PP - 1) / m` of the step, where
 the number of virtual stages: `(PP - 1) / (VPP x m)` (Narayanan et al., "Efficient Large-Scale
 Language Model Training on GPU Clusters Using Megatron-LM", 2021). Above 25% a large share of
 the GPUs' time is spent idle. Raise the global batch, interleave
-(`virtual_pipeline_model_parallel_size`), or use less pipeline parallelism.)md",
+(`virtual_pipeline_model_parallel_size`), or use less pipeline parallelism. Megatron-Core
+accepts fewer microbatches than stages without the virtual pipeline (it only idles more), so
+this is a warning.
+
+The virtual stages count as the schedule runs them: from `virtual_pipeline_model_parallel_size`
+or from the stage count of a `pipeline_model_parallel_layout`. The suggested global batch also
+suits the interleaved schedule (a multiple of the microbatch group, PP by default; see
+`interleaved-microbatch-count`), and interleaving is only suggested when the current
+microbatch count suits it.)md",
     {"override.yaml",
      "model:\n  pipeline_model_parallel_size: 8\n  virtual_pipeline_model_parallel_size: null\n"
      "train:\n  global_batch_size: 16\n",
@@ -78,7 +117,7 @@ the GPUs' time is spent idle. Raise the global batch, interleave
      "train:\n  global_batch_size: 512\n",
      "override.yaml --recipe llama3_70b_pretrain_32gpu_h100_bf16_config --nodes 8 --gpus-per-node 8"},
     check,
-    "PS 29, PS 33",
+    "PS 29, PS 33, MC F9",
 };
 
 }  // namespace mblint

@@ -17,10 +17,16 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   // that turns sequence parallelism on is the change that made it a no-op.
   bool tp_later = span_for(tp).valid() && layer_rank(tp.where.layer) > layer_rank(sp.where.layer);
   Span where = span_for(sp).valid() && !tp_later ? span_for(sp) : span_for(tp);
+  // Megatron Bridge's finalize() and Megatron-LM's validate_args both switch
+  // it off; NeMo 1.x hands the config to Megatron-Core through the same path.
+  std::string_view program = context.job.dialect == Dialect::MegatronLM ? "Megatron-LM"
+                             : context.job.dialect == Dialect::NeMo     ? "NeMo (through Megatron-Core)"
+                                                                        : "Megatron Bridge";
   Diagnostic diag = make_diagnostic(
       kSequenceParallelWithoutTp,
-      "sequence_parallel is true but tensor_model_parallel_size is 1: Megatron Bridge silently turns sequence "
-      "parallelism off",
+      fmt::format("sequence_parallel is true but tensor_model_parallel_size is 1: {} silently turns sequence "
+                  "parallelism off",
+                  program),
       where);
   add_notes(diag, {&tp}, tp_later ? &tp : nullptr);
   if (sp.where.layer == Layer::Recipe || tp_later) diag.notes.push_back(note_for(sp));

@@ -166,8 +166,10 @@ TEST_CASE("a full dump is typed by PyYAML and unset fields take dataclass defaul
 
 TEST_CASE("files that are not Megatron Bridge configs are skipped silently", "[job]") {
   Fixture f;
-  f.write("nemo.yaml", "trainer:\n  devices: 8\nmodel:\n  tensor_model_parallel_size: 3\n  num_attention_heads: 8\n");
-  const Job& job = f.lint("nemo.yaml");
+  // NeMo-RL (NeMo 1.x trainer + model files are read as the NeMo dialect).
+  f.write("nemo_rl.yaml", "policy:\n  megatron_cfg:\n    tensor_model_parallel_size: 3\n"
+                          "cluster:\n  gpus_per_node: 8\n  num_nodes: 1\n");
+  const Job& job = f.lint("nemo_rl.yaml");
   CHECK(job.kind == InputKind::NotAConfig);
   CHECK(f.result.diagnostics.empty());
 }

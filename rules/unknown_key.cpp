@@ -1,0 +1,156 @@
+// A key that is no field of its ConfigContainer section: Megatron Bridge's
+// apply_overrides logs a warning and skips it, so the setting silently does
+// nothing.
+#include "lint/schema.h"
+#include "rules/config_support.h"
+
+namespace mblint {
+
+extern const RuleInfo kUnknownKey;
+
+namespace {
+
+// Sections with several dataclasses: the message cannot name one class.
+bool has_variants(std::string_view section) {
+  return section == "model" || section == "dataset" || section == "peft";
+}
+
+std::string owner_of(std::string_view section) {
+  if (section.empty()) return "ConfigContainer";
+  if (has_variants(section)) return fmt::format("any {} config class", section);
+  for (const SchemaField& field : schema_fields()) {
+    if (field.section == section) return field.variant;
+  }
+  return std::string(section);
+}
+
+// Where the key was written: the whole `key=value` word of an override,
+// else the YAML key.
+Span key_span(const ConfigValue& value) {
+  if (value.where.statement.valid()) return value.where.statement;
+  if (value.where.key.valid()) return value.where.key;
+  return first_span(value);
+}
+
+// Keys the docs use that no GPT provider has: say what to use instead.
+std::string known_confusion(std::string_view section, std::string_view name) {
+  if (section == "model" && name == "max_position_embeddings") {
+    return "GPT model providers have no max_position_embeddings (only T5 does): the position limit is "
+           "model.seq_length";
+  }
+  if (section == "optimizer" && name == "finetune_lr") {
+    return "finetune_lr is an argument of some recipe functions, not a config field: set optimizer.lr";
+  }
+  return "";
+}
+
+// The edit that renames the key where it was written, when the written key
+// is exactly the field name or the dotted path.
+std::optional<TextEdit> rename_key(const ConfigValue& value, std::string_view section, std::string_view name,
+                                   const std::string& replacement) {
+  Span key = value.where.key;
+  if (!key.valid() || !written_by_user(value.where) || !value.where.via.empty()) return std::nullopt;
+  size_t length = key.end - key.begin;
+  if (length == name.size()) return TextEdit{key, replacement};
+  if (length == section.size() + 1 + name.size()) return TextEdit{key, fmt::format("{}.{}", section, replacement)};
+  return std::nullopt;
+}
+
+void report(const RuleContext& context, std::string_view section, std::string_view name, const ConfigValue& value,
+            std::vector<Diagnostic>& out) {
+  std::string dotted = section.empty() ? std::string(name) : fmt::format("{}.{}", section, name);
+  std::string consequence =
+      context.job.config_complete
+          ? std::string("loading the dump (ConfigContainer.from_yaml, LENIENT) drops it")
+          : fmt::format("{} logs \"Key '{}' in overrides not found in config object\" and skips it",
+                        value.where.layer == Layer::Override || value.where.layer == Layer::CommandLine
+                            ? "added with '+' but Megatron Bridge"
+                            : "Megatron Bridge",
+                        name);
+  Diagnostic diag = make_diagnostic(kUnknownKey,
+                                    fmt::format("'{}' is not a field of {}: {}, so this setting does nothing", dotted,
+                                                owner_of(section), consequence),
+                                    key_span(value));
+  std::vector<std::string> similar = similar_field_names(section, name, 1);
+  std::string confusion = known_confusion(section, name);
+  if (!confusion.empty()) {
+    diag.help = confusion;
+  } else if (!similar.empty()) {
+    diag.help = fmt::format("did you mean {}{}{}?", section, section.empty() ? "" : ".", similar.front());
+    Fix fix;
+    fix.description = fmt::format("rename the key to {}", similar.front());
+    fix.safety = FixSafety::Unsafe;  // the value starts to apply
+    if (auto edit = rename_key(value, section, name, similar.front())) fix.edits.push_back(*edit);
+    diag.fixes.push_back(std::move(fix));
+  } else {
+    diag.help = fmt::format("remove it, or check the spelling against {}", owner_of(section));
+  }
+  out.push_back(std::move(diag));
+}
+
+bool skip(const ConfigValue& value) {
+  // mblint's own catalog writes some keys (model dimensions); they are not the user's.
+  return value.where.layer == Layer::Recipe || value.where.layer == Layer::Rewrite ||
+         value.where.layer == Layer::SchemaDefault;
+}
+
+void check_section(const RuleContext& context, const MapEntry& section, std::vector<Diagnostic>& out) {
+  const SchemaField* field = find_schema_field("", section.key);
+  if (!field || !section.value.is_map()) return;
+  // env_vars and other dict-typed sections take any key.
+  if (section.key != "model" && section.key != "dataset" && is_free_form_field(*field)) return;
+  for (const MapEntry& entry : section.value.entries) {
+    if (is_serialization_key(entry.key) || skip(entry.value)) continue;
+    if (is_known_field(context.job, section.key, entry.key)) continue;
+    report(context, section.key, entry.key, entry.value, out);
+  }
+}
+
+void check(const RuleContext& context, std::vector<Diagnostic>& out) {
+  const Job& job = context.job;
+  if (!is_bridge_job(job) || !job.config.is_map()) return;
+  for (const MapEntry& entry : job.config.entries) {
+    if (is_serialization_key(entry.key) || skip(entry.value)) continue;
+    if (!is_config_section(entry.key)) {
+      report(context, "", entry.key, entry.value, out);
+      continue;
+    }
+    check_section(context, entry, out);
+  }
+}
+
+}  // namespace
+
+extern const RuleInfo kUnknownKey = {
+    "MB010",
+    "unknown-key",
+    Severity::Warning,
+    "a key that is no field of its config section is skipped by Megatron Bridge",
+    R"md(Megatron Bridge merges a `--config-file` YAML into the recipe without a schema (OmegaConf
+merge accepts any key), and `+key=value` overrides may add keys Hydra has never seen. The values
+are then copied onto the dataclasses by `apply_overrides`
+(`training/utils/omegaconf_utils.py`): a key the dataclass does not have is skipped with only a
+log line, "Key 'finetune_lr' in overrides not found in config object OptimizerConfig.
+Skipping.". Full dumps loaded with `ConfigContainer.from_yaml` drop unknown keys the same way
+(LENIENT mode). The run starts and the setting silently does nothing.
+
+Real cases: `optimizer.finetune_lr` in the Qwen3-Next finetune example (a recipe-function
+argument, not an `OptimizerConfig` field) and `model.max_position_embeddings` in the
+Megatron-LM migration guide (GPT providers have no such field; the limit is `seq_length`).
+
+mblint checks the first level of each section against the fields Megatron Bridge declares.
+Sections with several classes (`model`, `dataset`, `peft`) accept the fields of any of them,
+including model-specific providers (a VLM's `freeze_vision_model`, distillation's `teacher`);
+T5-only fields count only when `model._target_` names T5. Builder-backed Llama configs'
+`model.transformer.*` are read as `model.*`. Free-form dict sections (`env_vars`) and the
+serialization keys of dumps (`_target_`, `_call_`, ...) are not checked, nor are keys the recipe
+itself sets. The rule applies to Megatron Bridge jobs only.)md",
+    {"override.yaml", "optimizer:\n  finetune_lr: 0.000005\n  min_lr: 0.000005\n",
+     "override.yaml --recipe qwen3_8b_pretrain_config --nodes 1 --gpus-per-node 8"},
+    {"override.yaml", "optimizer:\n  lr: 0.000005\n  min_lr: 0.000005\n",
+     "override.yaml --recipe qwen3_8b_pretrain_config --nodes 1 --gpus-per-node 8"},
+    check,
+    "",
+};
+
+}  // namespace mblint

@@ -1,0 +1,224 @@
+#!/usr/bin/env python3
+"""Generate rules/config_fields_data.inc:
+
+* the field names of the ConfigContainer section variants that
+  lint/schema_data.inc does not describe (model-specific providers such as
+  Qwen2.5-VL's freeze_* fields, distillation's teacher, the dataset providers
+  of VLM and diffusion recipes, PEFT variants), so that unknown-key accepts
+  every variant's fields;
+* the catalog recipes that may turn on Megatron-FSDP or MoE expert-parallel
+  communication overlap (the recipe function, or a function it calls, assigns
+  True; branches are not evaluated, so the lists over-approximate). Recipes
+  not listed leave both off.
+
+Source: a Megatron Bridge checkout (default: the mirror used for the catalog,
+commit 067f987df03b) plus the Megatron-LM builder-backed model configs.
+Only field names are extracted (Python AST); nothing is executed.
+
+Usage: tools/gen_config_fields.py [--bridge PATH] [--megatron-lm PATH] [--check]
+"""
+import argparse
+import ast
+import io
+import os
+import subprocess
+import sys
+import tarfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+OUTPUT = os.path.join(ROOT, "rules", "config_fields_data.inc")
+DEFAULT_BRIDGE = "/work/.mirror/NVIDIA-NeMo+Megatron-Bridge/repo"
+DEFAULT_MLM = "/work/.mirror/NVIDIA+Megatron-LM/repo"
+
+# Classes whose subclasses (and themselves) make up each section's variants.
+ROOTS = {
+    "model": {"GPTModelProvider", "HybridModelProvider", "T5ModelProvider", "TransformerConfig",
+              "MLATransformerConfig", "ModelProviderMixin", "MegatronMIMOProvider", "DistillationProvider",
+              "ModelConfig", "GPTModelConfig", "HybridModelConfig"},
+    "dataset": {"DatasetProvider", "GPTDatasetConfig", "BlendedMegatronDatasetConfig", "DataloaderConfig",
+                "FinetuningDatasetConfig", "GPTSFTDatasetConfig"},
+    "peft": {"PEFT"},
+}
+# Field owners that only some jobs have: a field declared by nothing else is
+# accepted only when the section's _target_ names that family.
+RESTRICTED_FAMILIES = {"T5ModelProvider": "T5"}
+
+
+def python_sources(repo, prefixes):
+    """(path, text) of the .py files under `prefixes` at HEAD of a git repo."""
+    data = subprocess.run(["git", "-C", repo, "archive", "HEAD", *prefixes], check=True,
+                          capture_output=True).stdout
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        for member in tar.getmembers():
+            if member.isfile() and member.name.endswith(".py"):
+                yield member.name, tar.extractfile(member).read().decode("utf-8", "replace")
+
+
+def class_table(sources):
+    classes = {}
+    for path, text in sources:
+        try:
+            tree = ast.parse(text)
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.ClassDef):
+                continue
+            fields, init_args = [], []
+            for statement in node.body:
+                if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
+                    if "ClassVar" not in ast.unparse(statement.annotation):
+                        fields.append(statement.target.id)
+                if isinstance(statement, ast.FunctionDef) and statement.name == "__init__":
+                    init_args += [a.arg for a in statement.args.args[1:] + statement.args.kwonlyargs]
+            bases = [ast.unparse(b).split(".")[-1].split("[")[0] for b in node.bases]
+            classes.setdefault(node.name, []).append((bases, fields, init_args))
+    return classes
+
+
+def ancestors(classes, name, seen=None):
+    seen = set() if seen is None else seen
+    for bases, _, _ in classes.get(name, []):
+        for base in bases:
+            if base not in seen:
+                seen.add(base)
+                ancestors(classes, base, seen)
+    return seen
+
+
+def family_of(classes, name):
+    for family, tag in RESTRICTED_FAMILIES.items():
+        if name == family or family in ancestors(classes, name):
+            return tag
+    return ""
+
+
+def collect(classes):
+    rows = {}
+    for section, roots in ROOTS.items():
+        owners = {}
+        for name in classes:
+            if name not in roots and not (ancestors(classes, name) & roots):
+                continue
+            for bases, fields, init_args in classes[name]:
+                names = fields + (init_args if section == "dataset" else [])
+                for field in names:
+                    if field.startswith("_") or field in ("self", "args", "kwargs"):
+                        continue
+                    owners.setdefault(field, set()).add(family_of(classes, name))
+        for field, families in owners.items():
+            rows[(section, field)] = "" if "" in families else sorted(families)[0]
+    return rows
+
+
+RECIPE_FEATURES = {
+    "kRecipesMaybeMegatronFsdp": r"use_megatron_fsdp\s*=\s*True",
+    "kRecipesMaybeEpOverlap": r"overlap_moe_expert_parallel_comm\s*=\s*True",
+    "kRecipesMaybeOtherCkptFormat": r"ckpt_format\s*=\s*(?!\s)(?![\"']torch_dist[\"'])",
+    "kRecipesMaybeNoSaveDir": r"(checkpoint\.save\s*=\s*None|\bsave\s*=\s*None|cfg\.checkpoint\s*=)",
+    # The common bases (recipes/common.py) set checkpoint.save and .load.
+    "kRecipesWithCommonBase": r"\b_(pretrain|sft|peft)_common(_vlm)?\(",
+}
+
+
+def recipe_features(sources, catalog_names):
+    """{array name: sorted recipe names} for RECIPE_FEATURES."""
+    import re
+    functions = {}
+    for path, text in sources:
+        if "/recipes/" not in path and "/perf_recipes/" not in path:
+            continue
+        try:
+            tree = ast.parse(text)
+        except SyntaxError:
+            continue
+        for node in tree.body:
+            if isinstance(node, ast.FunctionDef):
+                functions.setdefault(node.name, []).append(node)
+            if isinstance(node, ast.ImportFrom):
+                for alias in node.names:
+                    if alias.asname and alias.asname != alias.name:
+                        functions.setdefault(alias.asname, []).append(alias.name)
+
+    def called(node):
+        names = set()
+        for n in ast.walk(node):
+            if isinstance(n, ast.Call):
+                f = n.func
+                name = f.id if isinstance(f, ast.Name) else getattr(f, "attr", None)
+                if name:
+                    names.add(name)
+        return names
+
+    def has(name, pattern, seen):
+        if name in seen:
+            return False
+        seen.add(name)
+        for node in functions.get(name, []):
+            if isinstance(node, str):
+                if has(node, pattern, seen):
+                    return True
+                continue
+            if re.search(pattern, ast.unparse(node)):
+                return True
+            if any(has(c, pattern, seen) for c in called(node) if c in functions):
+                return True
+        return False
+
+    return {array: sorted(n for n in catalog_names if has(n, pattern, set()))
+            for array, pattern in RECIPE_FEATURES.items()}
+
+
+def catalog_recipe_names():
+    names = []
+    with open(os.path.join(ROOT, "lint", "catalog_data.inc")) as f:
+        for line in f:
+            line = line.strip()
+            if line.startswith('.name = "'):
+                names.append(line.split('"')[1])
+    return names
+
+
+def render(rows, features):
+    lines = [
+        "// Generated by tools/gen_config_fields.py from the Megatron Bridge sources (commit 067f987df03b)",
+        "// and Megatron-LM's builder-backed model configs; do not edit. Field names only.",
+        "// section, field, family (\"\": any variant; \"T5\": only when the section's _target_ names it)",
+        "constexpr VariantField kVariantFields[] = {",
+    ]
+    for (section, field), family in sorted(rows.items()):
+        lines.append('    {"%s", "%s", "%s"},' % (section, field, family))
+    lines.append("};")
+    for array, names in features.items():
+        lines.append("")
+        lines.append("constexpr std::string_view %s[] = {" % array)
+        for name in names:
+            lines.append('    "%s",' % name)
+        lines.append("};")
+    return "\n".join(lines) + "\n"
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--bridge", default=DEFAULT_BRIDGE)
+    parser.add_argument("--megatron-lm", default=DEFAULT_MLM)
+    parser.add_argument("--check", action="store_true")
+    args = parser.parse_args()
+    sources = list(python_sources(args.bridge, ["src/megatron/bridge"]))
+    sources += list(python_sources(args.megatron_lm, ["megatron/training/models"]))
+    features = recipe_features(sources, catalog_recipe_names())
+    text = render(collect(class_table(sources)), features)
+    if args.check:
+        with open(OUTPUT) as f:
+            if f.read() != text:
+                print(f"{OUTPUT} is stale: run tools/gen_config_fields.py", file=sys.stderr)
+                return 1
+        return 0
+    with open(OUTPUT, "w") as f:
+        f.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
