@@ -11,6 +11,7 @@
 #include "lint/config_value.h"
 #include "lint/diagnostic.h"
 #include "lint/mapped_string.h"
+#include "lint/rule.h"
 #include "lint/source.h"
 #include "lint/version.h"
 
@@ -142,6 +143,7 @@ struct LintOptions {
   std::optional<CommandLineValue> megatron_core_version;
   std::optional<CommandLineValue> dialect;  // bridge, megatron-lm, nemo; detected when absent
   FileId command_line_file = kNoFile;
+  Thresholds thresholds;
 };
 
 }  // namespace mblint

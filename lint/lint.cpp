@@ -6,13 +6,14 @@
 
 namespace mblint {
 
-void check_job(const Job& job, const Derived& derived, RuleSet rules, std::vector<Diagnostic>& out) {
+void check_job(const Job& job, const Derived& derived, const Thresholds& thresholds, RuleSet rules,
+               std::vector<Diagnostic>& out) {
   bool has_config = job.kind == InputKind::BridgeOverrideYaml || job.kind == InputKind::BridgeDump ||
                     job.kind == InputKind::MegatronLmTestConfig || job.kind == InputKind::NemoYaml ||
                     (job.kind == InputKind::LaunchScript && job.entry != EntryPoint::None &&
                      job.entry != EntryPoint::Unknown);
   if (!has_config) return;
-  RuleContext context{job, derived};
+  RuleContext context{job, derived, thresholds};
   for (const RuleInfo* rule : rules) {
     if (rule->check) rule->check(context, out);
   }
@@ -34,7 +35,7 @@ LintResult run_lint(SourceSet& sources, const LintOptions& options, RuleSet rule
   for (const Job& job : result.jobs) {
     result.derived.push_back(derive(job));
     result.diagnostics.insert(result.diagnostics.end(), job.problems.begin(), job.problems.end());
-    check_job(job, result.derived.back(), rules, result.diagnostics);
+    check_job(job, result.derived.back(), options.thresholds, rules, result.diagnostics);
   }
   fill_rule_codes(result.diagnostics, rules);
   sort_and_deduplicate(result.diagnostics);

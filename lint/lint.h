@@ -23,7 +23,8 @@ struct LintResult {
 LintResult run_lint(SourceSet& sources, const LintOptions& options, RuleSet rules);
 
 // Run every rule with a check over one job.
-void check_job(const Job& job, const Derived& derived, RuleSet rules, std::vector<Diagnostic>& out);
+void check_job(const Job& job, const Derived& derived, const Thresholds& thresholds, RuleSet rules,
+               std::vector<Diagnostic>& out);
 
 // Fill each diagnostic's code from the registry (loaders only know names).
 void fill_rule_codes(std::vector<Diagnostic>& diagnostics, RuleSet rules);

@@ -23,9 +23,17 @@ struct RuleExample {
   std::string_view args;
 };
 
+// Limits a team may tune (`.mblint.yaml` thresholds); the defaults are the
+// documented ones.
+struct Thresholds {
+  double pipeline_bubble = 0.25;  // warn above this bubble fraction
+  double memory_headroom = 0.90;  // warn above this fraction of GPU memory
+};
+
 struct RuleContext {
   const Job& job;
   const Derived& derived;
+  const Thresholds& thresholds;
 };
 
 using RuleCheck = void (*)(const RuleContext& context, std::vector<Diagnostic>& out);

@@ -7,8 +7,6 @@ extern const RuleInfo kPipelineBubble;
 
 namespace {
 
-constexpr double kThreshold = 0.25;
-
 // The global batch that brings the bubble under the threshold. Under the
 // interleaved schedule the microbatch count must also be a multiple of the
 // microbatch group (PP by default) for the schedule to accept it.
@@ -16,7 +14,7 @@ std::optional<std::string> batch_remedy(const RuleContext& context, const Interl
                                         int64_t m) {
   const Derived& d = context.derived;
   int64_t pp = *d.pipeline_parallel;
-  int64_t needed = static_cast<int64_t>(std::ceil(static_cast<double>(pp - 1) / (kThreshold * chunks)));
+  int64_t needed = static_cast<int64_t>(std::ceil(static_cast<double>(pp - 1) / (context.thresholds.pipeline_bubble * chunks)));
   if (schedule.interleaved) {
     Quantity group = microbatch_group_size(context);
     int64_t n = group.known() && *group >= pp ? *group : pp;
@@ -44,7 +42,7 @@ std::optional<int64_t> virtual_remedy(const RuleContext& context, int64_t chunks
   for (int64_t v : divisors(per_stage)) {
     if (v <= chunks) continue;
     double bubble = static_cast<double>(pp - 1) / static_cast<double>(v * m);
-    if (bubble <= kThreshold) return v;
+    if (bubble <= context.thresholds.pipeline_bubble) return v;
   }
   return std::nullopt;
 }
@@ -57,7 +55,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   if (!pp.known() || *pp <= 1 || !m.known() || *m <= 0 || !schedule.known) return;
   int64_t chunks = schedule.interleaved ? std::max<int64_t>(1, schedule.chunks) : 1;
   double bubble = static_cast<double>(*pp - 1) / static_cast<double>(chunks * *m);
-  if (bubble <= kThreshold) return;
+  if (bubble <= context.thresholds.pipeline_bubble) return;
   const Quantity& vpp = schedule.source.path == "model.pipeline_model_parallel_layout" ? schedule.source
                                                                                          : d.virtual_pipeline;
   const Quantity& primary = most_specific({&pp, &d.global_batch_size, &vpp});

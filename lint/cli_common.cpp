@@ -1,0 +1,148 @@
+#include "lint/cli_common.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "lint/catalog.h"
+#include "lint/version.h"
+
+namespace mblint {
+
+CommandLine add_command_line(SourceSet& sources, const std::vector<std::string>& args) {
+  CommandLine line;
+  std::string text = "mblint";
+  for (const std::string& arg : args) {
+    text += ' ';
+    line.offsets.push_back(static_cast<uint32_t>(text.size()));
+    text += arg;
+  }
+  line.file = add_source(sources, "<command-line>", text, /*synthetic=*/true);
+  return line;
+}
+
+// Every value of option `name` (`--name value` or `--name=value`), located.
+std::vector<CommandLineValue> option_values(const std::vector<std::string>& args, const CommandLine& line,
+                                            std::initializer_list<std::string_view> names) {
+  std::vector<CommandLineValue> values;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--") break;
+    for (std::string_view name : names) {
+      std::string_view arg = args[i];
+      if (arg == name && i + 1 < args.size()) {
+        values.push_back({args[i + 1], make_span(line.file, line.offsets[i + 1],
+                                                 line.offsets[i + 1] + args[i + 1].size())});
+        ++i;
+        break;
+      }
+      if (arg.size() > name.size() && arg.substr(0, name.size()) == name && arg[name.size()] == '=') {
+        uint32_t start = line.offsets[i] + static_cast<uint32_t>(name.size()) + 1;
+        values.push_back({std::string(arg.substr(name.size() + 1)), make_span(line.file, start, start + arg.size() - name.size() - 1)});
+        break;
+      }
+    }
+  }
+  return values;
+}
+
+std::optional<CommandLineValue> last_value(const std::vector<std::string>& args, const CommandLine& line,
+                                           std::initializer_list<std::string_view> names) {
+  auto values = option_values(args, line, names);
+  if (values.empty()) return std::nullopt;
+  return values.back();
+}
+
+std::optional<Severity> parse_severity(std::string_view text) {
+  if (text == "error") return Severity::Error;
+  if (text == "warning") return Severity::Warning;
+  if (text == "note") return Severity::Note;
+  return std::nullopt;
+}
+
+bool use_color(const std::string& mode, const CliEnvironment& env) {
+  if (mode == "always") return true;
+  if (mode == "never") return false;
+  auto no_color = env.getenv ? env.getenv("NO_COLOR") : std::nullopt;
+  if (no_color && !no_color->empty()) return false;
+  return env.stdout_is_tty;
+}
+
+int usage_error(const CliEnvironment& env, const std::string& message) {
+  env.err << "mblint: " << message << "\n";
+  return kExitUsage;
+}
+
+std::optional<int> parse_command(cxxopts::Options& options, const std::vector<std::string>& args,
+                                 cxxopts::ParseResult& parsed, const CliEnvironment& env) {
+  std::vector<std::string> argv_storage = {options.program()};
+  argv_storage.insert(argv_storage.end(), args.begin(), args.end());
+  std::vector<const char*> argv;
+  for (const std::string& a : argv_storage) argv.push_back(a.c_str());
+  try {
+    parsed = options.parse(static_cast<int>(argv.size()), argv.data());
+  } catch (const cxxopts::exceptions::exception& error) {
+    return usage_error(env, fmt::format("{} (see {} --help)", error.what(), options.program()));
+  }
+  if (parsed.count("help")) {
+    env.out << options.help();
+    return kExitClean;
+  }
+  return std::nullopt;
+}
+
+void add_job_options(cxxopts::Options& options) {
+  options.add_options("job")
+      ("recipe", "recipe the YAML files / --config-file scripts use", cxxopts::value<std::string>())
+      ("nodes", "number of nodes", cxxopts::value<std::string>())
+      ("gpus-per-node", "GPUs (ranks) per node", cxxopts::value<std::string>())
+      ("gpu", "GPU type: a100-40, a100-80, h100, h200, b200, b300, gb200, gb300, vr200, r100",
+       cxxopts::value<std::string>())
+      ("set", "Hydra override applied last (repeatable), e.g. --set model.context_parallel_size=2",
+       cxxopts::value<std::vector<std::string>>())
+      ("bridge-version", "Megatron Bridge version the job runs (default: newest known)",
+       cxxopts::value<std::string>())
+      ("megatron-core-version", "Megatron-Core version the job runs (default: newest known)",
+       cxxopts::value<std::string>())
+      ("dialect", "read YAML files as bridge, megatron-lm or nemo (default: detected from the content)",
+       cxxopts::value<std::string>());
+}
+
+std::optional<int> read_job_options(const std::vector<std::string>& full_args, const CommandLine& line,
+                                    const CliEnvironment& env, LintOptions& options) {
+  options.base_dir = env.cwd;
+  options.command_line_file = line.file;
+  options.recipe = last_value(full_args, line, {"--recipe"});
+  options.nodes = last_value(full_args, line, {"--nodes"});
+  options.gpus_per_node = last_value(full_args, line, {"--gpus-per-node"});
+  options.gpu = last_value(full_args, line, {"--gpu"});
+  options.sets = option_values(full_args, line, {"--set"});
+  options.bridge_version = last_value(full_args, line, {"--bridge-version"});
+  options.megatron_core_version = last_value(full_args, line, {"--megatron-core-version"});
+  options.dialect = last_value(full_args, line, {"--dialect"});
+  if (options.dialect && options.dialect->text != "bridge" && options.dialect->text != "megatron-lm" &&
+      options.dialect->text != "nemo") {
+    return usage_error(env, fmt::format("unknown --dialect '{}' (known: bridge, megatron-lm, nemo)",
+                                        options.dialect->text));
+  }
+  for (const auto* count : {&options.nodes, &options.gpus_per_node}) {
+    if (*count && (count->value().text.empty() ||
+                   !std::all_of(count->value().text.begin(), count->value().text.end(), ::isdigit) ||
+                   count->value().text == "0")) {
+      return usage_error(env, fmt::format("expected a positive integer, got '{}'", count->value().text));
+    }
+  }
+  if (options.gpu && !find_gpu(options.gpu->text)) {
+    return usage_error(env, fmt::format("unknown GPU type '{}' (known: a100-40, a100-80, h100, h200, b200, b300, "
+                                        "gb200, gb300, vr200, r100)",
+                                        options.gpu->text));
+  }
+  for (const auto* version : {&options.bridge_version, &options.megatron_core_version}) {
+    if (*version && !parse_version(version->value().text)) {
+      return usage_error(env, fmt::format("'{}' is not a version (expected e.g. 0.6 or 0.16.0)", version->value().text));
+    }
+  }
+
+  return std::nullopt;
+}
+
+}  // namespace mblint
