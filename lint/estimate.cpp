@@ -52,6 +52,7 @@ bool offloads(const MemoryModel& m, const char* module) { return m.offload_modul
 // dropout returns its input and neither the mask nor the copy exists.
 void core_attention(const MemoryModel& m, double tokens, double heads_local, Terms& t) {
   if (recomputes(m, "core_attn")) return;  // [K] selective recompute: recomputed from Q, K, V
+  if (offloads(m, "core_attn")) return;    // fine-grained offloading moves them to the host
   double s = static_cast<double>(m.seq) / m.cp;
   double b = static_cast<double>(m.micro_batch);
   if (m.unfused_attention) {
@@ -309,6 +310,14 @@ StageActivations stage_activations(const MemoryModel& m, int stage) {
     }
   }
   a.layers = chunks * per_chunk;
+  if (!m.offload_modules.empty() && n > 0) {
+    // Fine-grained offloading copies asynchronously: the layer being
+    // offloaded and the one being reloaded still hold their tensors.
+    MemoryModel kept = m;
+    kept.offload_modules.clear();
+    double full = (dense * layer_activation_bytes(kept, false) + (moe > 0 ? moe * layer_activation_bytes(kept, true) : 0)) / n;
+    a.working += std::min(2.0, n) * std::max(0.0, full - per_layer);
+  }
   // CPU activation offloading (PP = 1 only): the first k layers' activations
   // go to the host; one layer is in flight on the device at a time.
   if (m.cpu_offload_layers > 0 && m.recompute.empty()) {
@@ -332,9 +341,19 @@ StageActivations stage_activations(const MemoryModel& m, int stage) {
     // place and keeps it for the backward pass; the backward pass hands back
     // a bf16 gradient (2·sbv/t) while the fp32 softmax is alive. Peak 6 bytes
     // per logit. [K] counts only 4sbv/t (the fp32 logits) for p = 1.
+    // With --cross-entropy-loss-fusion (native) the steps are compiled
+    // functions (jit_fuser) that return new tensors instead of working in
+    // place: the fp32 cast and the fp32 softmax coexist, 10 bytes per logit.
     double logits = tokens * static_cast<double>(m.vocab) / m.tp;
     double mtp = static_cast<double>(m.stage_mtp.empty() ? 0 : m.stage_mtp[stage]);
-    a.logits = logits * (2 + 4 * (1 + mtp));  // each MTP loss keeps its own fp32 softmax
+    double cast = m.cross_entropy == "native" ? 4 : 0;
+    a.logits = logits * (2 + cast + 4 * (1 + mtp));  // each MTP loss keeps its own fp32 softmax
+    // defer_embedding_wgrad_compute: the output layer's weight gradient waits
+    // for the pipeline flush, keeping each earlier micro-batch's bf16 logits
+    // gradient and the layer's input.
+    if (m.deferred_wgrad > 1) {
+      a.logits += static_cast<double>(m.deferred_wgrad - 1) * (2 * logits + 2 * tokens * h * rep);
+    }
   }
   if (!m.stage_mtp.empty() && m.stage_mtp[stage] > 0) {
     // MTP layers run once per micro-batch on the stage holding them: a

@@ -83,6 +83,8 @@ struct MemoryModel {
   std::string fsdp_sharding;  // Megatron-FSDP: optim, optim_grads, optim_grads_params; "" = DDP
   double optimizer_offload = 0;
   bool grad_accumulation_fusion = true;
+  std::string cross_entropy = "unfused";  // "unfused", "native" (fused, compiled), "te"
+  int64_t deferred_wgrad = 0;  // output-layer wgrads deferred to the flush (micro-batches)
   // Activations.
   bool unfused_attention = false;
   double hidden_dropout = 0.1, attention_dropout = 0.1;

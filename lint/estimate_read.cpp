@@ -221,6 +221,15 @@ void read_precision(const Reader& r, MemoryModel& m) {
     m.optimizer_offload = std::clamp(r.number("optimizer.optimizer_offload_fraction").value_or(1.0), 0.0, 1.0);
   }
   m.grad_accumulation_fusion = r.flag("model.gradient_accumulation_fusion").value_or(true);
+  // Megatron-LM's --cross-entropy-loss-fusion is off by default; Bridge's
+  // GPT providers turn it on.
+  if (r.flag("model.cross_entropy_loss_fusion").value_or(!r.megatron_lm && !m.mla)) {
+    m.cross_entropy = r.text("model.cross_entropy_fusion_impl").value_or("native");
+  }
+  if (r.flag("model.defer_embedding_wgrad_compute").value_or(false)) {
+    int64_t limit = r.integer("model.wgrad_deferral_limit").value_or(0);
+    m.deferred_wgrad = limit > 0 ? std::min(limit, m.microbatches) : m.microbatches;
+  }
 }
 
 void read_activation_settings(const Reader& r, MemoryModel& m) {

@@ -86,6 +86,7 @@ constexpr std::array kFlags = {
     value("--attention-dropout", T::Float, "model.attention_dropout"),
     value("--hidden-dropout", T::Float, "model.hidden_dropout"),
     set("--cross-entropy-loss-fusion", "model.cross_entropy_loss_fusion"),
+    choice("--cross-entropy-fusion-impl", "model.cross_entropy_fusion_impl", "native|te"),
     value("--padded-vocab-size", T::Int, ""),
     value("--make-vocab-size-divisible-by", T::Int, "model.make_vocab_size_divisible_by"),
     choice("--position-embedding-type", "model.position_embedding_type",
