@@ -152,6 +152,7 @@ struct StageParams {
   double replicated = 0;   // norms, biases, router, position embeddings
   double experts = 0;      // routed experts, split by EP·ETP
   double largest = 0;      // the largest single weight on the stage (elements)
+  double adapter_params = 0;  // LoRA adapters, when PEFT trains them
 };
 
 void add_attention_params(const MemoryModel& m, double count, StageParams& p) {
@@ -223,6 +224,15 @@ StageParams stage_params(const MemoryModel& m, int stage) {
   add_attention_params(m, dense + moe, p);
   add_mlp_params(m, dense, false, p);
   add_mlp_params(m, moe, true, p);
+  if (m.lora_rank > 0) {
+    // LoRA on linear_qkv, linear_proj, linear_fc1, linear_fc2 of every layer:
+    // r x (inputs + outputs) each, the TP-split side divided by TP.
+    double qkv_out = static_cast<double>(m.heads + 2 * m.query_groups) * m.kv_channels;
+    double glu = m.swiglu ? 2.0 : 1.0;
+    double per_layer = m.lora_rank * (h + qkv_out / m.tp + m.heads * m.kv_channels / static_cast<double>(m.tp) + h +
+                                      h + m.ffn * glu / m.tp + m.ffn / static_cast<double>(m.tp) + h);
+    p.adapter_params = (dense + moe) * per_layer;
+  }
   double embedding = static_cast<double>(m.vocab) * h / m.tp;
   bool first = stage == 0;
   bool last = stage == m.pp - 1;
@@ -390,6 +400,17 @@ ParamBytes param_bytes(const MemoryModel& m, const StageParams& p) {
   bool shard_params = fsdp && m.fsdp_sharding == "optim_grads_params";
   double state = m.master_bytes * (m.param_bytes < 4 ? 1 : 0) + m.exp_avg_bytes + m.exp_avg_sq_bytes;
   b.weights = all * m.param_bytes;
+  if (m.lora_rank > 0) {
+    // LoRA: the frozen base weights get no main_grad and no optimizer state;
+    // the adapters (A: in x r, B: r x out per linear layer) get both, as
+    // fp32-master Adam with fp32 gradients. Their weights are counted with
+    // the base weights' bytes.
+    double adapters = p.adapter_params;
+    b.weights += adapters * m.param_bytes;
+    b.gradients = adapters * 4;
+    b.optimizer = adapters * state;
+    return b;
+  }
   if (shard_params) {
     // Megatron-FSDP keeps a 1/(DP·CP) shard plus the gathered parameters of
     // the module running and the one prefetched.

@@ -83,6 +83,7 @@ struct MemoryModel {
   std::string fsdp_sharding;  // Megatron-FSDP: optim, optim_grads, optim_grads_params; "" = DDP
   double optimizer_offload = 0;
   bool grad_accumulation_fusion = true;
+  int64_t lora_rank = 0;  // PEFT (LoRA): the base model is frozen; 0 = full training
   std::string cross_entropy = "unfused";  // "unfused", "native" (fused, compiled), "te"
   int64_t deferred_wgrad = 0;  // output-layer wgrads deferred to the flush (micro-batches)
   // Activations.

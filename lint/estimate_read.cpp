@@ -334,8 +334,14 @@ bool read_parallel(const Reader& r, MemoryModel& m, std::string* why_not) {
     if (why_not) *why_not = "the parallel sizes are out of range";
     return false;
   }
+  int64_t model_ranks = m.tp * m.pp * m.cp;
+  const Recipe* recipe = r.job.recipe;
   if (d.data_parallel.known() && *d.data_parallel > 0) {
     m.dp = *d.data_parallel;
+  } else if (!d.world_size.known() && recipe && recipe->num_gpus > 0 && recipe->num_gpus % model_ranks == 0) {
+    m.dp = recipe->num_gpus / model_ranks;
+    r.assumptions.push_back(fmt::format("world size unknown: the recipe's {} GPUs (data-parallel size {})",
+                                        recipe->num_gpus, m.dp));
   } else {
     m.dp = 1;
     r.assumptions.push_back("world size unknown: data-parallel size 1 (give --nodes and --gpus-per-node)");
@@ -347,6 +353,9 @@ bool read_parallel(const Reader& r, MemoryModel& m, std::string* why_not) {
   if (!d.micro_batch_size.known()) r.assumptions.push_back("micro_batch_size unknown: 1 assumed");
   if (d.microbatches.known() && *d.microbatches > 0) {
     m.microbatches = *d.microbatches;
+  } else if (d.global_batch_size.known() && *d.global_batch_size % (m.micro_batch * m.dp) == 0 &&
+             *d.global_batch_size >= m.micro_batch * m.dp) {
+    m.microbatches = *d.global_batch_size / (m.micro_batch * m.dp);
   } else {
     m.microbatches = m.pp;
     r.assumptions.push_back(fmt::format("microbatches per step unknown: {} (PP) assumed", m.pp));
@@ -363,7 +372,20 @@ std::optional<MemoryModel> read_memory_model(const Job& job, const Derived& deri
   r.dims = job.recipe ? job.recipe->dims : nullptr;
   r.megatron_lm = job.dialect == Dialect::MegatronLM;
   MemoryModel m;
+  bool hybrid = (r.dims && r.dims->hybrid_layer_pattern && *r.dims->hybrid_layer_pattern) ||
+                config_text(job, "model.hybrid_layer_pattern").value || config_text(job, "model.hybrid_override_pattern").value;
+  if (hybrid) {
+    if (why_not) *why_not = "hybrid (Mamba) models are not modelled";
+    return std::nullopt;
+  }
   if (!read_shape(r, m, why_not) || !read_parallel(r, m, why_not)) return std::nullopt;
+  // PEFT: a `peft` section (or a PEFT recipe) trains LoRA adapters only.
+  const ConfigValue* peft = config_node(job, "peft");
+  bool peft_recipe = job.recipe && std::string_view(job.recipe->task) == "peft";
+  if ((peft && !peft->is_null()) || (peft_recipe && !(peft && peft->is_null()))) {
+    m.lora_rank = r.integer("peft.dim").value_or(32);
+    if (!r.integer("peft.dim")) assumptions.push_back("PEFT: LoRA rank 32 (LoRA's default dim) on every linear layer");
+  }
   m.vocab = vocab_size(r, m.tp);
   split_layers(r, m);
   read_precision(r, m);
