@@ -77,6 +77,7 @@ struct MemoryModel {
   int grad_bytes = 4;         // main_grad buffer
   double master_bytes = 4, exp_avg_bytes = 4, exp_avg_sq_bytes = 4;
   bool fp8 = false, fp8_param = false;
+  bool fp8_weight_cache = false;  // TE's cached FP8 weights (+ transposes) across micro-batches
   std::string optimizer = "adam";
   bool distributed_optimizer = false;
   int64_t optimizer_instances = 1;

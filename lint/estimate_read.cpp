@@ -194,6 +194,13 @@ void read_precision(const Reader& r, MemoryModel& m) {
   m.param_bytes = bf16 || fp16 ? 2 : 4;
   std::optional<std::string> fp8 = r.text("model.fp8");
   m.fp8 = fp8.has_value() && !fp8->empty();
+  if (!fp8 && r.job.recipe) {  // the recipe's precision preset: fp8_cs, fp8_mx, fp8_sc...
+    std::string preset = r.text("mixed_precision").value_or(r.job.recipe->precision);
+    m.fp8 = preset.find("fp8") != std::string::npos;
+  }
+  // TE keeps the quantized weights across micro-batches unless the model
+  // disables the parameter transpose cache.
+  m.fp8_weight_cache = m.fp8 && !r.flag("model.disable_parameter_transpose_cache").value_or(false);
   m.fp8_param = r.flag("model.fp8_param").value_or(false) || r.flag("ddp.fp8_param_gather").value_or(false);
   // validate_args: bf16 accumulates and reduces gradients in fp32 unless
   // --grad-reduce-in-bf16; fp16 keeps fp16 main grads unless asked.
