@@ -287,6 +287,11 @@ bool read_shape(const Reader& r, MemoryModel& m, std::string* why_not) {
     }
     return false;
   }
+  constexpr int64_t kMaxDim = int64_t{1} << 30;
+  if (*layers > 100000 || *hidden > kMaxDim || *heads > kMaxDim || *seq > kMaxDim) {
+    if (why_not) *why_not = "the model shape is out of range";
+    return false;
+  }
   m.layers = *layers;
   m.hidden = *hidden;
   m.heads = *heads;
@@ -313,6 +318,7 @@ bool read_shape(const Reader& r, MemoryModel& m, std::string* why_not) {
     m.v_head = r.shape("model.v_head_dim", dims ? dims->v_head_dim : 0, 128, "");
   }
   m.experts = d.num_moe_experts.known() ? *d.num_moe_experts : dims ? dims->num_moe_experts : 0;
+  m.experts = std::clamp<int64_t>(m.experts, 0, kMaxDim);
   if (m.experts > 0) {
     m.topk = r.shape("model.moe_router_topk", dims ? dims->moe_router_topk : 0, 2, "");
     m.moe_ffn = r.shape("model.moe_ffn_hidden_size", dims ? dims->moe_ffn_hidden_size : 0, m.ffn, "");
@@ -323,7 +329,7 @@ bool read_shape(const Reader& r, MemoryModel& m, std::string* why_not) {
     m.pad_to_capacity = r.flag("model.moe_pad_expert_input_to_capacity").value_or(false);
     m.dispatcher = r.text("model.moe_token_dispatcher_type").value_or("allgather");
   }
-  m.mtp_layers = r.shape("model.mtp_num_layers", dims ? dims->mtp_num_layers : 0, 0, "");
+  m.mtp_layers = std::clamp<int64_t>(r.shape("model.mtp_num_layers", dims ? dims->mtp_num_layers : 0, 0, ""), 0, 1000);
   return true;
 }
 
@@ -337,7 +343,8 @@ bool read_parallel(const Reader& r, MemoryModel& m, std::string* why_not) {
   m.etp = size(d.expert_tensor_parallel);
   m.vpp = d.virtual_pipeline.known() && *d.virtual_pipeline > 1 ? *d.virtual_pipeline : 1;
   m.sp = d.sequence_parallel.value.value_or(false) && m.tp > 1;
-  if (m.pp > 4096 || m.tp > 4096) {
+  constexpr int64_t kMaxSize = 1 << 20;  // no real job comes near; keeps the arithmetic exact
+  if (m.pp > 4096 || m.vpp > 4096 || m.tp > kMaxSize || m.cp > kMaxSize || m.ep > kMaxSize || m.etp > kMaxSize) {
     if (why_not) *why_not = "the parallel sizes are out of range";
     return false;
   }
@@ -356,7 +363,7 @@ bool read_parallel(const Reader& r, MemoryModel& m, std::string* why_not) {
   m.edp = d.expert_data_parallel.known() && *d.expert_data_parallel > 0
               ? *d.expert_data_parallel
               : std::max<int64_t>(1, m.dp * m.tp * m.cp / (m.ep * m.etp));
-  m.micro_batch = d.micro_batch_size.known() && *d.micro_batch_size > 0 ? *d.micro_batch_size : 1;
+  m.micro_batch = d.micro_batch_size.known() && *d.micro_batch_size > 0 ? std::min<int64_t>(*d.micro_batch_size, kMaxSize) : 1;
   if (!d.micro_batch_size.known()) r.assumptions.push_back("micro_batch_size unknown: 1 assumed");
   if (d.microbatches.known() && *d.microbatches > 0) {
     m.microbatches = *d.microbatches;
@@ -367,7 +374,8 @@ bool read_parallel(const Reader& r, MemoryModel& m, std::string* why_not) {
     m.microbatches = m.pp;
     r.assumptions.push_back(fmt::format("microbatches per step unknown: {} (PP) assumed", m.pp));
   }
-  m.microbatch_group = r.integer("model.microbatch_group_size_per_vp_stage").value_or(0);
+  m.microbatches = std::min<int64_t>(m.microbatches, kMaxSize);
+  m.microbatch_group = std::clamp<int64_t>(r.integer("model.microbatch_group_size_per_vp_stage").value_or(0), 0, kMaxSize);
   return true;
 }
 
