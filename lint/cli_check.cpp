@@ -21,8 +21,8 @@ cxxopts::Options check_options() {
   options.positional_help("FILE...");
   add_job_options(options);
   options.add_options("output")
-      ("format", "output format: text, json, sarif or github (default text; github when GITHUB_ACTIONS=true)",
-       cxxopts::value<std::string>()->default_value("text"))
+      ("format", "output format: text (default), json, sarif or github (the default when GITHUB_ACTIONS=true)",
+       cxxopts::value<std::string>())
       ("output", "write the report to FILE (atomically) instead of standard output", cxxopts::value<std::string>())
       ("fail-on", "exit 1 when a finding is at least: error, warning or note",
        cxxopts::value<std::string>()->default_value("error"))

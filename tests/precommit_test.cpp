@@ -69,7 +69,10 @@ TEST_CASE("pre-commit runs the mblint hook: fails on a bad launch script, passes
 
   std::filesystem::path binary_dir = std::filesystem::path(MBLINT_BINARY).parent_path();
   std::string environment = "cd " + p + " && PATH=" + shell_quote(binary_dir.string()) + ":\"$PATH\" PRE_COMMIT_HOME=" +
-                            shell_quote((scratch.path / "cache").string()) + " GIT_CONFIG_NOSYSTEM=1 ";
+                            shell_quote((scratch.path / "cache").string()) + " GIT_CONFIG_NOSYSTEM=1"
+                            // No network: any HTTP(S) access would fail through this dead proxy.
+                            " http_proxy=http://127.0.0.1:9 https_proxy=http://127.0.0.1:9 HTTP_PROXY=http://127.0.0.1:9"
+                            " HTTPS_PROXY=http://127.0.0.1:9 PIP_NO_INDEX=1 ";
   auto failing = run_tool(environment + "pre-commit run --all-files --color never");
   INFO(failing.output);
   CHECK(failing.code == 1);

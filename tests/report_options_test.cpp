@@ -34,7 +34,7 @@ std::vector<std::string> with(std::vector<std::string> args, std::initializer_li
 
 }  // namespace
 
-TEST_CASE("--format github: one workflow command per diagnostic, escaped", "[cli-output]") {
+TEST_CASE("format github: one workflow command per diagnostic, escaped", "[cli-output]") {
   ScratchDir dir("mblint-output");
   dir.write("launch.sh", kLaunch);
   auto run = run_mblint({"check", "launch.sh", "--format", "github"}, dir.path);
@@ -79,7 +79,7 @@ TEST_CASE("GITHUB_ACTIONS=true chooses --format github unless a format is given"
   CHECK(other.out.rfind("launch.sh:6:5: error:", 0) == 0);
 }
 
-TEST_CASE("--output writes the report to a file, keeping an existing file's permissions", "[cli-output]") {
+TEST_CASE("output option writes the report to a file, keeping an existing file's permissions", "[cli-output]") {
   ScratchDir dir("mblint-output");
   dir.write("launch.sh", kLaunch);
   dir.write("report.txt", "old");
@@ -100,7 +100,7 @@ TEST_CASE("--output writes the report to a file, keeping an existing file's perm
   CHECK(unwritable.code == 2);
 }
 
-TEST_CASE("--exit-zero, --quiet and --fail-on", "[cli-output]") {
+TEST_CASE("exit-zero, quiet and fail-on options", "[cli-output]") {
   ScratchDir dir("mblint-output");
   dir.write("launch.sh", kLaunch);
   CHECK(run_mblint({"check", "launch.sh", "--exit-zero"}, dir.path).code == 0);
@@ -119,7 +119,7 @@ TEST_CASE("--exit-zero, --quiet and --fail-on", "[cli-output]") {
   CHECK(run_mblint(with(kYamlArgs, {"--fail-on", "warning", "--exit-zero"}), dir.path).code == 0);
 }
 
-TEST_CASE("--statistics counts findings per rule, most frequent first", "[cli-output]") {
+TEST_CASE("statistics option counts findings per rule, most frequent first", "[cli-output]") {
   ScratchDir dir("mblint-output");
   dir.write("stats.sh",
             "#!/bin/bash\n#SBATCH --nodes=1\ntorchrun --nproc-per-node 8 scripts/training/run_recipe.py \\\n"
