@@ -4,10 +4,12 @@
 #include <catch2/catch.hpp>
 
 #include <fstream>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "lint/render.h"
+#include "rules/registry.h"
 #include "tests/fixture_runner.h"
 #include "tests/gate_support.h"
 #include "tests/test_support.h"
@@ -124,6 +126,24 @@ TEST_CASE("SARIF output of the fixtures is valid against the OASIS SARIF 2.1.0 s
       files += test::shell_quote(file.string());
     }
   }
+  // Corner cases the fixtures may not reach: a file outside the working
+  // directory with a space and non-ASCII in its name (an absolute file: URI),
+  // an insertion (empty region), a note without a location.
+  SourceSet sources;
+  FileId outside = add_source(sources, "/elsewhere/my conf/é.yaml", "model:\n  x: 1\n");
+  Diagnostic corner{"unknown-key", "MB010", Severity::Warning, "m", make_span(outside, 9, 10), {}, "h", {}, "model.x"};
+  corner.notes.push_back(Note{"a note without a location", Span{}});
+  corner.fixes.push_back(Fix{"insert", FixSafety::Safe, {TextEdit{make_span(outside, 9, 9), "# "}}});
+  std::ostringstream corner_log;
+  render_sarif(corner_log, sources, {corner}, all_rules(), "0.0.0", "/work");
+  json corner_json = json::parse(corner_log.str());
+  CHECK(corner_json["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"] ==
+        json::parse(R"({"uri": "file:///elsewhere/my%20conf/%C3%A9.yaml"})"));
+  std::filesystem::path corner_file = out.path / "corner.sarif";
+  std::ofstream(corner_file) << corner_log.str();
+  files += ' ';
+  files += test::shell_quote(corner_file.string());
+
   REQUIRE(count > 100);
   CHECK(with_notes > 0);
   CHECK(with_fixes > 0);
@@ -132,7 +152,7 @@ TEST_CASE("SARIF output of the fixtures is valid against the OASIS SARIF 2.1.0 s
                               test::shell_quote(schema.string()) + files);
   INFO(check.output.substr(0, 4000));
   CHECK(check.code == 0);
-  WARN("validated " << count << " SARIF logs (" << with_notes << " results with related locations, " << with_fixes
+  WARN("validated " << count << " fixture SARIF logs and 1 corner-case log (" << with_notes << " results with related locations, " << with_fixes
                     << " with fixes) with " << version.output);
 
   // The validator does reject what the schema forbids (a result without a message).
