@@ -220,6 +220,19 @@ uint32_t next_code_line(const SourceFile& file, uint32_t line, const std::vector
   return 0;
 }
 
+// The last line of the command starting on `line`: continuation lines end
+// with a backslash.
+uint32_t command_end_line(const SourceFile& file, uint32_t line) {
+  uint32_t last = line;
+  while (last < file.line_starts.size()) {
+    std::string_view text = line_text(file, last);
+    while (!text.empty() && is_blank(text.back())) text.remove_suffix(1);
+    if (text.empty() || text.back() != '\\') break;
+    ++last;
+  }
+  return last;
+}
+
 void read_rule_names(std::string_view list, size_t list_offset, FileId id, RuleSet rules, Suppression& out) {
   size_t i = 0;
   while (i < list.size()) {
@@ -283,7 +296,8 @@ bool suppressed(const SourceSet& sources, const Diagnostic& d, std::vector<Suppr
   bool honoured = false;
   std::vector<SuppressedRule*> unreasoned;
   for (Suppression& s : suppressions) {
-    if (s.file != d.where.file || s.malformed || (!s.file_wide && s.target_line != line)) continue;
+    bool on_target = s.target_line && s.target_line <= line && line <= s.target_end_line;
+    if (s.file != d.where.file || s.malformed || (!s.file_wide && !on_target)) continue;
     for (SuppressedRule& entry : s.rules) {
       if (!entry.rule || entry.rule->name != d.rule) continue;
       entry.used = true;
@@ -326,9 +340,10 @@ Diagnostic unused_diagnostic(const RuleInfo& meta, const Suppression& s, const S
                                 : fmt::format("did you mean {}?", suggestion);
     return d;
   }
-  std::string scope = s.file_wide ? "in this file"
-                      : s.target_line ? fmt::format("on line {}", s.target_line)
-                                      : "(no line follows the comment)";
+  std::string scope = s.file_wide                           ? "in this file"
+                      : s.target_end_line > s.target_line ? fmt::format("on lines {}-{}", s.target_line, s.target_end_line)
+                      : s.target_line                     ? fmt::format("on line {}", s.target_line)
+                                                          : "(no line follows the comment)";
   Diagnostic d = make_diagnostic(
       meta, fmt::format("suppression of {} matches no finding {}", entry.rule->name, scope), entry.where);
   d.help = "remove the rule from the comment (or the comment) once the finding is gone";
@@ -382,7 +397,13 @@ std::vector<Suppression> find_suppressions(const SourceFile& file, FileId id, Ru
   for (const Comment& comment : comments) {
     std::optional<Suppression> s = parse_suppression(file, id, comment, rules);
     if (!s) continue;
-    if (!s->file_wide) s->target_line = comment.alone ? next_code_line(file, comment.line, comments) : comment.line;
+    if (!s->file_wide) {
+      s->target_line = comment.alone ? next_code_line(file, comment.line, comments) : comment.line;
+      s->target_end_line = s->target_line;
+      if (comment.alone && s->target_line && comment_syntax_for(file.path) == CommentSyntax::Shell) {
+        s->target_end_line = command_end_line(file, s->target_line);
+      }
+    }
     out.push_back(std::move(*s));
   }
   return out;

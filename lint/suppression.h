@@ -1,5 +1,6 @@
 // Inline suppressions: `# mblint: disable=RULE[,RULE] -- reason` at the end of
-// the offending line or alone on the line(s) above it, and
+// the offending line or alone on the line(s) above it (in a shell script:
+// above the command, covering its `\` continuation lines), and
 // `# mblint: disable-file=RULE[,RULE] -- reason` anywhere in a file. A
 // post-processing step over the diagnostics of a run: rules and renderers
 // know nothing of it.
@@ -45,7 +46,10 @@ struct Suppression {
   FileId file = kNoFile;
   Span comment;
   bool file_wide = false;
-  uint32_t target_line = 0;  // the line it applies to (0: none, or file-wide)
+  uint32_t target_line = 0;  // the first line it applies to (0: none, or file-wide)
+  // The last line: target_line, except above a shell command continued with
+  // `\` (its overrides are on the continuation lines, where no comment fits).
+  uint32_t target_end_line = 0;
   std::vector<SuppressedRule> rules;
   std::string reason;  // after `--`, trimmed; empty when none
   bool malformed = false;  // `# mblint:` that is not `disable=` / `disable-file=`

@@ -11,7 +11,8 @@ extern const RuleInfo kUnusedSuppression = {
     Severity::Warning,
     "an inline `# mblint: disable=` suppression matches no finding, or names no mblint rule",
     R"md(A `# mblint: disable=RULE -- reason` comment hides the findings of `RULE` on its own line (at
-the end of a line) or on the next line that is not blank or a comment (alone on a line);
+the end of a line) or on the next line that is not blank or a comment (alone on a line; in a
+launch script that line and its `\` continuation lines, the whole command);
 `# mblint: disable-file=RULE -- reason` hides them in the whole file. Rules are named by name
 (`cp-seq-length-divisibility`) or code (`MB401`), several separated by commas.
 

@@ -111,6 +111,33 @@ TEST_CASE("a suppression with a reason hides an error at the end of its line", "
   CHECK(run_mblint({"check", "launch.sh"}, dir.path).code == 0);
 }
 
+TEST_CASE("in a launch script, a suppression above a command covers its continuation lines", "[suppression]") {
+  ScratchDir dir("mblint-suppress");
+  std::string script = launch("");
+  size_t command = script.find("torchrun");
+  script.insert(command, "# mblint: disable=cp-seq-length-divisibility -- padded by our collator\n");
+  dir.write("launch.sh", script);
+  auto run = run_mblint({"check", "launch.sh"}, dir.path);
+  CHECK(run.code == 0);
+  CHECK(run.out == "mblint: no problems found in 1 file\n");
+
+  // The range: the command's first line to its last continuation line (shell
+  // only; in YAML just the next line).
+  SourceSet sources;
+  std::string above = "# mblint: disable=MB401 -- r\n";
+  FileId id;
+  std::vector<Suppression> found;
+  id = add_source(sources, "launch2.sh", std::string(above) + "a \\\n  b \\\n  c\nd\n");
+  found = find_suppressions(sources.files[id], id, all_rules());
+  REQUIRE(found.size() == 1);
+  CHECK(found[0].target_line == 2);
+  CHECK(found[0].target_end_line == 4);
+  id = add_source(sources, "conf.yaml", std::string(above) + "a: 1\nb: 2\n");
+  found = find_suppressions(sources.files[id], id, all_rules());
+  REQUIRE(found.size() == 1);
+  CHECK(found[0].target_end_line == 2);
+}
+
 TEST_CASE("an error suppressed without a reason stays, and the suppression is reported", "[suppression]") {
   ScratchDir dir("mblint-suppress");
   dir.write("launch.sh", launch("  # mblint: disable=cp-seq-length-divisibility"));
