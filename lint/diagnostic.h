@@ -48,6 +48,10 @@ struct Diagnostic {
   std::vector<Note> notes;
   std::string help;        // one line: what to change
   std::vector<Fix> fixes;  // alternatives, best first
+  // The config key path the finding is about ("model.context_parallel_size"),
+  // filled after the checks from the job's provenance (lint/subject.h); empty
+  // when the finding is about no single value. Baselines key on it.
+  std::string subject;
 };
 
 // Ordering used by every renderer: file, position, then rule name.

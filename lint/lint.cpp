@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "lint/job_builder.h"
+#include "lint/subject.h"
+#include "lint/suppression.h"
 
 namespace mblint {
 
@@ -33,10 +35,13 @@ LintResult run_lint(SourceSet& sources, const LintOptions& options, RuleSet rule
   result.diagnostics = std::move(built.problems);
   result.jobs = std::move(built.jobs);
   for (const Job& job : result.jobs) {
+    size_t first = result.diagnostics.size();
     result.derived.push_back(derive(job));
     result.diagnostics.insert(result.diagnostics.end(), job.problems.begin(), job.problems.end());
     check_job(job, result.derived.back(), options.thresholds, rules, result.diagnostics);
+    fill_subjects(job, sources, std::span(result.diagnostics).subspan(first));
   }
+  apply_suppressions(sources, rules, result.diagnostics);
   fill_rule_codes(result.diagnostics, rules);
   sort_and_deduplicate(result.diagnostics);
   // Findings in files first, then those located on mblint's own command line.

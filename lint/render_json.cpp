@@ -35,6 +35,7 @@ json diagnostic_json(const SourceSet& sources, const Diagnostic& d) {
   object["severity"] = std::string(severity_name(d.severity));
   object["message"] = d.message;
   put_range(object, sources, d.where);
+  object["subject"] = d.subject.empty() ? json(nullptr) : json(d.subject);
   json notes = json::array();
   for (const Note& note : d.notes) {
     json n = json::object();

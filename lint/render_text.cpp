@@ -72,6 +72,12 @@ Summary summarize(const std::vector<Diagnostic>& diagnostics, size_t files) {
 
 void render_text(std::ostream& out, const SourceSet& sources, const std::vector<Diagnostic>& diagnostics,
                  const Summary& summary, bool color) {
+  render_text_diagnostics(out, sources, diagnostics, color);
+  render_text_summary(out, summary);
+}
+
+void render_text_diagnostics(std::ostream& out, const SourceSet& sources, const std::vector<Diagnostic>& diagnostics,
+                             bool color) {
   Palette p{color};
   for (const Diagnostic& d : diagnostics) {
     std::string where = location(sources, d.where);
@@ -86,6 +92,9 @@ void render_text(std::ostream& out, const SourceSet& sources, const std::vector<
     }
     if (!d.help.empty()) out << p.help() << "help: " << p.reset() << d.help << '\n';
   }
+}
+
+void render_text_summary(std::ostream& out, const Summary& summary) {
   if (summary.errors + summary.warnings + summary.notes == 0) {
     out << fmt::format("mblint: no problems found in {}\n", plural(summary.files, "file"));
     return;

@@ -40,6 +40,8 @@ extern const RuleInfo kCheckpointLoadSettings;
 extern const RuleInfo kLoggerRunNameMissing;
 extern const RuleInfo kProfilerSettings;
 extern const RuleInfo kDatasetSettings;
+extern const RuleInfo kUnusedSuppression;
+extern const RuleInfo kSuppressionWithoutReason;
 // == declarations: world size and process groups ==
 extern const RuleInfo kWorldSizeDivisibility;
 extern const RuleInfo kExpertWorldSizeDivisibility;
@@ -216,6 +218,8 @@ const std::array kRules = {
     &kLoggerRunNameMissing,
     &kProfilerSettings,
     &kDatasetSettings,
+    &kUnusedSuppression,
+    &kSuppressionWithoutReason,
     // == list: world size and process groups ==
     &kWorldSizeDivisibility,
     &kExpertWorldSizeDivisibility,

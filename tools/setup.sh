@@ -9,7 +9,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PACKAGES=(build-essential cmake pkg-config libyaml-cpp-dev libre2-dev libfmt-dev libcxxopts-dev
-          catch2 nlohmann-json3-dev python3)
+          catch2 nlohmann-json3-dev python3
+          # Test-only: the SARIF schema validator (npm, below) and the pre-commit hook test.
+          git nodejs npm pre-commit)
 
 missing=()
 for package in "${PACKAGES[@]}"; do
@@ -20,6 +22,14 @@ if ((${#missing[@]})); then
   if [[ $(id -u) -eq 0 ]]; then SUDO=(); else SUDO=(sudo); fi
   "${SUDO[@]}" apt-get update -qq
   DEBIAN_FRONTEND=noninteractive "${SUDO[@]}" apt-get install -y -qq "${missing[@]}"
+fi
+
+# Test-only npm packages (Ajv for tests/sarif_test.cpp), pinned by
+# tools/node/package-lock.json, into tools/node/node_modules (gitignored).
+if [[ ! -f tools/node/node_modules/.package-lock.json ||
+      tools/node/package-lock.json -nt tools/node/node_modules/.package-lock.json ]]; then
+  echo "mblint setup: installing the test tools in tools/node (npm ci)"
+  (cd tools/node && npm ci --no-audit --no-fund --loglevel=error)
 fi
 
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release

@@ -1,0 +1,37 @@
+// Found by the suppression step (lint/suppression.cpp): an error means the
+// job fails at start-up, so hiding one must say why.
+#include "lint/rule.h"
+
+namespace mblint {
+
+extern const RuleInfo kSuppressionWithoutReason = {
+    "MB091",
+    "suppression-without-reason",
+    Severity::Warning,
+    "an error (the job would fail) is suppressed without a `-- reason`: the suppression is not honoured",
+    R"md(Error-level findings are the ones that make Megatron fail at start-up (an assertion in
+`validate()` or `validate_args`, a shape that does not divide). Hiding one is sometimes right
+(mblint's view of the job is incomplete, the value is patched at run time), but the next reader
+must know why. A suppression of an error-level finding therefore needs a reason after `--`:
+
+    dataset.seq_length=8190  # mblint: disable=cp-seq-length-divisibility -- padded to 8192 by our collator
+
+Without a reason the suppression is not honoured: the error stays, and this warning points at
+the rule name in the comment. Warnings and notes may be suppressed without a reason (one is
+still recommended).)md",
+    {"launch.sh",
+     "#!/bin/bash\n#SBATCH --nodes=4\n#SBATCH --ntasks-per-node=1\ntorchrun --nnodes 4 --nproc-per-node 8 "
+     "scripts/training/run_recipe.py \\\n    --recipe llama3_70b_pretrain_config \\\n"
+     "    dataset.seq_length=8190  # mblint: disable=cp-seq-length-divisibility\n",
+     "launch.sh"},
+    {"launch.sh",
+     "#!/bin/bash\n#SBATCH --nodes=4\n#SBATCH --ntasks-per-node=1\ntorchrun --nnodes 4 --nproc-per-node 8 "
+     "scripts/training/run_recipe.py \\\n    --recipe llama3_70b_pretrain_config \\\n"
+     "    dataset.seq_length=8190  # mblint: disable=cp-seq-length-divisibility,cp-sequence-parallel-divisibility"
+     " -- padded to 8192 by our collator\n",
+     "launch.sh"},
+    nullptr,
+    "",
+};
+
+}  // namespace mblint
