@@ -14,7 +14,7 @@ const char* kUsage =
     "usage: mblint <command> [options]\n"
     "\n"
     "commands:\n"
-    "  check FILE...     lint launch scripts and Megatron Bridge YAML files\n"
+    "  check PATH...     lint launch scripts and Megatron Bridge YAML files (directories are walked)\n"
     "  rules             list every rule (code, name, severity, summary)\n"
     "  explain RULE      print a rule's documentation (name or code)\n"
     "  version           print mblint's version\n"

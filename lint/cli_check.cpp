@@ -1,4 +1,4 @@
-// `mblint check FILE...`: lint the jobs and report every finding.
+// `mblint check PATH...`: lint the jobs and report every finding.
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -14,7 +14,7 @@ namespace {
 cxxopts::Options check_options() {
   cxxopts::Options options("mblint check", "Lint Megatron Bridge launch scripts and YAML configs.");
   options.custom_help("[options]");
-  options.positional_help("FILE...");
+  options.positional_help("PATH...");
   add_job_options(options);
   options.add_options("output")
       ("format", "output format: text or json", cxxopts::value<std::string>()->default_value("text"))
@@ -22,7 +22,7 @@ cxxopts::Options check_options() {
        cxxopts::value<std::string>()->default_value("error"))
       ("color", "colour: auto, always or never", cxxopts::value<std::string>()->default_value("auto"))
       ("h,help", "show this help")
-      ("paths", "files to check", cxxopts::value<std::vector<std::string>>());
+      ("paths", "files and directories to check", cxxopts::value<std::vector<std::string>>());
   options.parse_positional({"paths"});
   return options;
 }
@@ -33,7 +33,7 @@ int run_check(const std::vector<std::string>& args, RuleSet rules, const CliEnvi
   cxxopts::Options parser = check_options();
   cxxopts::ParseResult parsed;
   if (auto stop = parse_command(parser, args, parsed, env)) return *stop;
-  if (!parsed.count("paths")) return usage_error(env, "check needs at least one file (see mblint check --help)");
+  if (!parsed.count("paths")) return usage_error(env, "check needs at least one file or directory (see mblint check --help)");
   std::string format = parsed["format"].as<std::string>();
   if (format != "text" && format != "json") return usage_error(env, fmt::format("unknown --format '{}'", format));
   auto fail_on = parse_severity(parsed["fail-on"].as<std::string>());

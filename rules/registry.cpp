@@ -40,6 +40,7 @@ extern const RuleInfo kCheckpointLoadSettings;
 extern const RuleInfo kLoggerRunNameMissing;
 extern const RuleInfo kProfilerSettings;
 extern const RuleInfo kDatasetSettings;
+extern const RuleInfo kProjectConfig;
 // == declarations: world size and process groups ==
 extern const RuleInfo kWorldSizeDivisibility;
 extern const RuleInfo kExpertWorldSizeDivisibility;
@@ -213,6 +214,7 @@ const std::array kRules = {
     &kLoggerRunNameMissing,
     &kProfilerSettings,
     &kDatasetSettings,
+    &kProjectConfig,
     // == list: world size and process groups ==
     &kWorldSizeDivisibility,
     &kExpertWorldSizeDivisibility,
