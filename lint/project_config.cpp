@@ -261,7 +261,12 @@ std::optional<ContextEntry> read_context_entry(Reader& r, const ConfigValue& ite
     if (entry.launch) {
       entry.launch_path = (r.config.dir / entry.launch->text).lexically_normal();
       std::error_code error;
-      if (!fs::is_regular_file(entry.launch_path, error)) {
+      std::string ext = entry.launch_path.extension().string();
+      if (ext == ".yaml" || ext == ".yml" || ext == ".json") {
+        report(r, entry.launch->where, fmt::format("launch '{}' is a YAML file, not a launch script", entry.launch->text),
+               "name the script that runs the matched files with --config-file; a YAML gets a recipe with recipe:");
+        entry.launch.reset();
+      } else if (!fs::is_regular_file(entry.launch_path, error)) {
         report(r, entry.launch->where, fmt::format("launch script '{}' does not exist", entry.launch->text),
                "paths in the project config are relative to the directory that holds it");
         entry.launch.reset();

@@ -1,5 +1,6 @@
 #include "lint/project_run.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -111,8 +112,8 @@ std::vector<Input> expand_paths(const LintOptions& options, Configs& configs) {
 }
 
 // A walked file that is no config at all (a workflow, a compose file, an
-// install script) stays silent; one that names a config section but does not
-// parse is still reported.
+// install script without a training launch) stays silent; a YAML that does
+// not parse but names a config section is still reported.
 bool names_config_section(const std::string& text) {
   size_t at = 0;
   while (at < text.size()) {
@@ -131,7 +132,11 @@ bool names_config_section(const std::string& text) {
 
 void silence_non_config(const SourceSet& sources, Job& job) {
   bool unlaunched_script = job.kind == InputKind::LaunchScript && job.entry == EntryPoint::None;
-  bool other_yaml = job.kind == InputKind::NotAConfig && !names_config_section(sources.files[job.primary].text);
+  // A YAML that does not parse cannot be classified: its text decides.
+  bool unparsed = std::any_of(job.problems.begin(), job.problems.end(),
+                              [](const Diagnostic& d) { return d.rule == "yaml-syntax"; });
+  bool other_yaml = job.kind == InputKind::NotAConfig &&
+                    !(unparsed && names_config_section(sources.files[job.primary].text));
   if (unlaunched_script || other_yaml) job.problems.clear();
 }
 

@@ -440,3 +440,61 @@ TEST_CASE("context launch: a YAML linted alone runs under the script that launch
   CHECK(p.path(bad[0]->where) == "conf/a.yaml");
   CHECK(p.result.files_checked == 2);
 }
+
+TEST_CASE("a walked YAML of another framework stays silent even with duplicate keys", "[project-config]") {
+  Project p;
+  p.write("rl/grpo.yaml", "policy:\n  model_name: x\n  model_name: y\nmodel:\n  a: 1\n");
+  p.lint({"."});
+  CHECK(p.result.diagnostics.empty());
+  p.lint({"rl/grpo.yaml"});
+  CHECK(p.of("duplicate-key").size() == 1);
+}
+
+TEST_CASE("walking each corpus repository: no noise on files that are no config", "[project-config][shared]") {
+  auto shared = test::shared_dir();
+  if (!shared) {
+    WARN("../shared absent: skipping the corpus walk");
+    return;
+  }
+  fs::path corpus = *shared / "corpus";
+  std::vector<fs::path> repositories;
+  for (const auto& entry : fs::directory_iterator(corpus)) {
+    if (entry.is_directory()) repositories.push_back(entry.path());
+  }
+  std::sort(repositories.begin(), repositories.end());
+  for (const fs::path& repository : repositories) {
+    INFO(repository.filename().string());
+    SourceSet sources;
+    LintOptions options;
+    options.base_dir = corpus;
+    options.command_line_file = add_source(sources, "<command-line>", "mblint check", true);
+    options.paths = {repository.filename().string()};
+    LintResult result = run_lint(sources, options, all_rules());
+    // The walk reads every lintable, non-hidden file.
+    size_t expected = 0;
+    for (auto it = fs::recursive_directory_iterator(repository); it != fs::recursive_directory_iterator(); ++it) {
+      if (is_hidden_name(it->path())) {
+        if (it->is_directory()) it.disable_recursion_pending();
+        continue;
+      }
+      if (it->is_regular_file() && is_walked_name(it->path())) ++expected;
+    }
+    CHECK(result.files_checked == expected);
+    // Every finding is in a file of a job that is a training config.
+    std::set<FileId> config_files;
+    size_t not_configs = 0;
+    for (const Job& job : result.jobs) {
+      bool config = job.kind != InputKind::NotAConfig &&
+                    !(job.kind == InputKind::LaunchScript && job.entry == EntryPoint::None);
+      if (config) config_files.insert(job.files.begin(), job.files.end());
+      if (!config) ++not_configs;
+    }
+    for (const Diagnostic& d : result.diagnostics) {
+      INFO(sources.files[d.where.file].path << ": " << d.message);
+      CHECK(config_files.count(d.where.file) == 1);
+    }
+    WARN(repository.filename().string() << ": " << result.files_checked << " files, " << result.jobs.size()
+                                        << " jobs (" << not_configs << " not a config), " << result.diagnostics.size()
+                                        << " findings");
+  }
+}
