@@ -1,9 +1,9 @@
 #include "lint/project_config.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
-
-#include <fmt/format.h>
 
 #include "lint/catalog.h"
 #include "lint/file_reader.h"
@@ -42,14 +42,22 @@ void report(Reader& r, Span where, std::string message, std::string help) {
 
 std::string kind_name(const ConfigValue& value) {
   switch (value.kind) {
-    case ValueKind::Null: return "null";
-    case ValueKind::Bool: return "a boolean";
-    case ValueKind::Int: return "an integer";
-    case ValueKind::Float: return "a number";
-    case ValueKind::String: return "a string";
-    case ValueKind::List: return "a list";
-    case ValueKind::Map: return "a mapping";
-    case ValueKind::Unknown: return "an expression";
+    case ValueKind::Null:
+      return "null";
+    case ValueKind::Bool:
+      return "a boolean";
+    case ValueKind::Int:
+      return "an integer";
+    case ValueKind::Float:
+      return "a number";
+    case ValueKind::String:
+      return "a string";
+    case ValueKind::List:
+      return "a list";
+    case ValueKind::Map:
+      return "a mapping";
+    case ValueKind::Unknown:
+      return "an expression";
   }
   return "a value";
 }
@@ -75,7 +83,8 @@ std::string joined(const std::vector<std::string_view>& names) {
 
 // A mapping whose keys must be among `known`; returns false (reported) when
 // `value` is not a mapping.
-bool check_map(Reader& r, const ConfigValue& value, std::string_view where, const std::vector<std::string_view>& known) {
+bool check_map(Reader& r, const ConfigValue& value, std::string_view where,
+               const std::vector<std::string_view>& known) {
   if (value.is_null()) return false;  // `cluster:` with nothing under it
   if (!value.is_map()) {
     report(r, value.where.value, fmt::format("{} must be a mapping, not {}", where, kind_name(value)),
@@ -101,20 +110,30 @@ std::string written_text(const Reader& r, const ConfigValue& value) {
   return text.substr(span.begin, span.end - span.begin);
 }
 
+// The span of a string's characters: inside the quotes of "a=1", so that
+// an override read from it is located character by character.
+Span text_span(const ConfigValue& value) {
+  Span span = value.where.value;
+  if (value.quoted && span.end - span.begin == value.text.size() + 2)
+    return Span{span.file, span.begin + 1, span.end - 1};
+  return span;
+}
+
 bool is_scalar(const ConfigValue& value) {
   return value.kind == ValueKind::Int || value.kind == ValueKind::Float || value.kind == ValueKind::String ||
          value.kind == ValueKind::Bool;
 }
 
 std::optional<CommandLineValue> read_count(Reader& r, const ConfigValue& value, std::string_view name) {
-  if (value.kind == ValueKind::Int && value.integer > 0) return CommandLineValue{std::to_string(value.integer), value.where.value};
+  if (value.kind == ValueKind::Int && value.integer > 0)
+    return CommandLineValue{std::to_string(value.integer), value.where.value};
   report(r, value.where.value, fmt::format("{} is {}: expected a positive integer", name, to_display(value)),
          fmt::format("write e.g. {}: 8", name));
   return std::nullopt;
 }
 
 std::optional<CommandLineValue> read_gpu(Reader& r, const ConfigValue& value, std::string_view name) {
-  if (value.kind == ValueKind::String && find_gpu(value.text)) return CommandLineValue{value.text, value.where.value};
+  if (value.kind == ValueKind::String && find_gpu(value.text)) return CommandLineValue{value.text, text_span(value)};
   report(r, value.where.value, fmt::format("{} is {}, not a GPU type mblint knows", name, to_display(value)),
          "known GPU types: a100-40, a100-80, h100, h200, b200, b300, gb200, gb300, vr200, r100");
   return std::nullopt;
@@ -127,12 +146,13 @@ std::optional<CommandLineValue> read_version(Reader& r, const ConfigValue& value
     if (parse_version(text)) return CommandLineValue{text, value.where.value};
   }
   report(r, value.where.value, fmt::format("{} is {}, not a version", name, to_display(value)),
-         fmt::format("write it quoted, e.g. {}: \"{}\"", name, name.find("bridge") != std::string_view::npos ? "0.6" : "0.16"));
+         fmt::format("write it quoted, e.g. {}: \"{}\"", name,
+                     name.find("bridge") != std::string_view::npos ? "0.6" : "0.16"));
   return std::nullopt;
 }
 
 std::optional<LocatedText> read_text(Reader& r, const ConfigValue& value, std::string_view name) {
-  if (value.kind == ValueKind::String && !value.text.empty()) return LocatedText{value.text, value.where.value};
+  if (value.kind == ValueKind::String && !value.text.empty()) return LocatedText{value.text, text_span(value)};
   report(r, value.where.value, fmt::format("{} must be a non-empty string, not {}", name, kind_name(value)),
          "quote globs and paths: \"conf/*.yaml\"");
   return std::nullopt;
@@ -174,7 +194,8 @@ void read_versions(Reader& r, const ConfigValue& versions) {
   if (auto* core = find_child(versions, "megatron_core")) {
     r.config.megatron_core_version = read_version(r, *core, "versions.megatron_core");
   }
-  if (auto* bridge = find_child(versions, "bridge")) r.config.bridge_version = read_version(r, *bridge, "versions.bridge");
+  if (auto* bridge = find_child(versions, "bridge"))
+    r.config.bridge_version = read_version(r, *bridge, "versions.bridge");
 }
 
 // A rule by name or code; reported with the nearest rule name when unknown.
@@ -213,7 +234,8 @@ void read_rules(Reader& r, const ConfigValue& rules) {
     }
     if (!level) {
       report(r, entry.value.where.value,
-             fmt::format("the severity of '{}' is {}: expected error, warning or note", entry.key, to_display(entry.value)),
+             fmt::format("the severity of '{}' is {}: expected error, warning or note", entry.key,
+                         to_display(entry.value)),
              "write error, warning or note (to turn a rule off, list it under rules.disable)");
       continue;
     }
@@ -226,7 +248,8 @@ std::optional<LocatedNumber> read_fraction(Reader& r, const ConfigValue& value, 
   if (number && value.kind != ValueKind::Bool && *number > 0 && *number <= 1 && std::isfinite(*number)) {
     return LocatedNumber{*number, value.where.value};
   }
-  report(r, value.where.value, fmt::format("{} is {}: expected a fraction above 0 and at most 1", name, to_display(value)),
+  report(r, value.where.value,
+         fmt::format("{} is {}: expected a fraction above 0 and at most 1", name, to_display(value)),
          fmt::format("write e.g. {}: {}", name, name.find("memory") != std::string_view::npos ? "0.90" : "0.25"));
   return std::nullopt;
 }
@@ -263,7 +286,8 @@ std::optional<ContextEntry> read_context_entry(Reader& r, const ConfigValue& ite
       std::error_code error;
       std::string ext = entry.launch_path.extension().string();
       if (ext == ".yaml" || ext == ".yml" || ext == ".json") {
-        report(r, entry.launch->where, fmt::format("launch '{}' is a YAML file, not a launch script", entry.launch->text),
+        report(r, entry.launch->where,
+               fmt::format("launch '{}' is a YAML file, not a launch script", entry.launch->text),
                "name the script that runs the matched files with --config-file; a YAML gets a recipe with recipe:");
         entry.launch.reset();
       } else if (!fs::is_regular_file(entry.launch_path, error)) {
@@ -277,7 +301,8 @@ std::optional<ContextEntry> read_context_entry(Reader& r, const ConfigValue& ite
     if (auto text = read_text(r, *recipe, "context recipe")) entry.recipe = CommandLineValue{text->text, text->where};
   }
   if (auto* nodes = find_child(item, "nodes")) entry.nodes = read_count(r, *nodes, "context nodes");
-  if (auto* count = find_child(item, "gpus_per_node")) entry.gpus_per_node = read_count(r, *count, "context gpus_per_node");
+  if (auto* count = find_child(item, "gpus_per_node"))
+    entry.gpus_per_node = read_count(r, *count, "context gpus_per_node");
   if (auto* gpu = find_child(item, "gpu")) entry.gpu = read_gpu(r, *gpu, "context gpu");
   if (auto* sets = find_child(item, "set")) {
     for (const LocatedText& set : read_text_list(r, *sets, "context set")) {
@@ -433,7 +458,8 @@ void apply_config_nvlink_domain(const ProjectConfig& config, const LintOptions& 
 void apply_rule_settings(const ProjectConfig& config, std::vector<Diagnostic>& diagnostics, size_t first) {
   if (config.disabled.empty() && config.severity.empty()) return;
   auto begin = diagnostics.begin() + static_cast<std::ptrdiff_t>(std::min(first, diagnostics.size()));
-  auto kept = std::remove_if(begin, diagnostics.end(), [&](const Diagnostic& d) { return config.disabled.count(d.rule) > 0; });
+  auto kept =
+      std::remove_if(begin, diagnostics.end(), [&](const Diagnostic& d) { return config.disabled.count(d.rule) > 0; });
   diagnostics.erase(kept, diagnostics.end());
   for (size_t i = first; i < diagnostics.size(); ++i) {
     auto it = config.severity.find(diagnostics[i].rule);

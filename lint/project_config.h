@@ -34,14 +34,14 @@ struct LocatedText {
 
 // `context:` entry: what gives an override YAML that matches `files` its job.
 struct ContextEntry {
-  LocatedText files;                           // glob, relative to the config's directory
-  std::optional<LocatedText> launch;           // launch script that runs the matched YAML
-  std::filesystem::path launch_path;           // `launch` resolved against the config's directory
-  std::optional<CommandLineValue> recipe;      // like --recipe
-  std::optional<CommandLineValue> nodes;       // like --nodes
+  LocatedText files;                       // glob, relative to the config's directory
+  std::optional<LocatedText> launch;       // launch script that runs the matched YAML
+  std::filesystem::path launch_path;       // `launch` resolved against the config's directory
+  std::optional<CommandLineValue> recipe;  // like --recipe
+  std::optional<CommandLineValue> nodes;   // like --nodes
   std::optional<CommandLineValue> gpus_per_node;
   std::optional<CommandLineValue> gpu;
-  std::vector<CommandLineValue> sets;          // like --set, applied before the command line's
+  std::vector<CommandLineValue> sets;  // like --set, applied before the command line's
 };
 
 struct RuleSeverity {

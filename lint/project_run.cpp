@@ -54,8 +54,8 @@ struct Configs {
     fs::path key = canonical_or_same(path);
     if (auto it = by_file.find(key); it != by_file.end()) return it->second;
     auto config = std::make_unique<ProjectConfig>(load_project_config(
-        sources, absolute_path(path, options.base_dir), display_path(absolute_path(path, options.base_dir), options.base_dir),
-        requested_at, rules, build.problems));
+        sources, absolute_path(path, options.base_dir),
+        display_path(absolute_path(path, options.base_dir), options.base_dir), requested_at, rules, build.problems));
     build.configs.push_back(std::move(config));
     int index = static_cast<int>(build.configs.size() - 1);
     by_file[key] = index;
@@ -135,8 +135,8 @@ void silence_non_config(const SourceSet& sources, Job& job) {
   // A YAML that does not parse cannot be classified: its text decides.
   bool unparsed = std::any_of(job.problems.begin(), job.problems.end(),
                               [](const Diagnostic& d) { return d.rule == "yaml-syntax"; });
-  bool other_yaml = job.kind == InputKind::NotAConfig &&
-                    !(unparsed && names_config_section(sources.files[job.primary].text));
+  bool other_yaml =
+      job.kind == InputKind::NotAConfig && !(unparsed && names_config_section(sources.files[job.primary].text));
   if (unlaunched_script || other_yaml) job.problems.clear();
 }
 
@@ -162,7 +162,8 @@ struct Builder {
       fs::path primary = canonical_or_same(absolute_path(sources.files[job.primary].path, options.base_dir));
       if (walked.count(primary)) silence_non_config(sources, job);
       for (FileId file : job.files) {
-        if (file != job.primary) referenced.insert(canonical_or_same(absolute_path(sources.files[file].path, options.base_dir)));
+        if (file != job.primary)
+          referenced.insert(canonical_or_same(absolute_path(sources.files[file].path, options.base_dir)));
       }
       if (project) apply_config_cluster(*project, options, job);
       build.jobs.push_back(std::move(job));

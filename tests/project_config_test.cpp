@@ -1,8 +1,9 @@
 // .mblint.yaml (lint/project_config.h), directory walks (lint/file_walk.h)
 // and how both reach a lint run (lint/project_run.h).
-#include <catch2/catch.hpp>
+#include "lint/project_config.h"
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -10,7 +11,6 @@
 #include "lint/cli.h"
 #include "lint/file_walk.h"
 #include "lint/lint.h"
-#include "lint/project_config.h"
 #include "rules/registry.h"
 #include "tests/test_support.h"
 
@@ -76,10 +76,12 @@ Run run(const std::vector<std::string>& args, const fs::path& cwd) {
   return result;
 }
 
-const char* kBubble = "model:\n  pipeline_model_parallel_size: 8\n  virtual_pipeline_model_parallel_size: null\n"
-                      "train:\n  global_batch_size: 16\n";
-const char* kTp16 = "model:\n  tensor_model_parallel_size: 16\n  pipeline_model_parallel_size: 1\n"
-                    "  context_parallel_size: 1\n";
+const char* kBubble =
+    "model:\n  pipeline_model_parallel_size: 8\n  virtual_pipeline_model_parallel_size: null\n"
+    "train:\n  global_batch_size: 16\n";
+const char* kTp16 =
+    "model:\n  tensor_model_parallel_size: 16\n  pipeline_model_parallel_size: 1\n"
+    "  context_parallel_size: 1\n";
 const char* k70b = "llama3_70b_pretrain_32gpu_h100_bf16_config";
 
 }  // namespace
@@ -176,8 +178,9 @@ TEST_CASE("every key is read with its location", "[project-config]") {
 
 TEST_CASE("unknown keys and wrong types are located at their line", "[project-config]") {
   Project p;
-  p.load("cluster:\n  gpu: h100\n  gpu_per_node: 8\nversions:\n  bridge: soon\nrules:\n  disable: [pipline-bubble]\n"
-         "thresholds:\n  pipeline_bubble: 1.5\ncontext: {files: x}\nexclude: 3\nclustr: 1\n");
+  p.load(
+      "cluster:\n  gpu: h100\n  gpu_per_node: 8\nversions:\n  bridge: soon\nrules:\n  disable: [pipline-bubble]\n"
+      "thresholds:\n  pipeline_bubble: 1.5\ncontext: {files: x}\nexclude: 3\nclustr: 1\n");
   std::vector<std::pair<uint32_t, std::string>> found;
   for (const Diagnostic& d : p.problems) {
     CHECK(d.rule == "project-config");
@@ -207,8 +210,9 @@ TEST_CASE("an empty config is every default; a broken one is a yaml-syntax error
 
 TEST_CASE("context globs: first match wins, a glob without / matches at any depth", "[project-config]") {
   Project p;
-  ProjectConfig config = p.load("context:\n  - {files: \"conf/llama/*.yaml\", nodes: 1}\n"
-                                "  - {files: \"*.yaml\", nodes: 2}\n");
+  ProjectConfig config = p.load(
+      "context:\n  - {files: \"conf/llama/*.yaml\", nodes: 1}\n"
+      "  - {files: \"*.yaml\", nodes: 2}\n");
   REQUIRE(p.problems.empty());
   const ContextEntry* llama = find_context(config, p.dir / "conf" / "llama" / "a.yaml");
   REQUIRE(llama);
@@ -289,8 +293,9 @@ TEST_CASE("cluster: the config's GPU beats a recipe's assumed one, not the launc
   CHECK(*p.result.derived[0].nvlink_domain == 72);  // from the GPU type
 
   // The launcher names its GPUs and ranks per node: they stay.
-  p.write("run.sbatch", "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --gres=gpu:h100:8\n"
-                        "srun torchrun --nproc-per-node 8 pretrain_llama3_8b.py --config-file a.yaml\n");
+  p.write("run.sbatch",
+          "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --gres=gpu:h100:8\n"
+          "srun torchrun --nproc-per-node 8 pretrain_llama3_8b.py --config-file a.yaml\n");
   p.lint({"run.sbatch"});
   REQUIRE(p.result.jobs.size() == 1);
   CHECK(p.result.jobs[0].cluster.gpu == "h100");
@@ -314,7 +319,8 @@ TEST_CASE("cluster.nvlink_domain overrides the GPU type's, located in the config
   auto crosses = p.of("tp-crosses-nvlink-domain");
   REQUIRE(crosses.size() == 1);
   bool located_in_config = false;
-  for (const Note& note : crosses[0]->notes) located_in_config |= note.where.valid() && p.path(note.where) == ".mblint.yaml";
+  for (const Note& note : crosses[0]->notes)
+    located_in_config |= note.where.valid() && p.path(note.where) == ".mblint.yaml";
   CHECK(located_in_config);
 }
 
@@ -350,8 +356,9 @@ TEST_CASE("the --config option replaces discovery; --no-config ignores every con
 TEST_CASE("a directory walk lints a script with the YAML it runs, and that YAML once", "[project-config]") {
   Project p;
   p.write(".mblint.yaml", "cluster: {gpu: h100}\n");
-  p.write("launch/run.sh", "#!/bin/bash\n#SBATCH --nodes=1\n"
-                           "torchrun --nproc-per-node 8 pretrain_llama3_8b.py --config-file ../conf/a.yaml\n");
+  p.write("launch/run.sh",
+          "#!/bin/bash\n#SBATCH --nodes=1\n"
+          "torchrun --nproc-per-node 8 pretrain_llama3_8b.py --config-file ../conf/a.yaml\n");
   p.write("conf/a.yaml", kTp16);
   p.lint({"."});
   // Alone, a.yaml would be a job without a world size (tp-crosses-nvlink-domain
@@ -366,7 +373,8 @@ TEST_CASE("a directory walk lints a script with the YAML it runs, and that YAML 
 TEST_CASE("a YAML referenced by a script under another config is not linted again", "[project-config]") {
   Project p;
   p.write("launch/.mblint.yaml", "{}\n");
-  p.write("launch/run.sh", "#!/bin/bash\ntorchrun --nproc-per-node 8 pretrain_llama3_8b.py --config-file ../conf/a.yaml\n");
+  p.write("launch/run.sh",
+          "#!/bin/bash\ntorchrun --nproc-per-node 8 pretrain_llama3_8b.py --config-file ../conf/a.yaml\n");
   p.write("conf/.mblint.yaml", "{}\n");
   p.write("conf/a.yaml", kTp16);
   p.lint({"conf", "launch"});
@@ -403,8 +411,9 @@ TEST_CASE("excludes apply to walked and named files, relative to the config", "[
 
 TEST_CASE("context: recipe, cluster and overrides for a YAML linted alone; flags win", "[project-config]") {
   Project p;
-  p.write(".mblint.yaml", "context:\n  - {files: \"conf/*.yaml\", recipe: llama3_70b_pretrain_32gpu_h100_bf16_config, "
-                          "nodes: 3, gpus_per_node: 8, gpu: b200, set: [train.train_iters=7]}\n");
+  p.write(".mblint.yaml",
+          "context:\n  - {files: \"conf/*.yaml\", recipe: llama3_70b_pretrain_32gpu_h100_bf16_config, "
+          "nodes: 3, gpus_per_node: 8, gpu: b200, set: [train.train_iters=7]}\n");
   p.write("conf/a.yaml", "model:\n  tensor_model_parallel_size: 4\n");
   p.lint({"conf/a.yaml"});
   REQUIRE(p.result.jobs.size() == 1);
@@ -424,8 +433,9 @@ TEST_CASE("context: recipe, cluster and overrides for a YAML linted alone; flags
 TEST_CASE("context launch: a YAML linted alone runs under the script that launches it", "[project-config]") {
   Project p;
   p.write(".mblint.yaml", "context:\n  - {files: \"conf/*.yaml\", launch: launch/run.sbatch}\n");
-  p.write("launch/run.sbatch", "#!/bin/bash\n#SBATCH --gres=gpu:h100:8\nCONFIG=$1\n"
-                               "srun torchrun --nproc-per-node 8 pretrain_llama3_8b.py --config-file \"$CONFIG\"\n");
+  p.write("launch/run.sbatch",
+          "#!/bin/bash\n#SBATCH --gres=gpu:h100:8\nCONFIG=$1\n"
+          "srun torchrun --nproc-per-node 8 pretrain_llama3_8b.py --config-file \"$CONFIG\"\n");
   p.write("conf/a.yaml", kTp16);
   p.write("conf/b.yaml", "model:\n  tensor_model_parallel_size: 2\n");
   p.lint({"conf"});
@@ -484,8 +494,8 @@ TEST_CASE("walking each corpus repository: no noise on files that are no config"
     std::set<FileId> config_files;
     size_t not_configs = 0;
     for (const Job& job : result.jobs) {
-      bool config = job.kind != InputKind::NotAConfig &&
-                    !(job.kind == InputKind::LaunchScript && job.entry == EntryPoint::None);
+      bool config =
+          job.kind != InputKind::NotAConfig && !(job.kind == InputKind::LaunchScript && job.entry == EntryPoint::None);
       if (config) config_files.insert(job.files.begin(), job.files.end());
       if (!config) ++not_configs;
     }
@@ -493,8 +503,17 @@ TEST_CASE("walking each corpus repository: no noise on files that are no config"
       INFO(sources.files[d.where.file].path << ": " << d.message);
       CHECK(config_files.count(d.where.file) == 1);
     }
-    WARN(repository.filename().string() << ": " << result.files_checked << " files, " << result.jobs.size()
-                                        << " jobs (" << not_configs << " not a config), " << result.diagnostics.size()
+    WARN(repository.filename().string() << ": " << result.files_checked << " files, " << result.jobs.size() << " jobs ("
+                                        << not_configs << " not a config), " << result.diagnostics.size()
                                         << " findings");
   }
+}
+
+TEST_CASE("a quoted override in a context is located inside its quotes", "[project-config]") {
+  Project p;
+  ProjectConfig config = p.load("context:\n  - {files: \"*.yaml\", set: [\"train.train_iters=5\", model.x=1]}\n");
+  REQUIRE(config.context.size() == 1);
+  REQUIRE(config.context[0].sets.size() == 2);
+  CHECK(p.text(config.context[0].sets[0].span) == "train.train_iters=5");
+  CHECK(p.text(config.context[0].sets[1].span) == "model.x=1");
 }
