@@ -365,6 +365,9 @@ ProjectConfig load_project_config(SourceSet& sources, const fs::path& path, std:
   config.dir = config.path.parent_path();
   ReadResult read = read_source_file(sources, path, std::move(display), requested_at, 1u << 20);
   if (read.problem) {
+    // Found above a checked file, not named: say what it is and how to go on.
+    if (!requested_at.valid())
+      read.problem->help = "this is the project config found above the checked files: fix it, or pass --no-config";
     problems.push_back(std::move(*read.problem));
     return config;
   }

@@ -1,5 +1,7 @@
 #include "lint/project_run.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -174,6 +176,21 @@ struct Builder {
   }
 };
 
+// A context `launch:` whose script runs no --config-file entry point: the
+// matched YAML could only be linted alone.
+void report_unused_launch(ProjectBuild& build, const ContextEntry& entry) {
+  Diagnostic d;
+  d.rule = "project-config";
+  d.severity = Severity::Warning;
+  d.message = fmt::format(
+      "'{}' launches no entry point that takes --config-file: the files this context entry "
+      "matches are linted alone",
+      entry.launch->text);
+  d.where = entry.launch->where;
+  d.help = "name a script that passes the YAML as --config-file, or give the entry a recipe: and a cluster";
+  build.problems.push_back(std::move(d));
+}
+
 struct Group {
   std::vector<const Input*> scripts;
   std::vector<const Input*> yamls;
@@ -196,6 +213,7 @@ void build_yaml_units(Builder& builder, int config, const std::vector<const Inpu
       unit.launch_config_file = canonical_or_same(input->path);
       builder.run(std::move(unit), config);
       ++builder.build.files_checked;
+      if (!builder.referenced.count(canonical_or_same(input->path))) report_unused_launch(builder.build, *entry);
     } else if (entry) {
       by_context[entry].push_back(input->display);
     } else {

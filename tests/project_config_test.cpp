@@ -517,3 +517,46 @@ TEST_CASE("a quoted override in a context is located inside its quotes", "[proje
   CHECK(p.text(config.context[0].sets[0].span) == "train.train_iters=5");
   CHECK(p.text(config.context[0].sets[1].span) == "model.x=1");
 }
+
+TEST_CASE("a context launch that takes no --config-file is reported at the entry", "[project-config]") {
+  Project p;
+  p.write(".mblint.yaml", "context:\n  - {files: \"conf/*.yaml\", launch: run.sh}\n");
+  p.write("run.sh", "#!/bin/bash\ntorchrun --nproc-per-node 8 scripts/training/run_recipe.py --recipe x_config\n");
+  p.write("conf/a.yaml", "model:\n  tensor_model_parallel_size: 2\n");
+  p.write("conf/b.yaml", "model:\n  tensor_model_parallel_size: 2\n");
+  p.lint({"conf"});
+  auto reported = p.of("project-config");
+  REQUIRE(reported.size() == 1);  // once for the entry, not per file
+  CHECK(reported[0]->severity == Severity::Warning);
+  CHECK(p.text(reported[0]->where) == "run.sh");
+}
+
+TEST_CASE("hostile project configs and trees end with located diagnostics", "[project-config]") {
+  Project p;
+  p.write("a.yaml", "model:\n  tensor_model_parallel_size: 2\n");
+  std::string bomb = "a: &a [x, x, x, x, x, x, x, x, x, x]\n";
+  for (char c = 'b'; c <= 'k'; ++c) {
+    bomb += std::string(1, c) + ": &" + c + " [" + std::string(10, ' ') + "]\n";
+    std::string items;
+    for (int i = 0; i < 10; ++i) items += std::string(i ? ", " : "") + "*" + static_cast<char>(c - 1);
+    bomb.replace(bomb.rfind('[') + 1, 10, items);
+  }
+  for (const std::string& text : {bomb, std::string(2000, '[') + "\n", std::string("cluster: \x01\x02\xff\n", 14),
+                                  "exclude: [\"" + std::string(200, '*') + "x\"]\ncontext:\n  - {files: \"" +
+                                      std::string(100, '*') + "\", nodes: 1}\n"}) {
+    p.write(".mblint.yaml", text);
+    p.lint({"."});
+    CHECK(p.result.files_checked <= 1);
+    for (const Diagnostic& d : p.result.diagnostics) {
+      INFO(d.message);
+      // An unreadable config has no bytes to point at: its message names it.
+      CHECK((d.where.valid() || (d.rule == "unreadable-file" && d.message.find(".mblint.yaml") != std::string::npos)));
+    }
+  }
+  // A symlink loop is not followed.
+  std::error_code error;
+  fs::create_directory_symlink(p.dir, p.dir / "loop", error);
+  p.write(".mblint.yaml", "{}\n");
+  p.lint({"."});
+  CHECK(p.result.files_checked == 1);
+}
