@@ -33,7 +33,7 @@ int run_check(const std::vector<std::string>& args, RuleSet rules, const CliEnvi
   cxxopts::Options parser = check_options();
   cxxopts::ParseResult parsed;
   if (auto stop = parse_command(parser, args, parsed, env)) return *stop;
-  if (!parsed.count("paths")) return usage_error(env, "check needs at least one file or directory (see mblint check --help)");
+  if (!parsed.count("paths")) return usage_error(env, "check needs at least one file (see mblint check --help)");
   std::string format = parsed["format"].as<std::string>();
   if (format != "text" && format != "json") return usage_error(env, fmt::format("unknown --format '{}'", format));
   auto fail_on = parse_severity(parsed["fail-on"].as<std::string>());
