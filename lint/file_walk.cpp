@@ -127,6 +127,7 @@ bool excluded_by(std::string_view pattern, std::string_view relative_path) {
   std::string_view trimmed = pattern;
   while (!trimmed.empty() && trimmed.back() == '/') trimmed.remove_suffix(1);
   bool anywhere = trimmed.find('/') == std::string_view::npos;
+  if (!trimmed.empty() && trimmed.front() == '/') trimmed.remove_prefix(1);  // `/build`: only at the top
   // The path and each of its parent directories.
   for (size_t end = relative_path.size(); end != std::string_view::npos && end > 0;
        end = relative_path.rfind('/', end - 1)) {

@@ -110,6 +110,8 @@ TEST_CASE("exclude: a pattern excludes a path, its parents, or a name at any dep
   CHECK(excluded_by("third_party/**", "third_party"));  // the walk prunes the directory
   CHECK(excluded_by("third_party", "third_party/x/a.yaml"));
   CHECK(excluded_by("build", "sub/build/a.yaml"));
+  CHECK(excluded_by("/build", "build/a.yaml"));
+  CHECK_FALSE(excluded_by("/build", "sub/build/a.yaml"));
   CHECK(excluded_by("*.tmp.yaml", "conf/x.tmp.yaml"));
   CHECK_FALSE(excluded_by("conf/*.yaml", "other/conf/a.yaml"));
   CHECK_FALSE(excluded_by("third_party/**", "src/third_party.yaml"));
