@@ -1,4 +1,4 @@
-// `mblint check FILE...`: lint the jobs and report every finding.
+// `mblint check PATH...`: lint the jobs and report every finding.
 #include <algorithm>
 #include <fstream>
 #include <sstream>
@@ -18,7 +18,7 @@ namespace {
 cxxopts::Options check_options() {
   cxxopts::Options options("mblint check", "Lint Megatron Bridge launch scripts and YAML configs.");
   options.custom_help("[options]");
-  options.positional_help("FILE...");
+  options.positional_help("PATH...");
   add_job_options(options);
   options.add_options("output")
       ("format", "output format: text (default), json, sarif or github (the default when GITHUB_ACTIONS=true)",
@@ -33,7 +33,7 @@ cxxopts::Options check_options() {
       ("write-baseline", "write the current findings to baseline FILE and exit 0", cxxopts::value<std::string>())
       ("color", "colour: auto, always or never", cxxopts::value<std::string>()->default_value("auto"))
       ("h,help", "show this help")
-      ("paths", "files to check", cxxopts::value<std::vector<std::string>>());
+      ("paths", "files and directories to check", cxxopts::value<std::vector<std::string>>());
   options.parse_positional({"paths"});
   return options;
 }

@@ -105,6 +105,10 @@ void add_job_options(cxxopts::Options& options) {
        cxxopts::value<std::string>())
       ("dialect", "read YAML files as bridge, megatron-lm or nemo (default: detected from the content)",
        cxxopts::value<std::string>());
+  options.add_options("project")
+      ("config", "project config to use instead of the nearest .mblint.yaml above each file",
+       cxxopts::value<std::string>())
+      ("no-config", "ignore every .mblint.yaml");
 }
 
 std::optional<int> read_job_options(const std::vector<std::string>& full_args, const CommandLine& line,
@@ -119,6 +123,11 @@ std::optional<int> read_job_options(const std::vector<std::string>& full_args, c
   options.bridge_version = last_value(full_args, line, {"--bridge-version"});
   options.megatron_core_version = last_value(full_args, line, {"--megatron-core-version"});
   options.dialect = last_value(full_args, line, {"--dialect"});
+  options.project_config = last_value(full_args, line, {"--config"});
+  options.no_project_config = std::find(full_args.begin(), full_args.end(), "--no-config") != full_args.end();
+  if (options.project_config && options.no_project_config) {
+    return usage_error(env, "--config and --no-config exclude each other");
+  }
   if (options.dialect && options.dialect->text != "bridge" && options.dialect->text != "megatron-lm" &&
       options.dialect->text != "nemo") {
     return usage_error(env, fmt::format("unknown --dialect '{}' (known: bridge, megatron-lm, nemo)",

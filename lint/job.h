@@ -144,6 +144,13 @@ struct LintOptions {
   std::optional<CommandLineValue> dialect;  // bridge, megatron-lm, nemo; detected when absent
   FileId command_line_file = kNoFile;
   Thresholds thresholds;
+  // Project config (lint/project_config.h): --config FILE, or --no-config to
+  // ignore every .mblint.yaml; otherwise the nearest one above each file.
+  std::optional<CommandLineValue> project_config;
+  bool no_project_config = false;
+  // A launch script linted for a .mblint.yaml `context` entry runs this YAML
+  // as its --config-file (the script names it through a variable).
+  std::optional<std::filesystem::path> launch_config_file;
 };
 
 }  // namespace mblint

@@ -338,10 +338,15 @@ void load_config_file(Job& job, const Launch& launch, ScriptContext& context) {
   if (!launch.config_file) return;
   const MappedString& word = *launch.config_file;
   Span statement = launch.config_file_statement;
-  if (has_unknown(word)) return;  // --config-file $CONFIG with CONFIG unknown
-  fs::path named = word.text;
-  fs::path path = named.is_absolute() ? named : context.script_dir / named;
-  if (!fs::exists(path)) path = resolve_relative(named, context.options.base_dir);
+  fs::path path;
+  if (context.options.launch_config_file) {
+    path = *context.options.launch_config_file;  // a .mblint.yaml context names the file this launch runs
+  } else {
+    if (has_unknown(word)) return;  // --config-file $CONFIG with CONFIG unknown
+    fs::path named = word.text;
+    path = named.is_absolute() ? named : context.script_dir / named;
+    if (!fs::exists(path)) path = resolve_relative(named, context.options.base_dir);
+  }
   Span where = span_of(word, 0, word.text.size());
   fs::path canonical = canonical_or_same(path);
   FileId file = kNoFile;

@@ -5,6 +5,7 @@
 #include "lint/job_builder.h"
 #include "lint/subject.h"
 #include "lint/suppression.h"
+#include "lint/project_run.h"
 
 namespace mblint {
 
@@ -30,15 +31,20 @@ void fill_rule_codes(std::vector<Diagnostic>& diagnostics, RuleSet rules) {
 
 LintResult run_lint(SourceSet& sources, const LintOptions& options, RuleSet rules) {
   LintResult result;
-  BuildResult built = build_jobs(sources, options);
+  // Directories walked, each file under its .mblint.yaml (lint/project_run.h).
+  ProjectBuild built = build_project(sources, options, rules);
   result.files_checked = built.files_checked;
   result.diagnostics = std::move(built.problems);
   result.jobs = std::move(built.jobs);
-  for (const Job& job : result.jobs) {
-    size_t first = result.diagnostics.size();
+  for (size_t i = 0; i < result.jobs.size(); ++i) {
+    const Job& job = result.jobs[i];
+    const ProjectConfig* config = built.job_configs[i];
     result.derived.push_back(derive(job));
+    if (config) apply_config_nvlink_domain(*config, options, result.derived.back());
+    size_t first = result.diagnostics.size();
     result.diagnostics.insert(result.diagnostics.end(), job.problems.begin(), job.problems.end());
-    check_job(job, result.derived.back(), options.thresholds, rules, result.diagnostics);
+    check_job(job, result.derived.back(), built.job_thresholds[i], rules, result.diagnostics);
+    if (config) apply_rule_settings(*config, result.diagnostics, first);  // rules.disable / rules.severity
     fill_subjects(job, sources, std::span(result.diagnostics).subspan(first));
   }
   apply_suppressions(sources, rules, result.diagnostics);

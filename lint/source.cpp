@@ -17,6 +17,14 @@ std::vector<uint32_t> compute_line_starts(std::string_view text) {
 }  // namespace
 
 FileId add_source(SourceSet& sources, std::string path, std::string text, bool synthetic) {
+  // A file read twice in one run (a launch script linted on its own and for a
+  // project context) keeps one id, so its findings are reported once.
+  if (!synthetic) {
+    for (size_t i = 0; i < sources.files.size(); ++i) {
+      const SourceFile& known = sources.files[i];
+      if (!known.synthetic && known.path == path && known.text == text) return static_cast<FileId>(i);
+    }
+  }
   SourceFile file;
   file.path = std::move(path);
   file.line_starts = compute_line_starts(text);

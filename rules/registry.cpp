@@ -42,6 +42,7 @@ extern const RuleInfo kProfilerSettings;
 extern const RuleInfo kDatasetSettings;
 extern const RuleInfo kUnusedSuppression;
 extern const RuleInfo kSuppressionWithoutReason;
+extern const RuleInfo kProjectConfig;
 // == declarations: world size and process groups ==
 extern const RuleInfo kWorldSizeDivisibility;
 extern const RuleInfo kExpertWorldSizeDivisibility;
@@ -220,6 +221,7 @@ const std::array kRules = {
     &kDatasetSettings,
     &kUnusedSuppression,
     &kSuppressionWithoutReason,
+    &kProjectConfig,
     // == list: world size and process groups ==
     &kWorldSizeDivisibility,
     &kExpertWorldSizeDivisibility,

@@ -9,10 +9,11 @@ extern const RuleInfo kUnreadableFile = {
     "unreadable-file",
     Severity::Error,
     "a file mblint was asked to check, or that a script references, cannot be read",
-    R"md(A path that does not exist, a directory, a binary file or a file over 8 MiB is reported
-where it was named: on mblint's command line, or at the `--config-file` argument of the
-launch script that references it (looked up next to the script, then in the current
-directory, as the entry points do).)md",
+    R"md(A path that does not exist, a binary file or a file over 8 MiB is reported where it
+was named: on mblint's command line, or at the `--config-file` argument of the launch script
+that references it (looked up next to the script, then in the current directory, as the
+entry points do); so is a directory given as `--config-file` (a directory on mblint's command
+line is walked for the files it lints).)md",
     {"override.yaml",
      "train:\n  train_iters: 100\n",
      "override.yaml conf/missing.yaml"},
