@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "lint/cli_common.h"
+#include "lint/cli_fix.h"
 #include "lint/lint.h"
 #include "lint/render.h"
 
@@ -16,6 +17,7 @@ cxxopts::Options check_options() {
   options.custom_help("[options]");
   options.positional_help("FILE...");
   add_job_options(options);
+  add_fix_options(options);
   options.add_options("output")
       ("format", "output format: text or json", cxxopts::value<std::string>()->default_value("text"))
       ("fail-on", "exit 1 when a finding is at least: error, warning or note",
@@ -42,6 +44,9 @@ int run_check(const std::vector<std::string>& args, RuleSet rules, const CliEnvi
   if (color != "auto" && color != "always" && color != "never") {
     return usage_error(env, "--color takes auto, always or never");
   }
+  std::optional<int> fix_stop;
+  std::optional<FixFlags> fix_flags = read_fix_flags(parsed, env, fix_stop);
+  if (fix_stop) return *fix_stop;
 
   SourceSet sources;
   std::vector<std::string> full_args = {"check"};
@@ -50,6 +55,7 @@ int run_check(const std::vector<std::string>& args, RuleSet rules, const CliEnvi
   LintOptions options;
   options.paths = parsed["paths"].as<std::vector<std::string>>();
   if (auto stop = read_job_options(full_args, line, env, options)) return *stop;
+  if (fix_flags) return run_fixes(*fix_flags, full_args, options, rules, env, {format, *fail_on, use_color(color, env)});
 
   LintResult result = run_lint(sources, options, rules);
   Summary summary = summarize(result.diagnostics, result.files_checked);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -144,6 +145,9 @@ struct LintOptions {
   std::optional<CommandLineValue> dialect;  // bridge, megatron-lm, nemo; detected when absent
   FileId command_line_file = kNoFile;
   Thresholds thresholds;
+  // Text to lint instead of a file's bytes on disk, keyed by canonical path:
+  // `check --fix` re-lints its edits before anything is written.
+  std::map<std::filesystem::path, std::string> overlay;
 };
 
 }  // namespace mblint

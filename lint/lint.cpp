@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "lint/fix_syntax.h"
 #include "lint/job_builder.h"
 
 namespace mblint {
@@ -38,6 +39,7 @@ LintResult run_lint(SourceSet& sources, const LintOptions& options, RuleSet rule
     check_job(job, result.derived.back(), options.thresholds, rules, result.diagnostics);
   }
   fill_rule_codes(result.diagnostics, rules);
+  fit_fix_edits(result.diagnostics, sources);
   sort_and_deduplicate(result.diagnostics);
   // Findings in files first, then those located on mblint's own command line.
   std::stable_partition(result.diagnostics.begin(), result.diagnostics.end(), [&](const Diagnostic& d) {
