@@ -443,7 +443,7 @@ bool is_yaml(const std::string& path) {
 
 }  // namespace
 
-TEST_CASE("--fix over every fixture with a fix: the rule is gone, a second pass is a no-op, files still parse",
+TEST_CASE("fixing every fixture with a fix: the rule is gone, a second --fix is a no-op, files still parse",
           "[fix][fixtures]") {
   std::vector<test::FixtureCase> cases = test::find_fixture_cases(test::source_dir() / "fixtures" / "rules");
   size_t exercised = 0, exercised_safe = 0, fixes_applied = 0;
