@@ -34,8 +34,9 @@ bool failing(const std::vector<Diagnostic>& diagnostics, Severity fail_on) {
 // Fixes that undo each other are reported, not applied.
 void report_undone(std::ostream& out, const FixRun& run) {
   for (const AppliedFix& fix : run.undone) {
-    out << fmt::format("{}: not fixed: {} [{}] (another fix undoes it; choose by hand)\n", fix.location,
-                       fix.description, fix.rule);
+    out << fmt::format("{}: not fixed: {} [{}] (it does not hold: another fix undoes it, or the finding "
+                       "stays; choose by hand)\n",
+                       fix.location, fix.description, fix.rule);
   }
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -119,6 +120,26 @@ FixRun compute_fixes(const std::vector<std::string>& full_args, const LintOption
       AppliedFix fix{location(sources, d.where), d.rule, plan.fixes[k]->description, {}};
       for (const TextEdit& edit : plan.fixes[k]->edits) fix.files.push_back(paths[edit.where.file]);
       applied.push_back(std::move(fix));
+    }
+    // A fix offered again at the same place after it was applied did not
+    // take effect (it set a key the value does not come from): go back to
+    // before it, and do not apply it again.
+    std::optional<size_t> ineffective;
+    for (const AppliedFix& fix : applied) {
+      for (size_t i = 0; i < pass_fixes.size() && !ineffective; ++i) {
+        for (const AppliedFix& earlier : pass_fixes[i]) {
+          if (earlier.rule == fix.rule && earlier.description == fix.description && earlier.location == fix.location) {
+            ineffective = i;
+            if (blocked.insert({fix.rule, fix.description}).second) run.undone.push_back(fix);
+            break;
+          }
+        }
+      }
+    }
+    if (ineffective) {
+      states.resize(*ineffective + 1);
+      pass_fixes.resize(*ineffective);
+      continue;
     }
     auto seen = std::find(states.begin(), states.end(), next);
     if (seen == states.end()) {

@@ -40,6 +40,8 @@ bool plain_string_word(std::string_view word) {
 
 std::optional<TextEdit> fit_yaml(TextEdit edit, std::string_view text) {
   std::string_view old = text.substr(edit.where.begin, edit.where.end - edit.where.begin);
+  bool new_line = !edit.replacement.empty() && (edit.replacement[0] == '\n' || edit.replacement[0] == '\r');
+  if (old.empty() && new_line) return edit;  // a whole `key: value` line (lint/fix_insert.h)
   if (edit.replacement.find('\n') != std::string::npos) return std::nullopt;
   if (old.empty()) {
     // `key:` with no value: the value goes after a space.
@@ -123,6 +125,11 @@ std::optional<std::vector<std::string>> list_items(std::string_view list) {
 
 std::optional<TextEdit> fit_shell(TextEdit edit, std::string_view text) {
   std::string_view old = text.substr(edit.where.begin, edit.where.end - edit.where.begin);
+  if (old.empty() && !edit.replacement.empty() && edit.replacement[0] == ' ') {
+    // A word appended to a command (lint/fix_insert.h).
+    if (!shell_inert(std::string_view(edit.replacement).substr(1))) return std::nullopt;
+    return edit;
+  }
   if (!old.empty() && old.front() == '-' && !std::isdigit(static_cast<unsigned char>(old.size() > 1 ? old[1] : 'x'))) {
     return std::nullopt;  // a flag, not a value: a value edit cannot turn it off
   }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "lint/fix_insert.h"
 #include "lint/fix_syntax.h"
 #include "lint/job_builder.h"
 
@@ -36,7 +37,9 @@ LintResult run_lint(SourceSet& sources, const LintOptions& options, RuleSet rule
   for (const Job& job : result.jobs) {
     result.derived.push_back(derive(job));
     result.diagnostics.insert(result.diagnostics.end(), job.problems.begin(), job.problems.end());
+    size_t first = result.diagnostics.size();
     check_job(job, result.derived.back(), options.thresholds, rules, result.diagnostics);
+    place_setting_fixes(result.diagnostics, first, job, sources);
   }
   fill_rule_codes(result.diagnostics, rules);
   fit_fix_edits(result.diagnostics, sources);

@@ -394,9 +394,7 @@ Fix value_fix(const Job& job, const std::string& name, const std::string& path, 
   bool as_flag = job.dialect == Dialect::MegatronLM && flag.rfind("--", 0) == 0;
   fix.description = as_flag ? fmt::format("pass {} {}", flag, text) : fmt::format("set {} to {}", name, text);
   fix.safety = safety;
-  if (editable(job)) {
-    if (auto edit = replace_value(where, std::string(text))) fix.edits.push_back(*edit);
-  }
+  if (editable(job)) edit_or_set(fix, where, path, std::string(text));
   return fix;
 }
 
