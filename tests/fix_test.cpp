@@ -451,7 +451,7 @@ bool is_yaml(const std::string& path) {
 TEST_CASE("fixing every fixture with a fix: the rule is gone, a second --fix is a no-op, files still parse",
           "[fix][fixtures]") {
   std::vector<test::FixtureCase> cases = test::find_fixture_cases(test::source_dir() / "fixtures" / "rules");
-  size_t exercised = 0, exercised_safe = 0, fixes_applied = 0;
+  size_t exercised = 0, exercised_safe = 0, changed = 0, changed_safe = 0, fixes_applied = 0;
   std::set<std::string> rules_fixed;
   for (const test::FixtureCase& fixture : cases) {
     if (fixture.dir.filename().string().rfind("fires", 0) != 0) continue;
@@ -523,11 +523,13 @@ TEST_CASE("fixing every fixture with a fix: the rule is gone, a second --fix is 
       CHECK(second.out.find("mblint: fixed 0 problems") != std::string::npos);
       fs::remove_all(dir);
       ++(unsafe ? exercised : exercised_safe);
+      if (!fixed.empty()) ++(unsafe ? changed : changed_safe);
     }
   }
-  std::cout << "fix fixtures: " << exercised << " fixtures fixed with --fix --unsafe-fixes, " << exercised_safe
-            << " with --fix alone; " << fixes_applied << " fixes applied; " << rules_fixed.size()
-            << " rules fixed\n";
+  std::cout << "fix fixtures: " << exercised << " fixable fixtures exercised with --fix --unsafe-fixes (" << changed
+            << " changed, the rest had fixes that undo each other), " << exercised_safe << " with --fix alone ("
+            << changed_safe << " changed); " << fixes_applied << " fixes applied; " << rules_fixed.size()
+            << " rules' fixes applied\n";
   // Most rules with a fix have a fixture where it applies; far fewer would
   // mean fixes stopped being applicable.
   CHECK(exercised >= 100);
