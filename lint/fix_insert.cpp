@@ -1,6 +1,7 @@
 #include "lint/fix_insert.h"
 
 #include <algorithm>
+#include <cctype>
 
 #include <fmt/format.h>
 
@@ -9,6 +10,13 @@
 namespace mblint {
 
 namespace {
+
+// Whether the key at `at` follows `{` or `,` (a flow mapping or JSON laid out
+// one key per line).
+bool inside_flow(std::string_view text, size_t at) {
+  while (at > 0 && std::isspace(static_cast<unsigned char>(text[at - 1]))) --at;
+  return at > 0 && (text[at - 1] == '{' || text[at - 1] == ',');
+}
 
 // A new `name: text` line after the last entry the YAML file writes in the
 // section, at that entry's indentation. Only block-style sections whose
@@ -30,6 +38,7 @@ std::optional<TextEdit> yaml_insertion(const Job& job, const SourceSet& sources,
     uint32_t column = at.column - 1;
     std::string_view before = std::string_view(source.text).substr(written.begin - column, column);
     if (before.find_first_not_of(' ') != std::string_view::npos) return std::nullopt;  // flow style, `- key:`
+    if (inside_flow(source.text, written.begin)) return std::nullopt;  // `{` or `,` before it: no line to add
     if (indent && *indent != column) return std::nullopt;
     indent = column;
     last = std::max({last, written.end, entry.value.where.value.end});

@@ -197,6 +197,23 @@ TEST_CASE("edits are written in the syntax of the file they land in", "[fix]") {
   CHECK_FALSE(fit_edit(edit(0, 21, 22, "2"), sources));
 }
 
+TEST_CASE("a recipe's value is set in the job's own YAML section, or not at all", "[fix]") {
+  fs::path dir = test::make_temp_dir("mblint-fix-insert");
+  std::vector<std::string> args = {"check", "override.yaml", "--recipe", "llama3_70b_pretrain_32gpu_h100_bf16_config",
+                                   "--nodes", "4", "--gpus-per-node", "8", "--diff"};
+  // Block style: a new line at the section's indentation, after its last key.
+  std::ofstream(dir / "override.yaml", std::ios::binary) << "model:\n   tensor_model_parallel_size: 1  # x\n"
+                                                            "   num_layers: 2\ntrain:\n   train_iters: 10\n";
+  Run block = run_in(dir, args);
+  CHECK(block.out.find("    num_layers: 2\n+   sequence_parallel: false\n train:\n") != std::string::npos);
+  // A flow mapping (or JSON) gets no new line: the fix stays advice.
+  std::ofstream(dir / "override.yaml", std::ios::binary) << "model: {\n  tensor_model_parallel_size: 1,\n  num_layers: 2\n}\n";
+  Run flow = run_in(dir, args);
+  CHECK(flow.out.empty());
+  CHECK(flow.err.find("would fix 0 problems") != std::string::npos);
+  fs::remove_all(dir);
+}
+
 // --- unified diff --------------------------------------------------------------------------------
 
 TEST_CASE("unified diff: exact hunks, context, merging and missing newlines", "[fix][diff]") {
