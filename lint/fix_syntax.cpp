@@ -99,8 +99,19 @@ Span flag_removal(std::string_view text, Span value, uint32_t flag_start) {
   bool content_before = text.substr(line_start, flag_start - line_start).find_first_not_of(" \t") != std::string_view::npos;
   if (content_before) {
     while (removal.begin > line_start && is_blank(text[removal.begin - 1])) --removal.begin;
-  } else {
-    while (removal.end < text.size() && is_blank(text[removal.end])) ++removal.end;
+    return removal;
+  }
+  while (removal.end < text.size() && is_blank(text[removal.end])) ++removal.end;
+  bool line_ends = removal.end >= text.size() || text[removal.end] == '\n' || text[removal.end] == '\r';
+  if (!line_ends) return removal;
+  // The flag was the whole line: remove the line, and the ` \` that
+  // continued the previous line onto it.
+  removal.begin = static_cast<uint32_t>(line_start);
+  size_t back = line_start;
+  if (back >= 2 && text[back - 1] == '\n' && text[back - 2] == '\\') {
+    back -= 2;
+    while (back > 0 && is_blank(text[back - 1])) --back;
+    removal.begin = static_cast<uint32_t>(back);
   }
   return removal;
 }
@@ -126,9 +137,21 @@ std::optional<std::vector<std::string>> list_items(std::string_view list) {
 std::optional<TextEdit> fit_shell(TextEdit edit, std::string_view text) {
   std::string_view old = text.substr(edit.where.begin, edit.where.end - edit.where.begin);
   if (old.empty() && !edit.replacement.empty() && edit.replacement[0] == ' ') {
-    // A word appended to a command (lint/fix_insert.h).
-    if (!shell_inert(std::string_view(edit.replacement).substr(1))) return std::nullopt;
+    // Words appended to a command (lint/fix_insert.h, a Megatron-LM flag):
+    // each one inert, one blank before each.
+    std::string_view words = edit.replacement;
+    while (!words.empty()) {
+      if (words.front() != ' ') return std::nullopt;
+      words.remove_prefix(1);
+      size_t end = std::min(words.find(' '), words.size());
+      if (end == 0 || !shell_inert(words.substr(0, end))) return std::nullopt;
+      words.remove_prefix(end);
+    }
     return edit;
+  }
+  if (!old.empty() && old.front() == '-' && edit.replacement.empty() && old.find_first_of(" \t\n") == std::string_view::npos) {
+    // Dropping a flag word: with the blanks that separated it.
+    return TextEdit{flag_removal(text, edit.where, edit.where.begin), ""};
   }
   if (!old.empty() && old.front() == '-' && !std::isdigit(static_cast<unsigned char>(old.size() > 1 ? old[1] : 'x'))) {
     return std::nullopt;  // a flag, not a value: a value edit cannot turn it off

@@ -185,6 +185,9 @@ TEST_CASE("edits are written in the syntax of the file they land in", "[fix]") {
   CHECK(fitted("run.sh", "  --bf16 --moe-latent-size 512 --num-experts 8\n", "512", "null") ==
         "  --bf16 --num-experts 8\n");
   CHECK(fitted("run.sh", "    --moe-latent-size=0 \\\n    --bf16\n", "0", "null") == "    \\\n    --bf16\n");
+  // A flag alone on the last line goes with the line and its continuation.
+  CHECK(fitted("run.sh", "x.py --bf16 \\\n    --distribute-saved-activations\necho done\n",
+               "--distribute-saved-activations", "") == "x.py --bf16\necho done\n");
   // Hydra does have null.
   CHECK(fitted("run.sh", "x.py model.moe_latent_size=0\n", "0", "null") == "x.py model.moe_latent_size=null\n");
   // A value that is not inert in every quoting context, or a flag itself: no edit.
