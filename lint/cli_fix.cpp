@@ -100,18 +100,14 @@ int write_fixes(const FixRun& run, const std::vector<std::string>& full_args, co
   Remaining remaining = lint_remaining(full_args, options, rules, {});
   std::string tally = fmt::format("mblint: fixed {} ({} remaining)\n", problems(fixed.size()),
                                   remaining.result.diagnostics.size());
-  if (output.format == "json") {
-    render(remaining, env, output);
-    report_undone(env.err, run);
-    env.err << tally;
-  } else {
-    for (const AppliedFix* fix : fixed) {
-      env.out << fmt::format("{}: fixed: {} [{}]\n", fix->location, fix->description, fix->rule);
-    }
-    report_undone(env.out, run);
-    render(remaining, env, output);
-    env.out << tally;
+  // With JSON on stdout, what was fixed goes to stderr.
+  std::ostream& log = output.format == "json" ? env.err : env.out;
+  for (const AppliedFix* fix : fixed) {
+    log << fmt::format("{}: fixed: {} [{}]\n", fix->location, fix->description, fix->rule);
   }
+  report_undone(log, run);
+  render(remaining, env, output);
+  log << tally;
   return refused || failing(remaining.result.diagnostics, output.fail_on) ? kExitFindings : kExitClean;
 }
 
