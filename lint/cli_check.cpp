@@ -7,6 +7,7 @@
 
 #include "lint/baseline.h"
 #include "lint/cli_common.h"
+#include "lint/cli_fix.h"
 #include "lint/lint.h"
 #include "lint/output_file.h"
 #include "lint/render.h"
@@ -20,6 +21,7 @@ cxxopts::Options check_options() {
   options.custom_help("[options]");
   options.positional_help("PATH...");
   add_job_options(options);
+  add_fix_options(options);
   options.add_options("output")
       ("format", "output format: text (default), json, sarif or github (the default when GITHUB_ACTIONS=true)",
        cxxopts::value<std::string>())
@@ -147,6 +149,12 @@ int run_check(const std::vector<std::string>& args, RuleSet rules, const CliEnvi
   if (!parsed.count("paths")) return usage_error(env, "check needs at least one file (see mblint check --help)");
   ReportOptions report;
   if (auto stop = read_report_options(parsed, env, report)) return *stop;
+  std::optional<int> fix_stop;
+  std::optional<FixFlags> fix_flags = read_fix_flags(parsed, env, fix_stop);
+  if (fix_stop) return *fix_stop;
+  if (fix_flags && report.format != "text" && report.format != "json") {
+    return usage_error(env, "--fix and --diff report in text or json only");
+  }
 
   SourceSet sources;
   std::vector<std::string> full_args = {"check"};
@@ -155,6 +163,10 @@ int run_check(const std::vector<std::string>& args, RuleSet rules, const CliEnvi
   LintOptions options;
   options.paths = parsed["paths"].as<std::vector<std::string>>();
   if (auto stop = read_job_options(full_args, line, env, options)) return *stop;
+  if (fix_flags) {
+    return run_fixes(*fix_flags, full_args, options, rules, env,
+                     {report.format, report.fail_on, use_color(report.color, env)});
+  }
 
   LintResult result = run_lint(sources, options, rules);
   if (report.write_baseline) return write_baseline_file(report, env, sources, result);

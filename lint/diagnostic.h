@@ -37,6 +37,11 @@ struct Fix {
   std::string description;
   FixSafety safety = FixSafety::Unsafe;
   std::vector<TextEdit> edits;
+  // For a value no file holds (a recipe default): the dotted key and the text
+  // to set. run_lint turns it into an edit of the job's own YAML or launch
+  // command when there is one (lint/fix_insert.h); otherwise the fix is advice.
+  std::string set_key = {};
+  std::string set_text = {};
 };
 
 struct Diagnostic {

@@ -51,9 +51,18 @@ std::optional<size_t> first_invalid_utf8(std::string_view text) {
 }
 
 ReadResult read_source_file(SourceSet& sources, const std::filesystem::path& path, std::string display,
-                            Span requested_at, size_t max_bytes) {
+                            Span requested_at, size_t max_bytes,
+                            const std::map<std::filesystem::path, std::string>* overlay) {
   ReadResult result;
   std::error_code error;
+  if (overlay && !overlay->empty()) {
+    auto it = overlay->find(std::filesystem::weakly_canonical(path, error));
+    if (!error && it != overlay->end()) {
+      result.file = add_source(sources, std::move(display), it->second);
+      return result;
+    }
+    error.clear();
+  }
   auto status = std::filesystem::status(path, error);
   if (error || !std::filesystem::exists(status)) {
     result.problem = unreadable(fmt::format("cannot read '{}': no such file", display), requested_at,

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -19,9 +20,11 @@ struct ReadResult {
 };
 
 // Read `path` (displayed as `display`) into `sources`. `requested_at` is where
-// the file was named (a command-line argument, a --config-file flag).
+// the file was named (a command-line argument, a --config-file flag). A file
+// whose canonical path is in `overlay` gets that text instead of its bytes.
 ReadResult read_source_file(SourceSet& sources, const std::filesystem::path& path, std::string display,
-                            Span requested_at, size_t max_bytes = kMaxInputBytes);
+                            Span requested_at, size_t max_bytes = kMaxInputBytes,
+                            const std::map<std::filesystem::path, std::string>* overlay = nullptr);
 
 // Offset of the first byte that is not valid UTF-8, if any.
 std::optional<size_t> first_invalid_utf8(std::string_view text);

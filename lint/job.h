@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -151,6 +152,9 @@ struct LintOptions {
   // A launch script linted for a .mblint.yaml `context` entry runs this YAML
   // as its --config-file (the script names it through a variable).
   std::optional<std::filesystem::path> launch_config_file;
+  // Text to lint instead of a file's bytes on disk, keyed by canonical path:
+  // `check --fix` re-lints its edits before anything is written.
+  std::map<std::filesystem::path, std::string> overlay;
 };
 
 }  // namespace mblint

@@ -353,7 +353,8 @@ void load_config_file(Job& job, const Launch& launch, ScriptContext& context) {
   if (auto it = context.loaded.find(canonical); it != context.loaded.end()) {
     file = it->second;
   } else {
-    ReadResult read = read_source_file(context.sources, path, display_path(path, context.options.base_dir), where);
+    ReadResult read = read_source_file(context.sources, path, display_path(path, context.options.base_dir), where,
+                                       kMaxInputBytes, &context.options.overlay);
     if (read.problem) {
       read.problem->message += " (looked next to the script and in the current directory)";
       read.problem->help = "check the path: the entry point resolves it from where it runs; mblint looks next to "
@@ -560,7 +561,8 @@ BuildResult build_jobs(SourceSet& sources, const LintOptions& options) {
   std::vector<std::pair<FileId, fs::path>> yamls;
   for (size_t i = 0; i < options.paths.size(); ++i) {
     fs::path path = resolve_relative(options.paths[i], options.base_dir);
-    ReadResult read = read_source_file(sources, path, options.paths[i], argument_span(options, i, sources));
+    ReadResult read = read_source_file(sources, path, options.paths[i], argument_span(options, i, sources),
+                                       kMaxInputBytes, &options.overlay);
     if (read.problem) {
       result.problems.push_back(std::move(*read.problem));
       continue;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "lint/fix_insert.h"
+#include "lint/fix_syntax.h"
 #include "lint/job_builder.h"
 #include "lint/subject.h"
 #include "lint/suppression.h"
@@ -44,11 +46,13 @@ LintResult run_lint(SourceSet& sources, const LintOptions& options, RuleSet rule
     size_t first = result.diagnostics.size();
     result.diagnostics.insert(result.diagnostics.end(), job.problems.begin(), job.problems.end());
     check_job(job, result.derived.back(), built.job_thresholds[i], rules, result.diagnostics);
+    place_setting_fixes(result.diagnostics, first, job, sources);
     if (config) apply_rule_settings(*config, result.diagnostics, first);  // rules.disable / rules.severity
     fill_subjects(job, sources, std::span(result.diagnostics).subspan(first));
   }
   apply_suppressions(sources, rules, result.diagnostics);
   fill_rule_codes(result.diagnostics, rules);
+  fit_fix_edits(result.diagnostics, sources);
   sort_and_deduplicate(result.diagnostics);
   // Findings in files first, then those located on mblint's own command line.
   std::stable_partition(result.diagnostics.begin(), result.diagnostics.end(), [&](const Diagnostic& d) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <streambuf>
 #include <istream>
 
@@ -108,7 +109,11 @@ class TreeBuilder : public YAML::EventHandler {
     // An empty value (`key:`) has no text of its own: point just after the
     // key's colon, where a value would be written.
     Span span = empty_value_span();
-    if (!span.valid()) span = scalar_span(source_, file_, position(mark), in_flow());
+    if (!span.valid()) {
+      span = scalar_span(source_, file_, position(mark), in_flow());
+    } else if (auto word = written_null_at(span.end)) {
+      span = scalar_span(source_, file_, *word, in_flow());
+    }
     ConfigValue value = make_null(provenance(span));
     count_nodes(1, mark);
     complete(std::move(value), anchor, mark, /*plain_text=*/"~", /*plain=*/true);
@@ -176,6 +181,20 @@ class TreeBuilder : public YAML::EventHandler {
     while (at < text.size() && is_space(text[at])) ++at;
     if (at < text.size() && text[at] == ':') ++at;
     return make_span(file_, at, at);
+  }
+
+  // `key: null` / `key: ~` spell the null out: its span is that word, so a
+  // fix replaces it rather than inserting before it.
+  std::optional<size_t> written_null_at(size_t at) const {
+    const std::string& text = source_.text;
+    while (at < text.size() && is_space(text[at])) ++at;
+    for (std::string_view word : {"null", "Null", "NULL", "~"}) {
+      if (text.compare(at, word.size(), word) != 0) continue;
+      size_t after = at + word.size();
+      char c = after < text.size() ? text[after] : '\n';
+      if (is_space(c) || c == '\n' || c == '\r' || c == '#' || c == ',' || c == '}' || c == ']') return at;
+    }
+    return std::nullopt;
   }
 
   // Containers end where their last child ends (block style) or at their

@@ -313,9 +313,7 @@ Fix set_field_fix(const Field& field, std::string replacement, FixSafety safety)
   Fix fix;
   fix.description = fmt::format("set {} to {}", field.name, replacement);
   fix.safety = safety;
-  if (field.present && !field.defaulted) {
-    if (auto edit = replace_value(field.value.where, replacement)) fix.edits.push_back(*edit);
-  }
+  if (field.present && !field.defaulted) edit_or_set(fix, field.value.where, field.path, replacement);
   return fix;
 }
 

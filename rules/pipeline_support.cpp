@@ -294,7 +294,7 @@ Fix set_null_fix(const Quantity& quantity) {
   Fix fix;
   fix.description = fmt::format("set {} to null", quantity.name);
   fix.safety = FixSafety::Unsafe;
-  if (auto edit = replace_value(quantity.where, "null")) fix.edits.push_back(*edit);
+  edit_or_set(fix, quantity.where, quantity.path, "null");
   return fix;
 }
 

@@ -46,8 +46,18 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
       span_for(primary));
   add_notes(diag, {&pp, &tp, &domain}, &primary);
   diag.help = fmt::format("try tensor_model_parallel_size {} with pipeline_model_parallel_size {}", *tp * k, *pp / k);
-  diag.fixes.push_back(set_value_fix(tp, *tp * k));
-  diag.fixes.push_back(set_value_fix(pp, *pp / k));
+  // One fix that moves the factor from PP to TP: changing either alone
+  // breaks TP x PP x CP dividing the world size.
+  Fix move = set_value_fix(tp, *tp * k);
+  Fix pipeline = set_value_fix(pp, *pp / k);
+  move.description = fmt::format("set tensor_model_parallel_size to {} and pipeline_model_parallel_size to {}",
+                                 *tp * k, *pp / k);
+  if (move.edits.empty() || pipeline.edits.empty()) {
+    move.edits.clear();
+  } else {
+    move.edits.insert(move.edits.end(), pipeline.edits.begin(), pipeline.edits.end());
+  }
+  diag.fixes.push_back(std::move(move));
   out.push_back(std::move(diag));
 }
 

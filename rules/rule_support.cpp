@@ -42,11 +42,20 @@ std::optional<TextEdit> replace_value(const Provenance& where, std::string repla
   return TextEdit{where.value, std::move(replacement)};
 }
 
+void edit_or_set(Fix& fix, const Provenance& where, const std::string& path, std::string text) {
+  if (auto edit = replace_value(where, text)) {
+    fix.edits.push_back(*edit);
+  } else if (where.layer == Layer::Recipe && !path.empty()) {
+    fix.set_key = path;  // the recipe's value: written into the user's YAML or launch command, if any
+    fix.set_text = std::move(text);
+  }
+}
+
 Fix set_value_fix(const Quantity& quantity, int64_t value, FixSafety safety) {
   Fix fix;
   fix.description = fmt::format("set {} to {}", quantity.name, value);
   fix.safety = safety;
-  if (auto edit = replace_value(quantity.where, std::to_string(value))) fix.edits.push_back(*edit);
+  edit_or_set(fix, quantity.where, quantity.path, std::to_string(value));
   return fix;
 }
 
@@ -54,7 +63,7 @@ Fix set_setting_fix(const Setting& setting, bool value, FixSafety safety) {
   Fix fix;
   fix.description = fmt::format("set {} to {}", setting.name, value ? "true" : "false");
   fix.safety = safety;
-  if (auto edit = replace_value(setting.where, value ? "true" : "false")) fix.edits.push_back(*edit);
+  edit_or_set(fix, setting.where, setting.path, value ? "true" : "false");
   return fix;
 }
 

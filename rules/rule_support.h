@@ -30,6 +30,10 @@ std::string join_or(const std::vector<int64_t>& values);
 // literal the user owns (not a recipe default, not a shell variable).
 std::optional<TextEdit> replace_value(const Provenance& where, std::string replacement);
 
+// Add to `fix` the edit that writes `text` where the value was written, or,
+// for a recipe's value, the key to set (see Fix::set_key).
+void edit_or_set(Fix& fix, const Provenance& where, const std::string& path, std::string text);
+
 // A fix that sets `quantity` to `value` (unsafe: it changes the run), with
 // an edit when the value is written somewhere editable.
 Fix set_value_fix(const Quantity& quantity, int64_t value, FixSafety safety = FixSafety::Unsafe);

@@ -387,6 +387,20 @@ namespace {
 
 bool editable(const Job& job) { return job.dialect != Dialect::MegatronLM; }
 
+// A Megatron-LM flag that is not on the command line at all: appended to the
+// launch command, after the script's other arguments.
+bool can_append_flag(const Job& job, const Provenance& where) {
+  return job.kind == InputKind::LaunchScript && job.launch_span.valid() && !where.statement.valid() &&
+         !where.value.valid() && where.via.empty() && where.layer != Layer::Rewrite;
+}
+
+bool store_true_flag(std::string_view name) {
+  for (const MegatronLmFlag& flag : megatron_lm_flags()) {
+    if (flag.flag == name && flag.constant == "true") return true;
+  }
+  return false;
+}
+
 Fix value_fix(const Job& job, const std::string& name, const std::string& path, const Provenance& where,
               std::string_view text, FixSafety safety) {
   Fix fix;
@@ -395,7 +409,15 @@ Fix value_fix(const Job& job, const std::string& name, const std::string& path, 
   fix.description = as_flag ? fmt::format("pass {} {}", flag, text) : fmt::format("set {} to {}", name, text);
   fix.safety = safety;
   if (editable(job)) {
-    if (auto edit = replace_value(where, std::string(text))) fix.edits.push_back(*edit);
+    edit_or_set(fix, where, path, std::string(text));
+  } else if (as_flag) {
+    // The value after the flag, or the flag and value added to the command.
+    if (auto edit = replace_value(where, std::string(text))) {
+      fix.edits.push_back(*edit);
+    } else if (text != "null" && can_append_flag(job, where)) {
+      fix.edits.push_back(TextEdit{make_span(job.launch_span.file, job.launch_span.end, job.launch_span.end),
+                                   fmt::format(" {} {}", flag, text)});
+    }
   }
   return fix;
 }
@@ -413,7 +435,17 @@ Fix text_fix(const Job& job, const NameList& list, std::string_view text, FixSaf
 Fix flag_fix(const Job& job, const Setting& setting, bool value, FixSafety safety) {
   if (job.dialect == Dialect::MegatronLM) {
     std::string flag = setting_name(job, setting.path);
-    return advice_fix(value ? fmt::format("pass {}", flag) : fmt::format("drop {}", flag), safety);
+    Fix fix = advice_fix(value ? fmt::format("pass {}", flag) : fmt::format("drop {}", flag), safety);
+    if (!store_true_flag(flag) || job.kind != InputKind::LaunchScript) return fix;
+    const Provenance& where = setting.where;
+    if (value && can_append_flag(job, where)) {
+      fix.edits.push_back(TextEdit{make_span(job.launch_span.file, job.launch_span.end, job.launch_span.end),
+                                   " " + flag});
+    } else if (!value && where.statement.valid() && where.via.empty() && where.layer != Layer::Rewrite &&
+               where.statement == where.key) {
+      fix.edits.push_back(TextEdit{where.statement, ""});  // the flag as written, alone
+    }
+    return fix;
   }
   return value_fix(job, setting.name, setting.path, setting.where, value ? "true" : "false", safety);
 }

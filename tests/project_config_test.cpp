@@ -105,7 +105,7 @@ TEST_CASE("glob: * and ? stay in a segment, ** spans segments, classes", "[proje
   (void)glob_match(stars + "x", std::string(200, 'a'));
 }
 
-TEST_CASE("exclude: a pattern excludes a path, its parents, or a name at any depth", "[project-config]") {
+TEST_CASE("project exclude patterns: a pattern excludes a path, its parents, or a name at any depth", "[project-config]") {
   CHECK(excluded_by("third_party/**", "third_party/x/a.yaml"));
   CHECK(excluded_by("third_party/**", "third_party"));  // the walk prunes the directory
   CHECK(excluded_by("third_party", "third_party/x/a.yaml"));
