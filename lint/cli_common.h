@@ -57,5 +57,6 @@ std::optional<int> read_job_options(const std::vector<std::string>& full_args, c
 int run_check(const std::vector<std::string>& args, RuleSet rules, const CliEnvironment& env);
 int run_rules(const std::vector<std::string>& args, RuleSet rules, const CliEnvironment& env);
 int run_explain(const std::vector<std::string>& args, RuleSet rules, const CliEnvironment& env);
+int run_lsp(const std::vector<std::string>& args, RuleSet rules, const CliEnvironment& env);
 
 }  // namespace mblint

@@ -9,12 +9,19 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PACKAGES=(build-essential cmake pkg-config libyaml-cpp-dev libre2-dev libfmt-dev libcxxopts-dev
-          catch2 nlohmann-json3-dev python3)
+          catch2 nlohmann-json3-dev python3 neovim)
 
 missing=()
 for package in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
 done
+# Node and npm for the VS Code extension's packaging test; a machine that has
+# them already (e.g. from NodeSource, whose nodejs bundles npm) keeps its own.
+if ! command -v npm > /dev/null 2>&1; then
+  for package in nodejs npm; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+  done
+fi
 if ((${#missing[@]})); then
   echo "mblint setup: installing ${missing[*]}"
   if [[ $(id -u) -eq 0 ]]; then SUDO=(); else SUDO=(sudo); fi
