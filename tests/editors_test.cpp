@@ -1,5 +1,6 @@
 // The editor clients against real editors: headless Neovim runs the
-// editors/neovim setup against `mblint lsp` and applies a quick fix; the VS
+// editors/neovim setup against `mblint lsp` and applies a quick fix; Emacs in
+// batch mode runs eglot with editors/emacs and shows a diagnostic; the VS
 // Code extension is built with npm and packaged to a .vsix with vsce.
 // Each skips with a message when its tool is absent (CI installs them with
 // tools/setup.sh).
@@ -46,6 +47,29 @@ TEST_CASE("Neovim with editors/neovim shows mblint's diagnostic and applies its 
   int status = std::system(command.c_str());
   std::string outcome = mblint::test::read_file(result);
   INFO("nvim exit status " << status << "\n" << outcome << mblint::test::read_file(dir / "nvim.log"));
+  CHECK(outcome.rfind("PASS", 0) == 0);
+}
+
+TEST_CASE("Emacs with eglot and editors/emacs shows mblint's diagnostics on a launch script", "[editors][lsp]") {
+  if (!have("emacs") || std::system("emacs --batch --eval \"(require 'eglot)\" >/dev/null 2>&1") != 0) {
+    WARN("skipped: emacs with eglot is not installed (tools/setup.sh installs Debian's emacs-nox and elpa-eglot)");
+    return;
+  }
+  fs::path dir = mblint::test::make_temp_dir("mblint-emacs");
+  fs::path file = dir / "launch.sh";
+  std::ofstream(file) << "#!/bin/bash\n"
+                         "torchrun --nnodes=1 --nproc-per-node=8 pretrain.py --config-file override.yaml "
+                         "model.tensor_model_parallel_size=3\n";
+  fs::path result = dir / "result.txt";
+  std::string command = fmt::format(
+      "cd {} && MBLINT_REPO={} MBLINT_BIN={} MBLINT_FILE={} MBLINT_RULE=heads-divisible-by-tp MBLINT_RESULT={} "
+      "timeout 120 emacs --batch -l {} > {} 2>&1",
+      shell_quoted(dir), shell_quoted(mblint::test::source_dir()), shell_quoted(MBLINT_BINARY), shell_quoted(file),
+      shell_quoted(result), shell_quoted(mblint::test::source_dir() / "tests/editors/emacs_e2e.el"),
+      shell_quoted(dir / "emacs.log"));
+  int status = std::system(command.c_str());
+  std::string outcome = mblint::test::read_file(result);
+  INFO("emacs exit status " << status << "\n" << outcome << mblint::test::read_file(dir / "emacs.log"));
   CHECK(outcome.rfind("PASS", 0) == 0);
 }
 

@@ -9,7 +9,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PACKAGES=(build-essential cmake pkg-config libyaml-cpp-dev libre2-dev libfmt-dev libcxxopts-dev
-          catch2 nlohmann-json3-dev python3 neovim)
+          catch2 nlohmann-json3-dev python3
+          neovim emacs-nox elpa-eglot)  # editor end-to-end tests of `mblint lsp`
 
 missing=()
 for package in "${PACKAGES[@]}"; do

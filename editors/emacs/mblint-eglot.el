@@ -15,9 +15,13 @@
   "Path of the mblint binary."
   :type 'string)
 
+(defcustom mblint-args nil
+  "Job options for every lint, e.g. (\"--recipe\" \"llama3_8b_pretrain_config\" \"--gpu\" \"h100\")."
+  :type '(repeat string))
+
 (defun mblint-eglot-contact (&optional _interactive)
   "The command eglot runs for mblint."
-  (list mblint-program "lsp"))
+  (append (list mblint-program "lsp") mblint-args))
 
 ;; Slurm batch scripts are shell scripts.
 (add-to-list 'auto-mode-alist '("\\.\\(sbatch\\|slurm\\)\\'" . sh-mode))
