@@ -18,6 +18,7 @@ const char* kUsage =
     "  estimate PATH...  per-GPU memory of the most loaded rank, part by part\n"
     "  rules             list every rule (code, name, severity, summary)\n"
     "  explain RULE      print a rule's documentation (name or code)\n"
+    "  lsp               language server for editors (LSP over stdio)\n"
     "  version           print mblint's version\n"
     "\n"
     "run `mblint <command> --help` for the options of a command.\n";
@@ -35,6 +36,7 @@ int run_cli(const std::vector<std::string>& args, RuleSet rules, const CliEnviro
   if (command == "estimate") return run_estimate(rest, rules, env);
   if (command == "rules") return run_rules(rest, rules, env);
   if (command == "explain") return run_explain(rest, rules, env);
+  if (command == "lsp") return run_lsp(rest, rules, env);
   if (command == "version" || command == "--version") {
     env.out << "mblint " << kVersion << " (Megatron Bridge " << to_string(kNewestBridge) << ", Megatron-Core "
             << to_string(kNewestMegatronCore) << " by default)\n";

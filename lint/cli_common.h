@@ -58,5 +58,6 @@ int run_check(const std::vector<std::string>& args, RuleSet rules, const CliEnvi
 int run_rules(const std::vector<std::string>& args, RuleSet rules, const CliEnvironment& env);
 int run_estimate(const std::vector<std::string>& args, RuleSet rules, const CliEnvironment& env);
 int run_explain(const std::vector<std::string>& args, RuleSet rules, const CliEnvironment& env);
+int run_lsp(const std::vector<std::string>& args, RuleSet rules, const CliEnvironment& env);
 
 }  // namespace mblint

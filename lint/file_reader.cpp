@@ -50,10 +50,35 @@ std::optional<size_t> first_invalid_utf8(std::string_view text) {
   return std::nullopt;
 }
 
+namespace {
+
+// The unsaved editor text of `path`, when the language server has it open.
+const std::string* overlay_text(const SourceSet& sources, const std::filesystem::path& path) {
+  if (!sources.overlay || sources.overlay->empty()) return nullptr;
+  std::error_code error;
+  std::filesystem::path canonical = std::filesystem::weakly_canonical(path, error);
+  auto it = sources.overlay->find(error ? path.lexically_normal().string() : canonical.string());
+  return it == sources.overlay->end() ? nullptr : &it->second;
+}
+
+}  // namespace
+
 ReadResult read_source_file(SourceSet& sources, const std::filesystem::path& path, std::string display,
                             Span requested_at, size_t max_bytes,
                             const std::map<std::filesystem::path, std::string>* overlay) {
   ReadResult result;
+  if (const std::string* text = overlay_text(sources, path)) {
+    if (text->size() > max_bytes) {
+      result.problem = unreadable(fmt::format("'{}' is larger than {} MiB", display, max_bytes >> 20),
+                                  requested_at, "training configs and launch scripts are small");
+    } else if (text->find('\0') != std::string::npos) {
+      result.problem = unreadable(fmt::format("'{}' is a binary file, not a config or a script", display),
+                                  requested_at, "name the launch scripts and YAML files to check");
+    } else {
+      result.file = add_source(sources, std::move(display), *text);
+    }
+    return result;
+  }
   std::error_code error;
   if (overlay && !overlay->empty()) {
     auto it = overlay->find(std::filesystem::weakly_canonical(path, error));

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -39,6 +40,9 @@ struct SourceFile {
 // All files of one lint run. Jobs refer to files by FileId.
 struct SourceSet {
   std::vector<SourceFile> files;
+  // Unsaved editor buffers (`mblint lsp`): canonical path -> text, read
+  // instead of the file on disk. Null outside the language server.
+  const std::map<std::string, std::string>* overlay = nullptr;
 };
 
 FileId add_source(SourceSet& sources, std::string path, std::string text,

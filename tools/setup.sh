@@ -10,11 +10,11 @@ cd "$(dirname "$0")/.."
 
 PACKAGES=(build-essential cmake pkg-config libyaml-cpp-dev libre2-dev libfmt-dev libcxxopts-dev
           catch2 nlohmann-json3-dev python3
-          # Test-only: the pre-commit hook test.
-          git pre-commit)
-# Node.js and npm (test-only: the SARIF schema validator) from Debian, unless
-# the machine already has an npm (a NodeSource nodejs bundles its own npm, and
-# Debian's npm package would conflict with it).
+          # Test-only: the pre-commit hook test, the editor end-to-end tests of `mblint lsp`.
+          git pre-commit neovim emacs-nox elpa-eglot)
+# Node.js and npm (test-only: the SARIF schema validator, the VS Code
+# extension package) from Debian, unless the machine already has an npm (a
+# NodeSource nodejs bundles its own npm; Debian's npm package would conflict).
 if ! command -v npm >/dev/null 2>&1; then PACKAGES+=(nodejs npm); fi
 
 missing=()

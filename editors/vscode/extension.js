@@ -1,0 +1,45 @@
+// The mblint extension: runs `mblint lsp` for YAML and shell files.
+'use strict';
+
+const vscode = require('vscode');
+const { LanguageClient } = require('vscode-languageclient/node');
+
+let client;
+
+function serverOptions() {
+  const config = vscode.workspace.getConfiguration('mblint');
+  const command = config.get('path') || 'mblint';
+  const args = ['lsp', ...(config.get('args') || [])];
+  return { command, args };
+}
+
+async function start() {
+  client = new LanguageClient('mblint', 'mblint', serverOptions(), {
+    documentSelector: [
+      { scheme: 'file', language: 'yaml' },
+      { scheme: 'file', language: 'shellscript' },
+    ],
+    synchronize: {
+      // Scripts created or deleted change which script runs an override YAML.
+      fileEvents: vscode.workspace.createFileSystemWatcher('**/*.{sh,sbatch,slurm,bash}'),
+    },
+  });
+  await client.start();
+}
+
+async function activate(context) {
+  context.subscriptions.push(
+    vscode.workspace.onDidChangeConfiguration(async (event) => {
+      if (!event.affectsConfiguration('mblint')) return;
+      if (client) await client.stop();
+      await start();
+    }),
+  );
+  await start();
+}
+
+async function deactivate() {
+  if (client) await client.stop();
+}
+
+module.exports = { activate, deactivate };

@@ -1,0 +1,33 @@
+// Text positions as the Language Server Protocol counts them: 0-based lines
+// and UTF-16 code units within a line (LSP's default position encoding),
+// converted to and from the byte offsets mblint's Spans use.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace mblint::lsp {
+
+struct Position {
+  uint32_t line = 0;
+  uint32_t character = 0;  // UTF-16 code units from the start of the line
+};
+
+// Byte offset where each line starts ("\n" ends a line; "\r\n" too).
+std::vector<uint32_t> line_starts(std::string_view text);
+
+// Byte offset -> LSP position. Offsets past the end clamp to the end; an
+// offset inside a multi-byte character counts the character as passed.
+Position to_position(std::string_view text, const std::vector<uint32_t>& starts, uint32_t offset);
+
+// LSP position -> byte offset. A line past the end clamps to the end of the
+// text, a character past the end of its line to the end of the line (before
+// its terminator), as the protocol asks.
+uint32_t to_offset(std::string_view text, const std::vector<uint32_t>& starts, Position position);
+
+// Replace the range [begin, end) of `text` (an incremental didChange).
+void apply_change(std::string& text, Position begin, Position end, std::string_view replacement);
+
+}  // namespace mblint::lsp

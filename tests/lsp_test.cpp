@@ -1,0 +1,525 @@
+// The language server driven over pipes, in-process: framing, lifecycle,
+// diagnostics from unsaved text, code actions, hover, and bad input.
+#include <poll.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <deque>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "catch2/catch.hpp"
+#include "lint/lsp_server.h"
+#include "lint/lsp_text.h"
+#include "lint/lsp_transport.h"
+#include "rules/registry.h"
+#include "tests/test_support.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using mblint::lsp::Json;
+
+// A server on a thread, talking over two pipes like an editor would.
+struct Session {
+  int to_server[2] = {-1, -1};
+  int from_server[2] = {-1, -1};
+  mblint::lsp::Server server;
+  std::ostringstream log;
+  std::thread thread;
+  int exit_code = -1;
+  bool finished = false;
+  std::string pending;  // bytes read from the server not yet framed
+  std::deque<Json> notifications;
+  int next_id = 1;
+
+  explicit Session(std::vector<std::string> job_args = {}) {
+    server.job_args = std::move(job_args);
+    REQUIRE(pipe(to_server) == 0);
+    REQUIRE(pipe(from_server) == 0);
+    server.rules = mblint::all_rules();
+    server.log = &log;
+    server.cwd = fs::current_path();
+    thread = std::thread([this] {
+      exit_code = mblint::lsp::serve(server, to_server[0], from_server[1], 0);
+      close(from_server[1]);
+    });
+  }
+  ~Session() {
+    close_input();
+    thread.join();
+    close(to_server[0]);
+    close(from_server[0]);
+  }
+  void close_input() {
+    if (to_server[1] >= 0) close(to_server[1]);
+    to_server[1] = -1;
+  }
+  // Wait for the server to stop (after `exit` or the end of its input).
+  int wait_exit() {
+    thread.join();
+    thread = std::thread([] {});
+    return exit_code;
+  }
+
+  void send_raw(const std::string& bytes) {
+    size_t written = 0;
+    while (written < bytes.size()) {
+      ssize_t n = write(to_server[1], bytes.data() + written, bytes.size() - written);
+      REQUIRE(n > 0);
+      written += static_cast<size_t>(n);
+    }
+  }
+  void send(const Json& message) {
+    std::string body = message.dump();
+    send_raw(fmt::format("Content-Length: {}\r\n\r\n{}", body.size(), body));
+  }
+  void notify(const std::string& method, Json params) {
+    send(Json{{"jsonrpc", "2.0"}, {"method", method}, {"params", std::move(params)}});
+  }
+  int send_request(const std::string& method, Json params) {
+    int id = next_id++;
+    send(Json{{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", std::move(params)}});
+    return id;
+  }
+
+  // The next message from the server; null when none came within the time.
+  std::optional<Json> read_message(int timeout_ms = 10000) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+    for (;;) {
+      size_t header_end = pending.find("\r\n\r\n");
+      if (header_end != std::string::npos) {
+        size_t length = std::stoul(pending.substr(pending.find(':') + 1, header_end));
+        if (pending.size() >= header_end + 4 + length) {
+          Json message = Json::parse(pending.substr(header_end + 4, length));
+          pending.erase(0, header_end + 4 + length);
+          return message;
+        }
+      }
+      int left = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                      deadline - std::chrono::steady_clock::now())
+                                      .count());
+      if (left <= 0) return std::nullopt;
+      pollfd fds{from_server[0], POLLIN, 0};
+      if (poll(&fds, 1, left) <= 0) return std::nullopt;
+      char chunk[65536];
+      ssize_t n = read(from_server[0], chunk, sizeof chunk);
+      if (n <= 0) return std::nullopt;
+      pending.append(chunk, static_cast<size_t>(n));
+    }
+  }
+
+  // The response to request `id`; notifications on the way are kept.
+  Json response(int id) {
+    for (;;) {
+      auto message = read_message();
+      REQUIRE(message);
+      if (message->contains("id") && (*message)["id"] == id && !message->contains("method")) return *message;
+      notifications.push_back(*message);
+    }
+  }
+  Json request(const std::string& method, Json params) { return response(send_request(method, std::move(params))); }
+
+  // The next publishDiagnostics for `uri` (other messages are kept, in order).
+  Json diagnostics(const std::string& uri) {
+    auto for_uri = [&](const Json& message) {
+      return message.value("method", "") == "textDocument/publishDiagnostics" && message["params"]["uri"] == uri;
+    };
+    for (auto it = notifications.begin(); it != notifications.end(); ++it) {
+      if (for_uri(*it)) {
+        Json found = (*it)["params"];
+        notifications.erase(it);
+        return found;
+      }
+    }
+    for (;;) {
+      std::optional<Json> message = read_message();
+      REQUIRE(message);
+      if (for_uri(*message)) return (*message)["params"];
+      notifications.push_back(*message);
+    }
+  }
+
+  void initialize(const fs::path& root) {
+    Json result = request("initialize", Json{{"processId", nullptr},
+                                             {"rootUri", mblint::lsp::path_to_uri(root)},
+                                             {"capabilities", Json::object()}});
+    REQUIRE(result.contains("result"));
+    notify("initialized", Json::object());
+  }
+  void open(const std::string& uri, const std::string& text, const std::string& language = "yaml", int version = 1) {
+    notify("textDocument/didOpen",
+           Json{{"textDocument", {{"uri", uri}, {"languageId", language}, {"version", version}, {"text", text}}}});
+  }
+  void change(const std::string& uri, int version, Json change) {
+    notify("textDocument/didChange", Json{{"textDocument", {{"uri", uri}, {"version", version}}},
+                                          {"contentChanges", Json::array({std::move(change)})}});
+  }
+};
+
+Json range(uint32_t line, uint32_t begin, uint32_t end_line, uint32_t end) {
+  return Json{{"start", {{"line", line}, {"character", begin}}}, {"end", {{"line", end_line}, {"character", end}}}};
+}
+
+std::vector<std::string> codes(const Json& published) {
+  std::vector<std::string> out;
+  for (const Json& d : published["diagnostics"]) out.push_back(d["code"].get<std::string>());
+  return out;
+}
+
+bool has_code(const Json& published, const std::string& rule) {
+  auto all = codes(published);
+  return std::find(all.begin(), all.end(), rule) != all.end();
+}
+
+// Apply LSP TextEdits (UTF-16 positions) to `text`, last first.
+std::string apply_edits(std::string text, Json edits) {
+  std::sort(edits.begin(), edits.end(), [](const Json& a, const Json& b) {
+    auto key = [](const Json& e) { return std::make_pair(e["range"]["start"]["line"].get<int>(), e["range"]["start"]["character"].get<int>()); };
+    return key(a) > key(b);
+  });
+  for (const Json& edit : edits) {
+    auto pos = [](const Json& p) { return mblint::lsp::Position{p["line"].get<uint32_t>(), p["character"].get<uint32_t>()}; };
+    mblint::lsp::apply_change(text, pos(edit["range"]["start"]), pos(edit["range"]["end"]), edit["newText"].get<std::string>());
+  }
+  return text;
+}
+
+// An override YAML with a world-size problem and a cp_comm_type with a safe fix.
+constexpr const char* kConfig =
+    "model:\n"
+    "  tensor_model_parallel_size: 8\n"
+    "  pipeline_model_parallel_size: 2\n"
+    "  context_parallel_size: 2\n"
+    "  cp_comm_type: [p2p, p2p]\n"
+    "  num_layers: 4\n"
+    "train:\n"
+    "  global_batch_size: 64\n"
+    "  micro_batch_size: 1\n";
+
+}  // namespace
+
+TEST_CASE("UTF-16 positions convert to and from byte offsets", "[lsp]") {
+  using mblint::lsp::Position;
+  // "é" is 2 bytes / 1 unit, "€" 3 bytes / 1 unit, "😀" 4 bytes / 2 units.
+  std::string text = "a: é€😀x\nb\r\nc";
+  auto starts = mblint::lsp::line_starts(text);
+  REQUIRE(starts.size() == 3);
+  size_t x = text.find('x');
+  CHECK(mblint::lsp::to_position(text, starts, static_cast<uint32_t>(x)).character == 7);
+  CHECK(mblint::lsp::to_offset(text, starts, Position{0, 7}) == x);
+  CHECK(mblint::lsp::to_offset(text, starts, Position{0, 100}) == text.find('\n'));  // clamped to the line
+  CHECK(mblint::lsp::to_offset(text, starts, Position{1, 5}) == text.find('\r'));   // before "\r\n"
+  CHECK(mblint::lsp::to_offset(text, starts, Position{9, 0}) == text.size());
+  std::string edited = text;
+  mblint::lsp::apply_change(edited, Position{0, 5}, Position{0, 7}, "Z");  // replace "😀"
+  CHECK(edited == "a: é€Zx\nb\r\nc");
+}
+
+TEST_CASE("lsp: lifecycle, requests before initialize, unknown methods", "[lsp]") {
+  fs::path root = mblint::test::make_temp_dir("mblint-lsp-life");
+  Session s;
+  Json early = s.request("textDocument/hover", Json{{"textDocument", {{"uri", "file:///x.yaml"}}},
+                                                    {"position", {{"line", 0}, {"character", 0}}}});
+  CHECK(early["error"]["code"] == mblint::lsp::kServerNotInitialized);
+  s.open(mblint::lsp::path_to_uri(root / "early.yaml"), kConfig);  // a notification before initialize: dropped
+  s.initialize(root);
+  CHECK(s.request("initialize", Json::object())["error"]["code"] == mblint::lsp::kInvalidRequest);
+  CHECK(s.request("workspace/symbol", Json{{"query", ""}})["error"]["code"] == mblint::lsp::kMethodNotFound);
+  s.notify("$/unknownNotification", Json::object());  // ignored, no reply
+  Json bad_params = s.request("textDocument/hover", Json{{"textDocument", 7}});
+  CHECK(bad_params["error"]["code"] == mblint::lsp::kInvalidParams);
+  CHECK(s.request("shutdown", nullptr)["result"].is_null());
+  CHECK(s.request("textDocument/hover", Json::object())["error"]["code"] == mblint::lsp::kInvalidRequest);
+  s.notify("exit", nullptr);
+  CHECK(s.wait_exit() == 0);
+  CHECK(s.notifications.empty());  // the early didOpen published nothing
+}
+
+TEST_CASE("lsp: exit without shutdown exits 1; end of input stops the server", "[lsp]") {
+  {
+    Session s;
+    s.initialize(mblint::test::make_temp_dir("mblint-lsp-exit"));
+    s.notify("exit", nullptr);
+    CHECK(s.wait_exit() == 1);
+  }
+  {
+    Session s;
+    s.close_input();
+    CHECK(s.wait_exit() == 1);
+  }
+}
+
+TEST_CASE("lsp: diagnostics follow the unsaved text: open, change, fixed, closed", "[lsp]") {
+  fs::path root = mblint::test::make_temp_dir("mblint-lsp-diag");
+  std::string uri = mblint::lsp::path_to_uri(root / "override.yaml");
+  Session s;
+  s.initialize(root);
+  s.open(uri, kConfig);  // never saved: nothing on disk
+  Json first = s.diagnostics(uri);
+  CHECK(first["version"] == 1);
+  REQUIRE(has_code(first, "cp-comm-type-invalid"));
+  for (const Json& d : first["diagnostics"]) {
+    CHECK(d["source"] == "mblint");
+    CHECK(d["codeDescription"]["href"] == std::string(mblint::lsp::kRuleDocsBaseUrl) + d["code"].get<std::string>());
+    CHECK(d["severity"].get<int>() >= 1);
+    CHECK(d["severity"].get<int>() <= 3);
+    if (d["code"] == "cp-comm-type-invalid") {
+      CHECK(d["range"]["start"]["line"] == 4);
+      CHECK(d["severity"] == 1);
+    }
+  }
+  // Incremental change: the list becomes a single string.
+  s.change(uri, 2, Json{{"range", range(4, 16, 4, 26)}, {"text", "p2p"}});
+  Json second = s.diagnostics(uri);
+  CHECK(second["version"] == 2);
+  CHECK_FALSE(has_code(second, "cp-comm-type-invalid"));
+  // Broken YAML: a syntax error replaces the findings.
+  s.change(uri, 3, Json{{"range", range(0, 0, 0, 0)}, {"text", "model: [\n"}});
+  Json third = s.diagnostics(uri);
+  CHECK(has_code(third, "yaml-syntax"));
+  s.notify("textDocument/didClose", Json{{"textDocument", {{"uri", uri}}}});
+  Json closed = s.diagnostics(uri);
+  CHECK(closed["diagnostics"].empty());
+}
+
+TEST_CASE("lsp: notes become related information in the file they point at", "[lsp]") {
+  fs::path root = mblint::test::make_temp_dir("mblint-lsp-notes");
+  std::string uri = mblint::lsp::path_to_uri(root / "c.yaml");
+  Session s;
+  s.initialize(root);
+  s.open(uri, kConfig);
+  Json published = s.diagnostics(uri);
+  bool related = false;
+  for (const Json& d : published["diagnostics"]) {
+    for (const Json& info : d.value("relatedInformation", Json::array())) {
+      CHECK(info["location"]["uri"] == uri);
+      CHECK_FALSE(info["message"].get<std::string>().empty());
+      related = true;
+    }
+  }
+  CHECK(related);
+}
+
+TEST_CASE("lsp: a quick fix applied to the text leaves no diagnostic of its rule", "[lsp]") {
+  fs::path root = mblint::test::make_temp_dir("mblint-lsp-fix");
+  std::string uri = mblint::lsp::path_to_uri(root / "override.yaml");
+  Session s;
+  s.initialize(root);
+  s.open(uri, kConfig);
+  REQUIRE(has_code(s.diagnostics(uri), "cp-comm-type-invalid"));
+  Json actions = s.request("textDocument/codeAction",
+                           Json{{"textDocument", {{"uri", uri}}}, {"range", range(4, 0, 4, 0)},
+                                {"context", {{"diagnostics", Json::array()}}}})["result"];
+  REQUIRE(actions.is_array());
+  const Json* fix = nullptr;
+  const Json* disable = nullptr;
+  for (const Json& action : actions) {
+    CHECK(action["kind"] == "quickfix");
+    if (action["diagnostics"][0]["code"] != "cp-comm-type-invalid") continue;
+    if (action.value("isPreferred", false)) fix = &action;
+    if (action["title"] == "Disable cp-comm-type-invalid for this line") disable = &action;
+  }
+  REQUIRE(fix);
+  REQUIRE(disable);
+  // The suppression comment goes at the end of the offending line.
+  std::string suppressed = apply_edits(kConfig, (*disable)["edit"]["changes"][uri]);
+  CHECK(suppressed.find("  cp_comm_type: [p2p, p2p] # mblint: disable=cp-comm-type-invalid -- TODO: reason\n") !=
+        std::string::npos);
+  // The fix, applied as the editor would, then sent back as a full change.
+  std::string fixed = apply_edits(kConfig, (*fix)["edit"]["changes"][uri]);
+  CHECK(fixed != kConfig);
+  s.change(uri, 2, Json{{"text", fixed}});
+  CHECK_FALSE(has_code(s.diagnostics(uri), "cp-comm-type-invalid"));
+  // Only other kinds: nothing.
+  Json none = s.request("textDocument/codeAction",
+                        Json{{"textDocument", {{"uri", uri}}}, {"range", range(0, 0, 9, 0)},
+                             {"context", {{"diagnostics", Json::array()}, {"only", {"refactor"}}}}})["result"];
+  CHECK(none.empty());
+}
+
+TEST_CASE("lsp: positions count UTF-16 units on lines with non-ASCII text", "[lsp]") {
+  fs::path root = mblint::test::make_temp_dir("mblint-lsp-utf16");
+  std::string uri = mblint::lsp::path_to_uri(root / "override.yaml");
+  std::string text = kConfig;
+  // A comment with characters of 2, 3 and 4 bytes before the value.
+  std::string line = "  cp_comm_type: [p2p, p2p]";
+  std::string commented = "  cp_comm_type: &é€😀 [p2p, p2p]";
+  text.replace(text.find(line), line.size(), commented);
+  Session s;
+  s.initialize(root);
+  s.open(uri, text);
+  Json published = s.diagnostics(uri);
+  const Json* cp = nullptr;
+  for (const Json& d : published["diagnostics"]) {
+    if (d["code"] == "cp-comm-type-invalid") cp = &d;
+  }
+  REQUIRE(cp);
+  // The value starts at its anchor `&é€😀` (16 units in) and ends after the
+  // list: 16 + "&" + é € (1 unit each) + 😀 (2 units) + " " + "[p2p, p2p]" =
+  // 32 units (37 bytes).
+  CHECK((*cp)["range"]["start"]["character"] == 16);
+  CHECK((*cp)["range"]["end"]["character"] == 32);
+  // A change addressed in UTF-16 units lands on the right bytes.
+  s.change(uri, 2, Json{{"range", range(4, 22, 4, 32)}, {"text", "p2p"}});
+  CHECK_FALSE(has_code(s.diagnostics(uri), "cp-comm-type-invalid"));
+}
+
+TEST_CASE("lsp: hover shows the effective value, each layer, and the parallel layout", "[lsp]") {
+  fs::path root = mblint::test::make_temp_dir("mblint-lsp-hover");
+  fs::create_directories(root / "conf");
+  std::string yaml_path = (root / "conf" / "override.yaml").string();
+  std::string script = "#!/bin/bash\n"
+                       "torchrun --nnodes=2 --nproc-per-node=8 pretrain_llama3.py \\\n"
+                       "  --config-file conf/override.yaml \\\n"
+                       "  model.tensor_model_parallel_size=4\n";
+  {
+    std::ofstream(root / "launch.sbatch") << script;  // on disk only: found by scanning the workspace
+  }
+  std::string uri = mblint::lsp::path_to_uri(yaml_path);
+  Session s({"--recipe", "llama3_8b_pretrain_config"});
+  s.initialize(root);
+  s.open(uri, kConfig);
+  s.diagnostics(uri);
+  Json result = s.request("textDocument/hover", Json{{"textDocument", {{"uri", uri}}},
+                                                     {"position", {{"line", 1}, {"character", 5}}}})["result"];
+  REQUIRE(result.is_object());
+  std::string text = result["contents"]["value"];
+  INFO(text);
+  CHECK(text.find("**model.tensor_model_parallel_size** = `4`") != std::string::npos);
+  CHECK(text.find("config file") != std::string::npos);
+  CHECK(text.find("conf/override.yaml:2") != std::string::npos);
+  CHECK(text.find("override (effective)") != std::string::npos);
+  CHECK(text.find("launch.sbatch:4") != std::string::npos);
+  CHECK(text.find("world size: **16**") != std::string::npos);
+  CHECK(text.find("data parallel (DP): **1**") != std::string::npos);  // 16 / (4 x 2 x 2)
+  CHECK(text.find("microbatches per step: **64**") != std::string::npos);
+  CHECK(text.find("minimum GPUs") != std::string::npos);
+  CHECK(text.find("pipeline bubble") != std::string::npos);
+  CHECK(result["range"]["start"]["line"] == 1);
+  // Nothing under the cursor: no hover.
+  Json empty = s.request("textDocument/hover", Json{{"textDocument", {{"uri", uri}}},
+                                                    {"position", {{"line", 40}, {"character", 0}}}})["result"];
+  CHECK(empty.is_null());
+}
+
+TEST_CASE("lsp: an override YAML is linted with the script that launches it; edits in either re-lint both", "[lsp]") {
+  fs::path root = mblint::test::make_temp_dir("mblint-lsp-context");
+  std::string yaml_uri = mblint::lsp::path_to_uri(root / "override.yaml");
+  std::string script_uri = mblint::lsp::path_to_uri(root / "launch.sh");
+  std::string script = "#!/bin/bash\n"
+                       "torchrun --nnodes=1 --nproc-per-node=8 pretrain.py --config-file override.yaml\n";
+  std::string yaml = "model:\n  tensor_model_parallel_size: 2\n";
+  Session s({"--recipe", "llama3_8b_pretrain_config"});
+  s.initialize(root);
+  s.open(script_uri, script, "shellscript");
+  s.open(yaml_uri, yaml);
+  s.diagnostics(script_uri);
+  CHECK_FALSE(has_code(s.diagnostics(yaml_uri), "world-size-divisibility"));
+  // TP 3 does not divide the script's 8 GPUs: the YAML shows it.
+  s.change(yaml_uri, 2, Json{{"range", range(1, 30, 1, 31)}, {"text", "3"}});
+  Json yaml_diags = s.diagnostics(yaml_uri);
+  CHECK(has_code(yaml_diags, "world-size-divisibility"));
+  // The script is linted again too (its job reads the unsaved YAML).
+  s.diagnostics(script_uri);
+  // Giving the script 6 GPUs per node fixes it: the YAML is linted again.
+  s.change(script_uri, 2, Json{{"range", range(1, 37, 1, 38)}, {"text", "6"}});  // --nproc-per-node=6
+  s.diagnostics(script_uri);
+  CHECK_FALSE(has_code(s.diagnostics(yaml_uri), "world-size-divisibility"));
+}
+
+TEST_CASE("lsp: a burst of 1,000 changes is linted at its newest version, never older after newer", "[lsp]") {
+  fs::path root = mblint::test::make_temp_dir("mblint-lsp-burst");
+  std::string uri = mblint::lsp::path_to_uri(root / "override.yaml");
+  Session s;
+  s.initialize(root);
+  s.open(uri, kConfig);
+  s.diagnostics(uri);
+  std::string burst;
+  for (int v = 2; v <= 1001; ++v) {  // toggle the pipeline size 2 <-> 3; ends at 2 (v odd)
+    Json change{{"jsonrpc", "2.0"},
+                {"method", "textDocument/didChange"},
+                {"params", {{"textDocument", {{"uri", uri}, {"version", v}}},
+                            {"contentChanges", Json::array({Json{{"range", range(2, 32, 2, 33)}, {"text", v % 2 ? "2" : "3"}}})}}}};
+    std::string body = change.dump();
+    burst += fmt::format("Content-Length: {}\r\n\r\n{}", body.size(), body);
+  }
+  s.send_raw(burst);
+  int64_t last = 0;
+  int publishes = 0;
+  Json newest;
+  while (last < 1001) {
+    Json published = s.diagnostics(uri);
+    CHECK(published["version"].get<int64_t>() > last);
+    last = published["version"].get<int64_t>();
+    newest = published;
+    ++publishes;
+  }
+  CHECK(publishes < 1000);  // coalesced
+  // The newest text: the list problem is still there, the hover reads PP 2.
+  CHECK(has_code(newest, "cp-comm-type-invalid"));
+  Json hover = s.request("textDocument/hover", Json{{"textDocument", {{"uri", uri}}},
+                                                    {"position", {{"line", 2}, {"character", 32}}}})["result"];
+  CHECK(hover["contents"]["value"].get<std::string>().find("= `2`") != std::string::npos);
+  CHECK_FALSE(s.read_message(200));  // nothing stale arrives afterwards
+}
+
+TEST_CASE("lsp: malformed input gets an error response or silence, and the server keeps serving", "[lsp]") {
+  fs::path root = mblint::test::make_temp_dir("mblint-lsp-bad");
+  Session s;
+  s.initialize(root);
+  auto frame = [](const std::string& body, std::optional<size_t> length = std::nullopt) {
+    return fmt::format("Content-Length: {}\r\n\r\n{}", length.value_or(body.size()), body);
+  };
+  // Not JSON: ParseError with a null id.
+  s.send_raw(frame("{not json"));
+  auto parse_error = s.read_message();
+  REQUIRE(parse_error);
+  CHECK((*parse_error)["error"]["code"] == mblint::lsp::kParseError);
+  CHECK((*parse_error)["id"].is_null());
+  // JSON that is not a request.
+  s.send_raw(frame("[1,2]"));
+  CHECK((*s.read_message())["error"]["code"] == mblint::lsp::kInvalidRequest);
+  s.send_raw(frame(R"({"jsonrpc":"2.0","id":{"a":1},"method":"shutdown"})"));
+  CHECK((*s.read_message())["error"]["code"] == mblint::lsp::kInvalidRequest);
+  // Content-Length too small, then a good request: a ParseError, then the answer.
+  std::string ping = R"({"jsonrpc":"2.0","id":99,"method":"workspace/symbol","params":{"query":""}})";
+  s.send_raw(frame(ping, ping.size() - 10) + frame(ping));
+  CHECK((*s.read_message())["error"]["code"] == mblint::lsp::kParseError);
+  Json answer = s.response(99);
+  CHECK(answer["error"]["code"] == mblint::lsp::kMethodNotFound);
+  // Content-Length too large: the next message is found inside the body.
+  std::string ping2 = R"({"jsonrpc":"2.0","id":100,"method":"workspace/symbol","params":{"query":""}})";
+  s.send_raw(frame(ping, ping.size() + 40) + frame(ping2));
+  CHECK((*s.read_message())["error"]["code"] == mblint::lsp::kParseError);
+  CHECK(s.response(100)["error"]["code"] == mblint::lsp::kMethodNotFound);
+  // Headers without a length, junk, a negative and an absurd length.
+  s.send_raw("Content-Type: x\r\n\r\n");
+  s.send_raw("garbage garbage\r\n\r\n");
+  s.send_raw("Content-Length: -5\r\n\r\n");
+  s.send_raw("Content-Length: 99999999999\r\n\r\n");
+  s.close_input();
+  CHECK(s.wait_exit() == 1);  // the end of input stops it (no shutdown was asked)
+  CHECK(s.log.str().find("mblint lsp:") != std::string::npos);  // problems were logged on stderr
+}
+
+TEST_CASE("lsp: a huge document and changes to unknown documents do not break the server", "[lsp]") {
+  fs::path root = mblint::test::make_temp_dir("mblint-lsp-huge");
+  std::string uri = mblint::lsp::path_to_uri(root / "huge.yaml");
+  std::string huge = "model:\n";
+  while (huge.size() < (9u << 20)) huge += fmt::format("  # {}\n", std::string(100, 'x'));
+  Session s;
+  s.initialize(root);
+  s.change(mblint::lsp::path_to_uri(root / "never-opened.yaml"), 2, Json{{"text", "x"}});
+  s.open(uri, huge);
+  Json published = s.diagnostics(uri);
+  CHECK(has_code(published, "unreadable-file"));  // over the 8 MiB input cap, said so
+  s.change(uri, 2, Json{{"range", range(1, 0, 1, 0)}, {"text", "  tensor_model_parallel_size: 2\n"}});
+  CHECK(s.diagnostics(uri)["version"] == 2);
+  // A position past the end clamps.
+  s.change(uri, 3, Json{{"range", range(999999999, 5, 999999999, 9)}, {"text", "\n"}});
+  CHECK(s.diagnostics(uri)["version"] == 3);
+}

@@ -1,0 +1,174 @@
+#!/usr/bin/env python3
+"""Latency of `mblint lsp`: from a didChange to its publishDiagnostics, on a
+3,000-line ConfigContainer dump.
+
+The dump starts from the fixture dump of moe-router-padding-invalid (a real
+dump layout: `_target_` per section), every section filled with the
+dataclass defaults from the Megatron Bridge schema in ../shared (when
+present), and a data blend of shard paths, as large training runs list.
+
+    tools/lsp_bench.py [build/mblint] [--iterations 100]
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FIXTURE = os.path.join(ROOT, "fixtures/rules/moe-router-padding-invalid/fires-dump-no-fp8/config.yaml")
+SCHEMA = os.path.join(ROOT, "../shared/corpus/megatron-bridge/derived/configcontainer_schema.json")
+SECTIONS = ["model[GPTModelProvider]", "train", "validation", "scheduler", "optimizer", "ddp", "checkpoint",
+            "logger", "dist", "rng", "rerun_state_machine", "profiling", "tokenizer", "dataset[GPTDatasetConfig]"]
+
+
+def literal(text):
+    if text in ("None", "True", "False"):
+        return {"None": "null", "True": "true", "False": "false"}[text]
+    try:
+        float(text)
+        return text
+    except ValueError:
+        pass
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        return json.dumps(text[1:-1])
+    return None
+
+
+def make_dump(lines):
+    # The fixture's values, by section.
+    fixture = {}
+    section = None
+    for line in open(FIXTURE).read().splitlines():
+        if line and not line.startswith(" "):
+            key, _, value = line.partition(":")
+            section = key
+            fixture.setdefault(section, [])
+            if value.strip():
+                fixture[section] = value.strip()
+        elif section:
+            fixture[section].append(line)
+    out = ["_target_: megatron.bridge.training.config.ConfigContainer"]
+    schema = json.load(open(SCHEMA)) if os.path.exists(SCHEMA) else {}
+    for name in SECTIONS:
+        key = name.split("[")[0]
+        given = fixture.get(key, []) if isinstance(fixture.get(key), list) else []
+        out.append(f"{key}:")
+        out.extend(given)
+        seen = {line.strip().split(":")[0] for line in given}
+        for field in schema.get(name, {}).get("fields", []):
+            if not field.get("init", True) or field["name"] in seen or field["name"].startswith("_"):
+                continue
+            value = literal(field.get("default") or "")
+            if value is not None:
+                out.append(f"  {field['name']}: {value}")
+                seen.add(field["name"])
+        if key == "dataset":
+            out.append("  blend:")
+            out.append("  - - /lustre/data/shard_00000_text_document")
+            shard = 1
+            while len(out) < lines - 1:
+                out.append(f"    - /lustre/data/shard_{shard:05d}_text_document")
+                shard += 1
+            out.append("  - null")
+    return "\n".join(out) + "\n"
+
+
+def server_cpu_seconds(pid):
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class Client:
+    def __init__(self, binary):
+        self.process = subprocess.Popen([binary, "lsp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        self.next_id = 1
+
+    def send(self, message):
+        body = json.dumps(message).encode()
+        self.process.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        self.process.stdin.flush()
+
+    def read(self):
+        length = None
+        while True:
+            line = self.process.stdout.readline()
+            if line in (b"\r\n", b""):
+                break
+            if line.lower().startswith(b"content-length:"):
+                length = int(line.split(b":")[1])
+        return json.loads(self.process.stdout.read(length))
+
+    def request(self, method, params):
+        self.send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
+        self.next_id += 1
+        while True:
+            message = self.read()
+            if message.get("id") == self.next_id - 1:
+                return message
+
+    def publish(self, uri, version):
+        while True:
+            message = self.read()
+            if message.get("method") == "textDocument/publishDiagnostics" and message["params"]["uri"] == uri \
+                    and message["params"].get("version") == version:
+                return message["params"]
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("binary", nargs="?", default=os.path.join(ROOT, "build/mblint"))
+    parser.add_argument("--iterations", type=int, default=100)
+    parser.add_argument("--lines", type=int, default=3000)
+    args = parser.parse_args()
+    text = make_dump(args.lines)
+    workspace = tempfile.mkdtemp(prefix="mblint-lsp-bench-")
+    path = os.path.join(workspace, "dump.yaml")
+    uri = "file://" + path
+    client = Client(args.binary)
+    client.request("initialize", {"processId": None, "rootUri": "file://" + workspace, "capabilities": {}})
+    client.send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+    start = time.perf_counter()
+    client.send({"jsonrpc": "2.0", "method": "textDocument/didOpen",
+                 "params": {"textDocument": {"uri": uri, "languageId": "yaml", "version": 1, "text": text}}})
+    first = client.publish(uri, 1)
+    open_ms = (time.perf_counter() - start) * 1000
+    lines = text.splitlines()
+    line = next(i for i, l in enumerate(lines) if l.startswith("  tensor_model_parallel_size:"))
+    column = len("  tensor_model_parallel_size: ")
+    latencies = []
+    cpu_before = server_cpu_seconds(client.process.pid)
+    for i in range(args.iterations):
+        version = i + 2
+        value = "2" if i % 2 == 0 else "1"
+        change = {"range": {"start": {"line": line, "character": column}, "end": {"line": line, "character": column + 1}},
+                  "text": value}
+        start = time.perf_counter()
+        client.send({"jsonrpc": "2.0", "method": "textDocument/didChange",
+                     "params": {"textDocument": {"uri": uri, "version": version}, "contentChanges": [change]}})
+        published = client.publish(uri, version)
+        latencies.append((time.perf_counter() - start) * 1000)
+        time.sleep(0.01)  # a typist, not a burst
+    cpu_ms = (server_cpu_seconds(client.process.pid) - cpu_before) * 1000 / args.iterations
+    start = time.perf_counter()
+    client.request("textDocument/hover", {"textDocument": {"uri": uri}, "position": {"line": line, "character": 4}})
+    hover_ms = (time.perf_counter() - start) * 1000
+    client.request("shutdown", None)
+    client.send({"jsonrpc": "2.0", "method": "exit"})
+    client.process.wait(timeout=10)
+    latencies.sort()
+    print(f"document: {len(lines)} lines, {len(text)} bytes; {len(first['diagnostics'])} diagnostics on open, "
+          f"{len(published['diagnostics'])} after the last change")
+    print(f"open -> diagnostics: {open_ms:.2f} ms")
+    print(f"didChange -> publishDiagnostics over {len(latencies)} changes: min {latencies[0]:.2f} ms, "
+          f"median {statistics.median(latencies):.2f} ms, p95 {latencies[int(len(latencies) * 0.95) - 1]:.2f} ms, "
+          f"max {latencies[-1]:.2f} ms")
+    print(f"server CPU time per change (user + system, from /proc; independent of machine load): {cpu_ms:.2f} ms")
+    print(f"hover: {hover_ms:.2f} ms")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
