@@ -17,6 +17,8 @@ const char* kUsage =
     "  check FILE...     lint launch scripts and Megatron Bridge YAML files\n"
     "  rules             list every rule (code, name, severity, summary)\n"
     "  explain RULE      print a rule's documentation (name or code)\n"
+    "  layout FILE...    which ranks form each TP/CP/DP/PP/EP group; what crosses nodes\n"
+    "  plan              rank the parallel layouts of a model on N GPUs that pass every error rule\n"
     "  version           print mblint's version\n"
     "\n"
     "run `mblint <command> --help` for the options of a command.\n";
@@ -33,6 +35,8 @@ int run_cli(const std::vector<std::string>& args, RuleSet rules, const CliEnviro
   if (command == "check") return run_check(rest, rules, env);
   if (command == "rules") return run_rules(rest, rules, env);
   if (command == "explain") return run_explain(rest, rules, env);
+  if (command == "layout") return run_layout(rest, rules, env);
+  if (command == "plan") return run_plan(rest, rules, env);
   if (command == "version" || command == "--version") {
     env.out << "mblint " << kVersion << " (Megatron Bridge " << to_string(kNewestBridge) << ", Megatron-Core "
             << to_string(kNewestMegatronCore) << " by default)\n";

@@ -79,6 +79,18 @@ std::vector<std::vector<int64_t>> rank_groups(const RankGrid& grid, std::string_
   return groups;
 }
 
+// The dense grid carries EP as 1 and the expert grid CP as 1: size-1 axes
+// change no rank, so they are left out.
+RankGrid decoder_grid(int64_t tp, int64_t cp, int64_t dp, int64_t pp, RankOrder order) {
+  if (order == RankOrder::TpCpEpDpPp) return RankGrid{{{"tp", tp}, {"cp", cp}, {"dp", dp}, {"pp", pp}}};
+  return RankGrid{{{"tp", tp}, {"cp", cp}, {"pp", pp}, {"dp", dp}}};
+}
+
+RankGrid expert_grid(int64_t etp, int64_t ep, int64_t edp, int64_t pp, RankOrder order) {
+  if (order == RankOrder::TpCpEpDpPp) return RankGrid{{{"tp", etp}, {"ep", ep}, {"dp", edp}, {"pp", pp}}};
+  return RankGrid{{{"tp", etp}, {"ep", ep}, {"pp", pp}, {"dp", edp}}};
+}
+
 std::optional<RankLayout> make_rank_layout(const ParallelSizes& sizes, std::string* why_not) {
   auto fail = [&](std::string reason) -> std::optional<RankLayout> {
     if (why_not) *why_not = std::move(reason);
@@ -107,22 +119,8 @@ std::optional<RankLayout> make_rank_layout(const ParallelSizes& sizes, std::stri
                             "size ({}) to equal the data-parallel size ({})",
                             s.pp, layout.edp, layout.dp));
   }
-  bool pp_last = s.order == RankOrder::TpCpEpDpPp;
-  // The dense grid carries EP as 1 and the expert grid CP as 1: size-1 axes
-  // change no rank, so they are left out.
-  layout.decoder.axes = {{"tp", s.tp}, {"cp", s.cp}};
-  layout.expert.axes = {{"tp", s.etp}, {"ep", s.ep}};
-  if (pp_last) {
-    layout.decoder.axes.push_back({"dp", layout.dp});
-    layout.decoder.axes.push_back({"pp", s.pp});
-    layout.expert.axes.push_back({"dp", layout.edp});
-    layout.expert.axes.push_back({"pp", s.pp});
-  } else {
-    layout.decoder.axes.push_back({"pp", s.pp});
-    layout.decoder.axes.push_back({"dp", layout.dp});
-    layout.expert.axes.push_back({"pp", s.pp});
-    layout.expert.axes.push_back({"dp", layout.edp});
-  }
+  layout.decoder = decoder_grid(s.tp, s.cp, layout.dp, s.pp, s.order);
+  layout.expert = expert_grid(s.etp, s.ep, layout.edp, s.pp, s.order);
   return layout;
 }
 

@@ -60,6 +60,10 @@ struct RankLayout {
   RankGrid expert;
 };
 
+// The two grids alone (for checks that need only one of them).
+RankGrid decoder_grid(int64_t tp, int64_t cp, int64_t dp, int64_t pp, RankOrder order);
+RankGrid expert_grid(int64_t etp, int64_t ep, int64_t edp, int64_t pp, RankOrder order);
+
 // nullopt (with the reason) when Megatron would refuse the sizes: a size
 // below 1, or a world size not divisible by TP·CP·PP or by ETP·EP·PP.
 std::optional<RankLayout> make_rank_layout(const ParallelSizes& sizes, std::string* why_not = nullptr);

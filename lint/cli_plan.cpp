@@ -1,0 +1,403 @@
+// `mblint plan`: rank the parallel layouts of a model on a GPU count.
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "lint/cli_common.h"
+#include "lint/job_builder.h"
+#include "lint/plan.h"
+#include "lint/render.h"
+
+namespace mblint {
+
+namespace {
+
+// Model-dimension flags and the config keys they set.
+struct DimensionFlag {
+  const char* flag;
+  const char* key;
+  const char* help;
+};
+
+constexpr DimensionFlag kDimensionFlags[] = {
+    {"num-layers", "model.num_layers", "transformer layers"},
+    {"hidden-size", "model.hidden_size", "hidden size"},
+    {"num-attention-heads", "model.num_attention_heads", "attention heads"},
+    {"num-query-groups", "model.num_query_groups", "key/value heads (GQA); default: as many as heads"},
+    {"ffn-hidden-size", "model.ffn_hidden_size", "dense MLP size"},
+    {"num-experts", "model.num_moe_experts", "routed experts (MoE); default: dense"},
+    {"moe-topk", "model.moe_router_topk", "experts per token"},
+    {"moe-ffn-hidden-size", "model.moe_ffn_hidden_size", "expert MLP size"},
+    {"vocab-size", "model.vocab_size", "vocabulary size"},
+    {"seq-length", "model.seq_length", "sequence length"},
+    {"global-batch-size", "train.global_batch_size", "global batch size (sequences per step)"},
+};
+
+cxxopts::Options plan_options() {
+  cxxopts::Options options("mblint plan",
+                           "Rank the TP/PP/VPP/CP/EP/ETP/DP/MBS/SP/recompute layouts of a model on a GPU count that "
+                           "pass every error rule.");
+  options.custom_help("[options]");
+  options.positional_help("[FILE...]");
+  add_job_options(options);
+  options.add_options("plan")("gpus", "total GPUs (or --nodes and --gpus-per-node)", cxxopts::value<std::string>())(
+      "top", "layouts to list", cxxopts::value<std::string>()->default_value("5"));
+  for (const DimensionFlag& f : kDimensionFlags) {
+    options.add_options("model")(f.flag, f.help, cxxopts::value<std::string>());
+  }
+  options.add_options("output")("format", "output format: text or json",
+                                cxxopts::value<std::string>()->default_value("text"))("h,help", "show this help")(
+      "paths", "files describing the job", cxxopts::value<std::vector<std::string>>());
+  options.parse_positional({"paths"});
+  return options;
+}
+
+std::optional<int64_t> positive(const std::string& text) {
+  if (text.empty() || text.size() > 12 || !std::all_of(text.begin(), text.end(), ::isdigit)) return std::nullopt;
+  int64_t v = std::stoll(text);
+  return v > 0 ? std::optional<int64_t>(v) : std::nullopt;
+}
+
+Provenance command_line_at(const CommandLineValue& value) {
+  Provenance p;
+  p.layer = Layer::CommandLine;
+  p.value = value.span;
+  p.statement = value.span;
+  return p;
+}
+
+// The job to plan: the first config of the files, or the command line's.
+std::optional<Job> base_job(SourceSet& sources, const LintOptions& options, RuleSet rules,
+                            const CliEnvironment& env) {
+  if (options.paths.empty()) return job_from_command_line(sources, options);
+  BuildResult built = build_jobs(sources, options);
+  if (!built.problems.empty()) {
+    render_text(env.err, sources, built.problems, summarize(built.problems, built.files_checked), false);
+    (void)rules;
+    return std::nullopt;
+  }
+  for (Job& job : built.jobs) {
+    if (job.kind != InputKind::NotAConfig) return std::move(job);
+  }
+  env.err << "mblint: none of the files describes a training job\n";
+  return std::nullopt;
+}
+
+struct Machine {
+  int64_t world = 0, gpus_per_node = 0;
+  const GpuType* gpu = nullptr;
+  bool gpu_assumed = false;
+};
+
+std::string describe_candidate(const Candidate& c, bool moe) {
+  std::string text = fmt::format("TP {} PP {}", c.tp, c.pp);
+  if (c.vpp > 1) text += fmt::format(" VPP {}", c.vpp);
+  text += fmt::format(" CP {}", c.cp);
+  if (moe) text += fmt::format(" EP {} ETP {}", c.ep, c.etp);
+  text += fmt::format(" DP {}", c.dp);
+  if (moe) text += fmt::format(" EDP {}", c.edp);
+  text += fmt::format(" MBS {} SP {} recompute {}", c.mbs, c.sp ? "on" : "off", recompute_name(c.recompute));
+  if (c.first_stage_layers > 0) {
+    text += fmt::format(" (first/last stage {}/{} layers)", c.first_stage_layers, c.last_stage_layers);
+  } else if (c.pp > 1 && (c.account_embedding || c.account_loss)) {
+    text += c.account_embedding && c.account_loss ? " (embedding and loss count as layers)"
+            : c.account_embedding                 ? " (embedding counts as a layer)"
+                                                  : " (loss counts as a layer)";
+  }
+  return text;
+}
+
+std::string memory_text(const MemoryFit& m) {
+  if (m.status == MemoryFit::Status::Unknown) return "not estimated";
+  return fmt::format("{:.1f}/{:.1f} GiB", m.total_gib, m.capacity_gib);
+}
+
+std::string bubble_text(const Evaluation& e) {
+  return e.bubble ? fmt::format("{:.1f}%", *e.bubble * 100) : std::string("?");
+}
+
+std::string yaml_snippet(const std::vector<PlanSetting>& settings) {
+  std::map<std::string, std::vector<std::pair<std::string, std::string>>> sections;
+  std::vector<std::string> order;
+  for (const PlanSetting& s : settings) {
+    size_t dot = s.key.find('.');
+    std::string section = s.key.substr(0, dot);
+    if (!sections.count(section)) order.push_back(section);
+    sections[section].push_back({s.key.substr(dot + 1), s.value});
+  }
+  std::string out;
+  for (const std::string& section : order) {
+    out += section + ":\n";
+    for (const auto& [key, value] : sections[section]) out += fmt::format("  {}: {}\n", key, value);
+  }
+  return out;
+}
+
+std::string hydra_snippet(const std::vector<PlanSetting>& settings) {
+  std::vector<std::string> words;
+  for (const PlanSetting& s : settings) words.push_back(fmt::format("{}={}", s.key, s.value));
+  return fmt::format("{}", fmt::join(words, " "));
+}
+
+void print_min_gpus(std::ostream& out, const Evaluation& e, bool moe) {
+  const Candidate& c = e.c;
+  if (!moe) {
+    out << fmt::format("minimum GPU count for #1: PP x TP x CP = {} x {} x {} = {}; this run uses {} (DP {}).\n", c.pp,
+                       c.tp, c.cp, e.min_gpus, c.dp * c.tp * c.cp * c.pp, c.dp);
+    return;
+  }
+  out << fmt::format("minimum GPU count for #1: PP x lcm(TP x CP, EP x ETP) = {} x lcm({}, {}) = {}; this run uses "
+                     "{} (DP {}, EDP {}).\n",
+                     c.pp, c.tp * c.cp, c.ep * c.etp, e.min_gpus, c.dp * c.tp * c.cp * c.pp, c.dp, c.edp);
+  if (e.full_product != e.min_gpus) {
+    out << fmt::format("  the full product PP x TP x CP x EP x ETP = {} is wrong: in each pipeline stage the attention "
+                       "mesh (TP x CP) and the expert mesh (EP x ETP) are two groupings of the same GPUs, not "
+                       "separate GPUs; both DP = W / (TP x CP x PP) and EDP = W / (EP x ETP x PP) must be whole.\n",
+                       e.full_product);
+  }
+}
+
+void print_guide(std::ostream& out, const PlanResult& r, bool moe) {
+  out << fmt::format("\nthe guide's starting point: {}\n  ({})\n", r.guide_point.band, r.guide_point.source);
+  for (const GuideResult& g : r.guide) {
+    std::string what = fmt::format("TP {} PP {} CP {}", g.layout.tp, g.layout.pp, g.layout.cp);
+    if (moe) what += fmt::format(" EP {} ETP {}", g.layout.ep, g.layout.etp);
+    if (!g.divides) {
+      out << fmt::format("  {}: not possible here: {}\n", what, g.why_not);
+      continue;
+    }
+    const Evaluation& e = g.evaluation;
+    if (!e.valid) {
+      out << fmt::format("  {}: rejected: {}\n", what, e.errors.empty() ? std::string("?") : e.errors.front());
+      continue;
+    }
+    std::string fit = e.memory.status == MemoryFit::Status::TooBig ? "does not fit"
+                      : e.memory.status == MemoryFit::Status::Unknown
+                          ? "memory not estimated"
+                          : fmt::format("fits ({})", memory_text(e.memory));
+    std::string rank = g.rank ? fmt::format("would rank #{}", *g.rank)
+                              : (e.memory.status == MemoryFit::Status::TooBig
+                                     ? std::string("not ranked")
+                                     : fmt::format("ranks below the top {}", r.ranked.size()));
+    out << fmt::format("  {}: valid, {}, recompute {}, bubble {}, score {:.3f}: {}\n", what, fit,
+                       recompute_name(e.c.recompute), bubble_text(e), e.score, rank);
+  }
+  for (const std::string& note : r.guide_point.notes) out << "  note: " << note << "\n";
+}
+
+void print_text(std::ostream& out, const std::string& title, const Machine& m, const Job& base,
+                const PlanResult& r) {
+  bool moe = r.size.moe;
+  int64_t nodes = m.world / m.gpus_per_node;
+  out << fmt::format("mblint plan: {} on {} x {} ({} node{} x {} GPUs, NVLink domain {})\n", title, m.world,
+                     m.gpu->display, nodes, nodes == 1 ? "" : "s", m.gpus_per_node, m.gpu->nvlink_domain);
+  Derived d = derive(base);
+  out << fmt::format("model: {:.1f}B parameters", r.size.total_params);
+  if (moe) out << fmt::format(" ({:.1f}B active per token), {} experts", r.size.active_params, *d.num_moe_experts);
+  out << fmt::format(", {} layers, hidden {}, {} heads; seq {}, global batch {}{}\n", *d.num_layers, *d.hidden_size,
+                     *d.num_attention_heads, r.seq_length, r.global_batch_size,
+                     r.global_batch_assumed ? " (assumed: pass --global-batch-size)" : "");
+  if (m.gpu_assumed) out << "note: no GPU type given: planning for H100 (pass --gpu)\n";
+  if (!r.memory_known) {
+    out << "memory: NOT ESTIMATED — this build has no memory estimate, so no layout is known to fit and recompute is "
+           "never chosen; treat the list as valid layouts ranked by bubble and locality only\n";
+  }
+  out << fmt::format("searched {} layouts that pass the arithmetic; linted {} with every error rule ({} rejected); "
+                     "{} memory estimates over capacity\n",
+                     r.enumerated, r.checked, r.rejected_by_rules, r.too_big);
+  if (r.ranked.empty()) {
+    out << "\nno layout passes every error rule";
+    if (r.memory_known) out << " and fits in memory";
+    out << ".\n";
+    if (r.closest) {
+      out << fmt::format("closest: {} needs {}\n", describe_candidate(r.closest->c, moe), memory_text(r.closest->memory));
+      out << "  the search already tried selective and full recompute, and CP up to seq/4096\n";
+    }
+    if (r.fits_with) {
+      out << fmt::format("to make it fit: {} GPUs, e.g. {} ({})\n", r.fits_with_gpus,
+                         describe_candidate(r.fits_with->c, moe), memory_text(r.fits_with->memory));
+    } else if (r.memory_known) {
+      out << "to make it fit: more than 16x the GPUs, a shorter sequence, or optimizer/activation offloading\n";
+    }
+    print_guide(out, r, moe);
+    return;
+  }
+  out << "\n";
+  out << fmt::format("{:>2}  {}\n", "#", "layout");
+  for (size_t i = 0; i < r.ranked.size(); ++i) {
+    const Evaluation& e = r.ranked[i];
+    out << fmt::format("{:>2}. {}\n", i + 1, describe_candidate(e.c, moe));
+    out << fmt::format("    bubble {}, memory {}, min GPUs {}, score {:.3f}\n", bubble_text(e), memory_text(e.memory),
+                       e.min_gpus, e.score);
+    if (!e.reasons.empty()) out << fmt::format("    why: {}\n", fmt::join(e.reasons, "; "));
+  }
+  out << "\n";
+  print_min_gpus(out, r.ranked.front(), moe);
+  print_guide(out, r, moe);
+  std::vector<PlanSetting> settings = candidate_settings(r.ranked.front().c, base, r.global_batch_size);
+  out << "\n#1 as a Megatron Bridge override file (--config-file):\n";
+  out << yaml_snippet(settings);
+  out << "\n#1 as Hydra overrides:\n" << hydra_snippet(settings) << "\n";
+}
+
+nlohmann::json candidate_json(const Evaluation& e, const Job& base, int64_t gbs) {
+  const Candidate& c = e.c;
+  nlohmann::json j = {{"tp", c.tp}, {"pp", c.pp}, {"vpp", c.vpp > 1 ? nlohmann::json(c.vpp) : nlohmann::json(nullptr)},
+                      {"cp", c.cp}, {"ep", c.ep}, {"etp", c.etp}, {"dp", c.dp}, {"edp", c.edp}, {"mbs", c.mbs},
+                      {"sequence_parallel", c.sp}, {"recompute", recompute_name(c.recompute)},
+                      {"min_gpus", e.min_gpus}, {"full_product", e.full_product}, {"score", e.score},
+                      {"reasons", e.reasons}, {"valid", e.valid}, {"errors", e.errors}};
+  j["bubble"] = e.bubble ? nlohmann::json(*e.bubble) : nlohmann::json(nullptr);
+  j["memory"] = e.memory.status == MemoryFit::Status::Unknown
+                    ? nlohmann::json(nullptr)
+                    : nlohmann::json({{"total_gib", e.memory.total_gib}, {"capacity_gib", e.memory.capacity_gib}});
+  nlohmann::json settings = nlohmann::json::object();
+  for (const PlanSetting& s : candidate_settings(c, base, gbs)) settings[s.key] = s.value;
+  j["settings"] = settings;
+  return j;
+}
+
+nlohmann::json json_plan(const std::string& title, const Machine& m, const Job& base, const PlanResult& r) {
+  nlohmann::json j;
+  j["job"] = title;
+  j["gpus"] = m.world;
+  j["gpus_per_node"] = m.gpus_per_node;
+  j["gpu"] = m.gpu->name;
+  j["model"] = {{"parameters_b", r.size.total_params}, {"active_parameters_b", r.size.active_params},
+                {"moe", r.size.moe}};
+  j["seq_length"] = r.seq_length;
+  j["global_batch_size"] = r.global_batch_size;
+  j["global_batch_size_assumed"] = r.global_batch_assumed;
+  j["memory_estimated"] = r.memory_known;
+  j["searched"] = r.enumerated;
+  j["linted"] = r.checked;
+  j["rejected_by_rules"] = r.rejected_by_rules;
+  nlohmann::json layouts = nlohmann::json::array();
+  for (const Evaluation& e : r.ranked) layouts.push_back(candidate_json(e, base, r.global_batch_size));
+  j["layouts"] = layouts;
+  j["closest"] = r.closest ? candidate_json(*r.closest, base, r.global_batch_size) : nlohmann::json(nullptr);
+  j["fits_with_gpus"] = r.fits_with ? nlohmann::json(r.fits_with_gpus) : nlohmann::json(nullptr);
+  j["fits_with"] = r.fits_with ? candidate_json(*r.fits_with, base, r.global_batch_size) : nlohmann::json(nullptr);
+  nlohmann::json guide = {{"band", r.guide_point.band}, {"source", r.guide_point.source}, {"notes", r.guide_point.notes}};
+  nlohmann::json points = nlohmann::json::array();
+  for (const GuideResult& g : r.guide) {
+    nlohmann::json p = {{"tp", g.layout.tp}, {"pp", g.layout.pp}, {"cp", g.layout.cp}, {"ep", g.layout.ep},
+                        {"etp", g.layout.etp}, {"possible", g.divides}};
+    if (!g.divides) {
+      p["why_not"] = g.why_not;
+    } else {
+      p["evaluation"] = candidate_json(g.evaluation, base, r.global_batch_size);
+      p["rank"] = g.rank ? nlohmann::json(*g.rank) : nlohmann::json(nullptr);
+    }
+    points.push_back(p);
+  }
+  guide["layouts"] = points;
+  j["guide"] = guide;
+  if (!r.ranked.empty()) {
+    std::vector<PlanSetting> settings = candidate_settings(r.ranked.front().c, base, r.global_batch_size);
+    j["winner_yaml"] = yaml_snippet(settings);
+    j["winner_hydra"] = hydra_snippet(settings);
+  }
+  return j;
+}
+
+}  // namespace
+
+int run_plan(const std::vector<std::string>& args, RuleSet rules, const CliEnvironment& env) {
+  cxxopts::Options parser = plan_options();
+  cxxopts::ParseResult parsed;
+  if (auto stop = parse_command(parser, args, parsed, env)) return *stop;
+  std::string format = parsed["format"].as<std::string>();
+  if (format != "text" && format != "json") return usage_error(env, fmt::format("unknown --format '{}'", format));
+  auto top = positive(parsed["top"].as<std::string>());
+  if (!top) return usage_error(env, "--top takes a positive number");
+
+  SourceSet sources;
+  std::vector<std::string> full_args = {"plan"};
+  full_args.insert(full_args.end(), args.begin(), args.end());
+  CommandLine line = add_command_line(sources, full_args);
+  LintOptions options;
+  if (parsed.count("paths")) options.paths = parsed["paths"].as<std::vector<std::string>>();
+  if (auto stop = read_job_options(full_args, line, env, options)) return *stop;
+  auto gpus_value = last_value(full_args, line, {"--gpus"});
+  if (gpus_value && !positive(gpus_value->text)) return usage_error(env, "--gpus takes a positive number");
+
+  std::optional<Job> found = base_job(sources, options, rules, env);
+  if (!found) return kExitFindings;
+  Job base = std::move(*found);
+
+  // Model dimensions from the command line, located there.
+  bool dims_given = false;
+  for (const DimensionFlag& f : kDimensionFlags) {
+    auto value = last_value(full_args, line, {std::string("--") + f.flag});
+    if (!value) continue;
+    auto number = positive(value->text);
+    if (!number) return usage_error(env, fmt::format("--{} takes a positive number, got '{}'", f.flag, value->text));
+    assign_path(base.config, split_path(f.key), make_int(*number, command_line_at(*value)));
+    if (std::string_view(f.key) == "model.seq_length") {
+      assign_path(base.config, split_path("dataset.seq_length"), make_int(*number, command_line_at(*value)));
+    }
+    std::string_view key = f.key;
+    if (key != "model.seq_length" && key != "train.global_batch_size") dims_given = true;
+  }
+  if (dims_given && !parsed.count("num-experts") && !find_path(base.config, "model.num_moe_experts")) {
+    assign_path(base.config, split_path("model.num_moe_experts"), make_null());
+  }
+  Derived d = derive(base);
+  if (!d.num_layers.known() || !d.hidden_size.known() || !d.num_attention_heads.known()) {
+    return usage_error(env, "plan needs the model: --recipe NAME, a config file, or --num-layers, --hidden-size and "
+                            "--num-attention-heads");
+  }
+
+  // The machine.
+  Machine m;
+  m.gpu = d.gpu;
+  if (!m.gpu) {
+    m.gpu = find_gpu("h100");
+    m.gpu_assumed = true;
+    base.cluster.gpu = m.gpu->name;
+  }
+  if (gpus_value) {
+    m.world = *positive(gpus_value->text);
+    m.gpus_per_node = d.gpus_per_node.known() && options.gpus_per_node ? *d.gpus_per_node : m.gpu->gpus_per_node;
+    if (m.world < m.gpus_per_node) m.gpus_per_node = m.world;
+    if (m.world % m.gpus_per_node != 0) {
+      return usage_error(env, fmt::format("--gpus {} is not a whole number of {}-GPU nodes (pass --gpus-per-node)",
+                                          m.world, m.gpus_per_node));
+    }
+    Provenance where = command_line_at(*gpus_value);
+    base.cluster.nodes = LocatedInt{m.world / m.gpus_per_node, where, ""};
+    base.cluster.gpus_per_node = LocatedInt{m.gpus_per_node, where, ""};
+    base.cluster.world_size = LocatedInt{};
+  } else if (d.world_size.known() && d.gpus_per_node.known()) {
+    m.world = *d.world_size;
+    m.gpus_per_node = *d.gpus_per_node;
+  } else {
+    return usage_error(env, "plan needs the GPU count: --gpus N, or --nodes and --gpus-per-node");
+  }
+
+  PlanOptions plan;
+  plan.world = m.world;
+  plan.gpus_per_node = m.gpus_per_node;
+  plan.nvlink_domain = m.gpu->nvlink_domain;
+  plan.capacity_gib = m.gpu->memory_gib;
+  plan.top = static_cast<size_t>(*top);
+  plan.thresholds = options.thresholds;
+  bool gbs_assumed = !d.global_batch_size.known();
+  plan.global_batch_size = gbs_assumed ? 1024 : *d.global_batch_size;
+
+  PlanResult result = make_plan(base, plan, rules);
+  result.global_batch_assumed = gbs_assumed;
+  std::string title = base.recipe_name.empty() ? std::string("the model") : fmt::format("recipe {}", base.recipe_name);
+  if (!options.paths.empty()) title = fmt::format("{} ({})", options.paths.front(), title);
+  if (format == "json") {
+    env.out << json_plan(title, m, base, result).dump(2) << "\n";
+  } else {
+    print_text(env.out, title, m, base, result);
+  }
+  return result.ranked.empty() ? kExitFindings : kExitClean;
+}
+
+}  // namespace mblint

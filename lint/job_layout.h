@@ -1,0 +1,21 @@
+// A job's rank layout: its parallel sizes, world size and rank order
+// (dist.use_tp_pp_dp_mapping) read through Derived, so `mblint layout`, the
+// planner and the NVLink-domain rules place ranks the same way.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "lint/derived.h"
+#include "lint/job.h"
+#include "lint/rank_layout.h"
+
+namespace mblint {
+
+RankOrder job_rank_order(const Job& job);
+
+// nullopt when a size or the world size is unknown, or Megatron would refuse
+// them; `why_not` says which.
+std::optional<RankLayout> job_rank_layout(const Job& job, const Derived& derived, std::string* why_not = nullptr);
+
+}  // namespace mblint
