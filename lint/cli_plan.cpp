@@ -177,10 +177,10 @@ void print_guide(std::ostream& out, const PlanResult& r, bool moe) {
                       : e.memory.status == MemoryFit::Status::Unknown
                           ? "memory not estimated"
                           : fmt::format("fits ({})", memory_text(e.memory));
-    std::string rank = g.rank ? fmt::format("would rank #{}", *g.rank)
+    std::string rank = g.rank ? fmt::format("ranks #{}{}", *g.rank, *g.rank <= r.ranked.size() ? " (listed above)" : "")
                               : (e.memory.status == MemoryFit::Status::TooBig
                                      ? std::string("not ranked")
-                                     : fmt::format("ranks below the top {}", r.ranked.size()));
+                                     : fmt::format("ranks below #{}", r.valid_found));
     out << fmt::format("  {}: valid, {}, recompute {}, bubble {}, score {:.3f}: {}\n", what, fit,
                        recompute_name(e.c.recompute), bubble_text(e), e.score, rank);
   }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -282,6 +283,10 @@ std::vector<Split> pipeline_splits(int64_t layers, int64_t pp, bool embedding, b
   return splits;
 }
 
+// Rule runs per plan at most: bounds the time when the guide's layout
+// scores far below the leaders.
+constexpr size_t kMaxLinted = 3000;
+
 struct Pending {
   double base_score;
   Candidate c;
@@ -359,8 +364,8 @@ bool fits(const Evaluation& e) {
 
 // The guide's layouts with the planner's choices for what the guide leaves
 // open: no interleaving, micro batch 1, the lightest recompute that fits.
-GuideResult place_guide_layout(const Job& base, const Shape& shape, Candidate c, const PlanOptions& o, RuleSet rules,
-                               const std::vector<Evaluation>& ranked, size_t top) {
+GuideResult place_guide_layout(const Job& base, const Shape& shape, Candidate c, const PlanOptions& o,
+                               RuleSet rules) {
   GuideResult g;
   if (shape.experts == 0) c.etp = c.tp;
   g.layout = c;
@@ -389,12 +394,6 @@ GuideResult place_guide_layout(const Job& base, const Shape& shape, Candidate c,
     if (fits(g.evaluation)) break;
   }
   g.layout = c;
-  if (g.evaluation.valid && fits(g.evaluation)) {
-    size_t better = static_cast<size_t>(std::count_if(ranked.begin(), ranked.end(), [&](const Evaluation& e) {
-      return e.score < g.evaluation.score;
-    }));
-    if (better < top) g.rank = better + 1;
-  }
   return g;
 }
 
@@ -403,7 +402,7 @@ void place_guide(const Job& base, const Shape& shape, const PlanOptions& o, Rule
   result.size = model_size(base, d);
   result.guide_point = guide_point(base, d, result.size, shape.seq);
   for (const Candidate& c : result.guide_point.layouts) {
-    result.guide.push_back(place_guide_layout(base, shape, c, o, rules, result.ranked, o.top));
+    result.guide.push_back(place_guide_layout(base, shape, c, o, rules));
   }
 }
 
@@ -423,18 +422,33 @@ PlanResult make_plan(const Job& base, const PlanOptions& options, RuleSet rules)
   for (const Candidate& c : all) order.push_back({quick_score(c, options, options.global_batch_size, moe), c});
   std::stable_sort(order.begin(), order.end(), [](const Pending& a, const Pending& b) { return a.base_score < b.base_score; });
 
-  // Walk in score order. A layout that fits without recompute makes its
-  // recompute variants pointless; one that is too big with full recompute
-  // at MBS 1 is too big.
-  std::vector<Evaluation> accepted;
+  // The guide's layouts first: the walk goes on until it has passed their
+  // scores, so their rank among all valid layouts is exact.
+  place_guide(base, shape, options, rules, result);
+  double target = -1e9;
+  for (const GuideResult& g : result.guide) {
+    if (g.divides && g.evaluation.valid && fits(g.evaluation)) target = std::max(target, g.evaluation.score);
+  }
+
+  // Walk in score order (the final score is never below the quick one). A
+  // layout that fits without recompute makes its recompute variants
+  // pointless.
+  std::vector<Evaluation> accepted;  // sorted by score
   std::vector<Evaluation> too_big;
-  auto key = [](const Candidate& c) {
-    return std::make_tuple(c.tp, c.pp, c.vpp, c.cp, c.ep, c.etp, c.mbs);
-  };
-  std::vector<decltype(key(Candidate{}))> settled;
+  auto key = [](const Candidate& c) { return std::make_tuple(c.tp, c.pp, c.vpp, c.cp, c.ep, c.etp, c.mbs); };
+  std::set<decltype(key(Candidate{}))> settled;
+  bool exhausted = true;
   for (const Pending& p : order) {
-    if (accepted.size() >= options.top && p.base_score > accepted.back().score) break;
-    if (std::find(settled.begin(), settled.end(), key(p.c)) != settled.end()) continue;
+    double worst = accepted.size() >= options.top ? accepted[options.top - 1].score : 1e9;
+    if (p.base_score > std::max(worst, target) && accepted.size() >= options.top) {
+      exhausted = false;
+      break;
+    }
+    if (result.checked >= kMaxLinted) {
+      exhausted = false;
+      break;
+    }
+    if (settled.count(key(p.c))) continue;
     Evaluation e = evaluate(base, p.c, options, rules, false);
     if (!fits(e)) {
       ++result.too_big;
@@ -447,14 +461,21 @@ PlanResult make_plan(const Job& base, const PlanOptions& options, RuleSet rules)
       ++result.rejected_by_rules;
       continue;
     }
-    settled.push_back(key(p.c));
-    accepted.push_back(std::move(checked));
-    std::stable_sort(accepted.begin(), accepted.end(),
-                     [](const Evaluation& a, const Evaluation& b) { return a.score < b.score; });
-    if (accepted.size() > options.top) accepted.pop_back();
+    settled.insert(key(p.c));
+    auto at = std::upper_bound(accepted.begin(), accepted.end(), checked.score,
+                               [](double score, const Evaluation& x) { return score < x.score; });
+    accepted.insert(at, std::move(checked));
   }
+  for (GuideResult& g : result.guide) {
+    if (!g.divides || !g.evaluation.valid || !fits(g.evaluation)) continue;
+    size_t better = static_cast<size_t>(std::count_if(accepted.begin(), accepted.end(), [&](const Evaluation& x) {
+      return x.score < g.evaluation.score;
+    }));
+    if (exhausted || g.evaluation.score <= target) g.rank = better + 1;
+  }
+  result.valid_found = accepted.size();
+  if (accepted.size() > options.top) accepted.resize(options.top);
   result.ranked = std::move(accepted);
-  place_guide(base, shape, options, rules, result);
   if (result.ranked.empty() && result.memory_known && options.try_more_gpus) {
     for (int64_t factor = 2; factor <= 16; factor *= 2) {
       PlanOptions more = options;

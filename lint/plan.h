@@ -104,7 +104,7 @@ struct GuideResult {
   bool divides = true;       // the world size fits the layout's meshes
   std::string why_not;       // when it does not
   Evaluation evaluation;     // when it divides
-  std::optional<size_t> rank;  // 1-based position among the valid layouts, when ranked
+  std::optional<size_t> rank;  // 1-based position among all valid, fitting layouts
 };
 
 struct ModelSize {
@@ -120,6 +120,7 @@ struct PlanResult {
   size_t enumerated = 0;           // layouts that pass the arithmetic
   size_t checked = 0;              // linted with every error rule
   size_t rejected_by_rules = 0;
+  size_t valid_found = 0;          // valid, fitting layouts the walk met (at least the list)
   size_t too_big = 0;              // estimated not to fit
   std::optional<Evaluation> closest;  // when nothing fits: the valid layout nearest to fitting
   int64_t fits_with_gpus = 0;         // when nothing fits: the smallest multiple of the GPUs where one does
