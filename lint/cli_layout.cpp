@@ -16,6 +16,9 @@ namespace mblint {
 
 namespace {
 
+// Every group is listed rank by rank: keep that bounded.
+constexpr int64_t kMaxLayoutRanks = 65536;
+
 cxxopts::Options layout_options() {
   cxxopts::Options options("mblint layout",
                            "Show which global ranks form each parallel group and which groups cross nodes or "
@@ -321,6 +324,12 @@ int run_layout(const std::vector<std::string>& args, RuleSet rules, const CliEnv
     auto layout = job_rank_layout(job, d, &why);
     if (!layout) {
       env.err << fmt::format("mblint: no rank layout for {}: {}\n", title, why);
+      status = kExitFindings;
+      continue;
+    }
+    if (layout->sizes.world > kMaxLayoutRanks) {
+      env.err << fmt::format("mblint: {}: layout draws up to {} ranks, this job has {}\n", title, kMaxLayoutRanks,
+                             layout->sizes.world);
       status = kExitFindings;
       continue;
     }

@@ -14,6 +14,9 @@ namespace mblint {
 
 namespace {
 
+// Bounds the rank walks of the locality score (each is linear in the GPUs).
+constexpr int64_t kMaxPlanGpus = 131072;
+
 // Model-dimension flags and the config keys they set.
 struct DimensionFlag {
   const char* flag;
@@ -197,7 +200,8 @@ void print_text(std::ostream& out, const std::string& title, const Machine& m, c
   out << fmt::format("model: {:.1f}B parameters", r.size.total_params);
   if (moe) out << fmt::format(" ({:.1f}B active per token), {} experts", r.size.active_params, *d.num_moe_experts);
   out << fmt::format(", {} layers, hidden {}, {} heads; seq {}, global batch {}{}\n", *d.num_layers, *d.hidden_size,
-                     *d.num_attention_heads, r.seq_length, r.global_batch_size,
+                     *d.num_attention_heads, r.seq_length > 0 ? std::to_string(r.seq_length) : std::string("unknown"),
+                     r.global_batch_size,
                      r.global_batch_assumed ? " (assumed: pass --global-batch-size)" : "");
   if (m.gpu_assumed) out << "note: no GPU type given: planning for H100 (pass --gpu)\n";
   if (!r.memory_known) {
@@ -207,10 +211,18 @@ void print_text(std::ostream& out, const std::string& title, const Machine& m, c
   out << fmt::format("searched {} layouts that pass the arithmetic; linted {} with every error rule ({} rejected); "
                      "{} memory estimates over capacity\n",
                      r.enumerated, r.checked, r.rejected_by_rules, r.too_big);
+  if (r.enumerated == 0) {
+    out << fmt::format("\nno layout passes the arithmetic: {} GPUs must be a multiple of TP x CP x PP (TP dividing the "
+                       "{} heads and the query groups, PP at most the layers) and of EP x ETP x PP, and the global "
+                       "batch {} a multiple of MBS x DP.\n",
+                       m.world, *d.num_attention_heads, r.global_batch_size);
+  }
   if (r.ranked.empty()) {
-    out << "\nno layout passes every error rule";
-    if (r.memory_known) out << " and fits in memory";
-    out << ".\n";
+    if (r.enumerated > 0) {
+      out << "\nno layout passes every error rule";
+      if (r.memory_known) out << " and fits in memory";
+      out << ".\n";
+    }
     if (r.closest) {
       out << fmt::format("closest: {} needs {}\n", describe_candidate(r.closest->c, moe), memory_text(r.closest->memory));
       out << "  the search already tried selective and full recompute, and CP up to seq/4096\n";
@@ -347,6 +359,9 @@ int run_plan(const std::vector<std::string>& args, RuleSet rules, const CliEnvir
   }
   Derived d = derive(base);
   if (!d.num_layers.known() || !d.hidden_size.known() || !d.num_attention_heads.known()) {
+    if (!base.problems.empty()) {
+      render_text(env.err, sources, base.problems, summarize(base.problems, options.paths.size()), false);
+    }
     return usage_error(env, "plan needs the model: --recipe NAME, a config file, or --num-layers, --hidden-size and "
                             "--num-attention-heads");
   }
@@ -378,6 +393,9 @@ int run_plan(const std::vector<std::string>& args, RuleSet rules, const CliEnvir
     return usage_error(env, "plan needs the GPU count: --gpus N, or --nodes and --gpus-per-node");
   }
 
+  if (m.world > kMaxPlanGpus) {
+    return usage_error(env, fmt::format("plan searches up to {} GPUs", kMaxPlanGpus));
+  }
   PlanOptions plan;
   plan.world = m.world;
   plan.gpus_per_node = m.gpus_per_node;
@@ -390,7 +408,8 @@ int run_plan(const std::vector<std::string>& args, RuleSet rules, const CliEnvir
 
   PlanResult result = make_plan(base, plan, rules);
   result.global_batch_assumed = gbs_assumed;
-  std::string title = base.recipe_name.empty() ? std::string("the model") : fmt::format("recipe {}", base.recipe_name);
+  std::string title = base.recipe_name.empty() ? std::string("the model given on the command line")
+                                               : fmt::format("recipe {}", base.recipe_name);
   if (!options.paths.empty()) title = fmt::format("{} ({})", options.paths.front(), title);
   if (format == "json") {
     env.out << json_plan(title, m, base, result).dump(2) << "\n";

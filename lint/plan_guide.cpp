@@ -126,7 +126,10 @@ GuidePoint guide_point(const Job& job, const Derived& d, const ModelSize& size, 
       g.band = fmt::format("dense 70-175B ({:.1f}B): TP=8 + PP=4-8 + DP", b);
     } else {
       r = Range{{8}, {8, 16}, {2}, {1}};
-      g.band = fmt::format("dense 175-500B ({:.0f}B): TP=8 + PP=8-16 + CP=2 + DP", b);
+      g.band = b < 500 ? fmt::format("dense 175-500B ({:.0f}B): TP=8 + PP=8-16 + CP=2 + DP", b)
+                       : fmt::format("dense over 500B ({:.0f}B), beyond the table; its last row (175-500B): TP=8 + "
+                                     "PP=8-16 + CP=2 + DP",
+                                     b);
     }
     g.source = "section 1.1, dense size bands";
   }
