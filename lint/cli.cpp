@@ -15,6 +15,7 @@ const char* kUsage =
     "\n"
     "commands:\n"
     "  check FILE...     lint launch scripts and Megatron Bridge YAML files\n"
+    "  estimate FILE...  per-GPU memory of the most loaded rank, part by part\n"
     "  rules             list every rule (code, name, severity, summary)\n"
     "  explain RULE      print a rule's documentation (name or code)\n"
     "  layout FILE...    which ranks form each TP/CP/DP/PP/EP group; what crosses nodes\n"
@@ -33,6 +34,7 @@ int run_cli(const std::vector<std::string>& args, RuleSet rules, const CliEnviro
   const std::string& command = args[0];
   std::vector<std::string> rest(args.begin() + 1, args.end());
   if (command == "check") return run_check(rest, rules, env);
+  if (command == "estimate") return run_estimate(rest, rules, env);
   if (command == "rules") return run_rules(rest, rules, env);
   if (command == "explain") return run_explain(rest, rules, env);
   if (command == "layout") return run_layout(rest, rules, env);

@@ -56,6 +56,7 @@ std::optional<int> read_job_options(const std::vector<std::string>& full_args, c
 // The commands.
 int run_check(const std::vector<std::string>& args, RuleSet rules, const CliEnvironment& env);
 int run_rules(const std::vector<std::string>& args, RuleSet rules, const CliEnvironment& env);
+int run_estimate(const std::vector<std::string>& args, RuleSet rules, const CliEnvironment& env);
 int run_explain(const std::vector<std::string>& args, RuleSet rules, const CliEnvironment& env);
 int run_layout(const std::vector<std::string>& args, RuleSet rules, const CliEnvironment& env);
 int run_plan(const std::vector<std::string>& args, RuleSet rules, const CliEnvironment& env);

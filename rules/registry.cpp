@@ -176,6 +176,9 @@ extern const RuleInfo kDdpBucketSizeUnits;
 extern const RuleInfo kCommOverlapOverridesDdp;
 extern const RuleInfo kExpandableSegmentsWithNcclUb;
 // == declarations: memory ==
+extern const RuleInfo kEstimatedOom;
+extern const RuleInfo kMemoryHeadroom;
+extern const RuleInfo kDistributedOptimizerOff;
 
 namespace {
 
@@ -349,6 +352,9 @@ const std::array kRules = {
     &kCommOverlapOverridesDdp,
     &kExpandableSegmentsWithNcclUb,
     // == list: memory ==
+    &kEstimatedOom,
+    &kMemoryHeadroom,
+    &kDistributedOptimizerOff,
 };
 
 }  // namespace

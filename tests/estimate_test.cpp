@@ -1,0 +1,180 @@
+// The memory estimate's physics on the configurations of Korthikanti et al.
+// 2022 (Table 2 and 3; values derived in megatron-core-checks.md section 5),
+// and its parameter and optimizer accounting on hand-computed cases.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "lint/estimate.h"
+
+using namespace mblint;
+
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+// The paper's model: GELU MLP of 4h, multi-head attention, dropout, unfused
+// attention (the paper stores the as²b score tensors), 16-bit activations.
+MemoryModel paper_model(int64_t heads, int64_t hidden, int64_t layers, int64_t tp, int64_t pp, int64_t micro_batch) {
+  MemoryModel m;
+  m.heads = heads;
+  m.query_groups = heads;
+  m.hidden = hidden;
+  m.kv_channels = hidden / heads;
+  m.ffn = 4 * hidden;
+  m.layers = layers;
+  m.seq = 2048;
+  m.vocab = 51200;
+  m.tp = tp;
+  m.pp = pp;
+  m.micro_batch = micro_batch;
+  m.microbatches = 64;
+  m.unfused_attention = true;
+  m.hidden_dropout = 0.1;
+  m.attention_dropout = 0.1;
+  m.stage_layers.assign(static_cast<size_t>(pp), static_cast<double>(layers) / static_cast<double>(pp));
+  m.stage_mtp.assign(static_cast<size_t>(pp), 0);
+  return m;
+}
+
+double sbh(const MemoryModel& m) { return static_cast<double>(m.seq) * m.micro_batch * m.hidden; }
+double score_term(const MemoryModel& m) {  // 5as/(ht)
+  return 5.0 * m.heads * m.seq / (static_cast<double>(m.hidden) * m.tp);
+}
+
+void selective(MemoryModel& m) {
+  m.recompute = "selective";
+  m.recompute_modules = {"core_attn"};
+}
+
+}  // namespace
+
+TEST_CASE("estimate: per-layer activations are Korthikanti's Table 2 exactly", "[estimate]") {
+  for (auto [a, h, t] : {std::tuple{64, 6144, 8}, {96, 12288, 8}, {128, 20480, 8}, {160, 25600, 8}, {32, 4096, 1}}) {
+    MemoryModel m = paper_model(a, h, 48, t, 1, 1);
+    double base = sbh(m);
+    INFO("a=" << a << " h=" << h << " t=" << t);
+    // eq. (2): TP baseline.
+    CHECK(layer_activation_bytes(m, false) == Approx(base * (10 + 24.0 / t + score_term(m))).epsilon(1e-12));
+    // eq. (1) with t = 1 is sbh(34 + 5as/h).
+    // eq. (4): TP + SP.
+    m.sp = t > 1;
+    double sp_expected = t > 1 ? base * (34.0 / t + score_term(m)) : base * (34 + score_term(m));
+    CHECK(layer_activation_bytes(m, false) == Approx(sp_expected).epsilon(1e-12));
+    // eq. (6): TP + SP + selective.
+    selective(m);
+    CHECK(layer_activation_bytes(m, false) == Approx(base * 34.0 / (t > 1 ? t : 1)).epsilon(1e-12));
+    // TP + selective without SP.
+    m.sp = false;
+    CHECK(layer_activation_bytes(m, false) == Approx(base * (10 + 24.0 / t)).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("estimate: the paper's first-stage totals (GiB) for 22B", "[estimate]") {
+  // 22B: a 64, h 6144, L 48, t 8, p 1, s 2048, b 4 (Table 3).
+  MemoryModel m = paper_model(64, 6144, 48, 8, 1, 4);
+  auto total = [&] { return layers_in_flight(m, 0) * layer_activation_bytes(m, false) / kGiB; };
+  CHECK(total() == Approx(59.3).margin(0.05));  // eq. (2)
+  m.sp = true;
+  CHECK(total() == Approx(39.6).margin(0.05));  // eq. (5)
+  selective(m);
+  CHECK(total() == Approx(9.6).margin(0.05));  // eq. (6)
+  m.sp = false;
+  CHECK(total() == Approx(29.2).margin(0.05));  // TP + selective
+}
+
+TEST_CASE("estimate: the interleaved schedule holds L(1 + (p-1)/(pm)) layers on the first stage", "[estimate]") {
+  // 175B: p 8, m 3 interleaved stages -> x1.292; 530B: p 35, m 3 -> x1.324.
+  MemoryModel gpt3 = paper_model(96, 12288, 96, 8, 8, 1);
+  gpt3.vpp = 3;
+  CHECK(layers_in_flight(gpt3, 0) == Approx(96 * (1 + 7.0 / 24)).epsilon(1e-12));
+  gpt3.sp = true;
+  selective(gpt3);
+  CHECK(layers_in_flight(gpt3, 0) * layer_activation_bytes(gpt3, false) / kGiB == Approx(12.4).margin(0.05));
+  MemoryModel mtnlg = paper_model(128, 20480, 105, 8, 35, 1);
+  mtnlg.vpp = 3;
+  mtnlg.microbatches = 280;
+  mtnlg.sp = true;
+  selective(mtnlg);
+  CHECK(layers_in_flight(mtnlg, 0) / 105 == Approx(1 + 34.0 / 105).epsilon(1e-12));
+  CHECK(layers_in_flight(mtnlg, 0) * layer_activation_bytes(mtnlg, false) / kGiB == Approx(23.1).margin(0.05));
+  // 1T: p 64, no interleaving: L/p layers x p micro-batches = L.
+  MemoryModel one_t = paper_model(160, 25600, 128, 8, 64, 1);
+  one_t.microbatches = 512;
+  CHECK(layers_in_flight(one_t, 0) == Approx(128));
+  CHECK(layers_in_flight(one_t, 63) == Approx(2));  // the last stage: one micro-batch
+}
+
+TEST_CASE("estimate: 1F1B stages hold min(PP - stage, m) micro-batches", "[estimate]") {
+  MemoryModel m = paper_model(32, 4096, 32, 1, 4, 1);
+  m.microbatches = 2;
+  CHECK(layers_in_flight(m, 0) == Approx(8 * 2));  // capped by m
+  CHECK(layers_in_flight(m, 2) == Approx(8 * 2));
+  CHECK(layers_in_flight(m, 3) == Approx(8 * 1));
+}
+
+TEST_CASE("estimate: flash attention drops the score tensors; SwiGLU and GQA change the MLP and K/V", "[estimate]") {
+  MemoryModel m = paper_model(32, 4096, 32, 1, 1, 1);
+  m.unfused_attention = false;
+  double base = sbh(m);
+  double lse = 4.0 * m.seq * m.micro_batch * m.heads;  // fp32 log-sum-exp per row and head
+  CHECK(layer_activation_bytes(m, false) == Approx(base * 34 + lse).epsilon(1e-12));
+  m.swiglu = true;  // fc1 output twice as wide: +2·sbf = +8sbh at f = 4h
+  CHECK(layer_activation_bytes(m, false) == Approx(base * 42 + lse).epsilon(1e-12));
+  m.swiglu = false;
+  m.query_groups = 8;  // K and V: 4sbh -> 4sbh·g/a = 1sbh
+  CHECK(layer_activation_bytes(m, false) == Approx(base * 31 + lse).epsilon(1e-12));
+  m.hidden_dropout = 0;  // no dropout masks (2 x sbh)
+  CHECK(layer_activation_bytes(m, false) == Approx(base * 29 + lse).epsilon(1e-12));
+}
+
+TEST_CASE("estimate: full recompute keeps 2sbh per layer plus one layer's working set", "[estimate]") {
+  MemoryModel m = paper_model(64, 6144, 48, 8, 1, 4);
+  m.recompute = "full";
+  m.recompute_method = "uniform";
+  m.recompute_layers = 1;
+  MemoryEstimate e = estimate_model(m);
+  MemoryModel no_recompute = m;
+  no_recompute.recompute.clear();
+  MemoryEstimate full = estimate_model(no_recompute);
+  double layer = layer_activation_bytes(no_recompute, false);
+  double saved = (48 * layer - (48 * 2 * sbh(m) + layer)) / kGiB;
+  CHECK(full.activations - e.activations == Approx(saved).epsilon(1e-9));
+  // 48 x 2sbh = 4.50 GiB (the paper's "full recompute" column for 22B).
+  CHECK(48 * 2 * sbh(m) / kGiB == Approx(4.50).margin(0.005));
+}
+
+TEST_CASE("estimate: 18 bytes per parameter, 6 + 12/d with the distributed optimizer", "[estimate]") {
+  MemoryModel m = paper_model(8, 512, 12, 1, 1, 4);
+  m.seq = 1024;
+  m.vocab = 50304;
+  m.positions = 1024;
+  m.dp = 8;
+  MemoryEstimate plain = estimate_model(m);
+  // 12 layers x (12h² + 13h) + V·h + positions·h + final norm 2h.
+  double h = 512;
+  double params = 12 * (12 * h * h + 13 * h) + 50304 * h + 1024 * h + 2 * h;
+  CHECK(plain.weights == Approx(params * 2 / kGiB).epsilon(1e-9));
+  CHECK(plain.gradients == Approx(params * 4 / kGiB).epsilon(1e-9));
+  CHECK(plain.optimizer == Approx(params * 12 / kGiB).epsilon(1e-9));
+  m.distributed_optimizer = true;
+  MemoryEstimate sharded = estimate_model(m);
+  CHECK(sharded.optimizer == Approx(params * 12 / 8 / kGiB).epsilon(1e-9));
+  m.cp = 2;  // the distributed optimizer shards over DP x CP
+  CHECK(estimate_model(m).optimizer == Approx(params * 12 / 16 / kGiB).epsilon(1e-9));
+}
+
+TEST_CASE("estimate: the last stage holds the output layer and the fp32 logits", "[estimate]") {
+  MemoryModel m = paper_model(8, 512, 12, 1, 2, 4);
+  m.seq = 1024;
+  m.vocab = 50304;
+  m.microbatches = 1;  // one micro-batch in flight on both stages
+  MemoryEstimate e = estimate_model(m);
+  REQUIRE(e.stages.size() == 2);
+  // Tied embeddings with PP > 1: both ends hold V·h; the last adds 6 B per
+  // logit (bf16 logits + fp32 softmax + bf16 gradient).
+  double logits = 1024.0 * 4 * 50304 * 6 / kGiB;
+  CHECK(e.stages[1].peak_allocated > logits);
+  CHECK(e.stage == 1);
+  CHECK(e.rank.find("last pipeline stage") != std::string::npos);
+}
