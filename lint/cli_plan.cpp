@@ -204,9 +204,10 @@ void print_text(std::ostream& out, const std::string& title, const Machine& m, c
                      r.global_batch_size,
                      r.global_batch_assumed ? " (assumed: pass --global-batch-size)" : "");
   if (m.gpu_assumed) out << "note: no GPU type given: planning for H100 (pass --gpu)\n";
-  if (!r.memory_known) {
-    out << "memory: NOT ESTIMATED — this build has no memory estimate, so no layout is known to fit and recompute is "
-           "never chosen; treat the list as valid layouts ranked by bubble and locality only\n";
+  if (!r.memory_known && r.enumerated > 0) {
+    out << fmt::format("memory: NOT ESTIMATED ({}): no layout is known to fit and recompute is never chosen; the list "
+                       "ranks valid layouts by bubble and locality only\n",
+                       r.memory_unknown_because.empty() ? std::string("unknown reason") : r.memory_unknown_because);
   }
   out << fmt::format("searched {} layouts that pass the arithmetic; linted {} with every error rule ({} rejected); "
                      "{} memory estimates over capacity\n",
@@ -283,6 +284,7 @@ nlohmann::json json_plan(const std::string& title, const Machine& m, const Job& 
   j["global_batch_size"] = r.global_batch_size;
   j["global_batch_size_assumed"] = r.global_batch_assumed;
   j["memory_estimated"] = r.memory_known;
+  if (!r.memory_known) j["memory_not_estimated_because"] = r.memory_unknown_because;
   j["searched"] = r.enumerated;
   j["linted"] = r.checked;
   j["rejected_by_rules"] = r.rejected_by_rules;

@@ -413,9 +413,14 @@ PlanResult make_plan(const Job& base, const PlanOptions& options, RuleSet rules)
   Shape shape = shape_of(base);
   result.seq_length = shape.seq;
   result.global_batch_size = options.global_batch_size;
-  result.memory_known = memory_estimate_available();
   bool moe = shape.experts > 0;
   std::vector<Candidate> all = enumerate_candidates(shape, options, options.global_batch_size);
+  {
+    // Whether the estimate works for this model: try it on the first layout.
+    Evaluation probe = all.empty() ? Evaluation{} : evaluate(base, all.front(), options, rules, false);
+    result.memory_known = !all.empty() && probe.memory.status != MemoryFit::Status::Unknown;
+    result.memory_unknown_because = probe.memory.why_unknown;
+  }
   result.enumerated = all.size();
   std::vector<Pending> order;
   order.reserve(all.size());

@@ -55,8 +55,6 @@ struct MemoryFit {
   double ratio() const { return capacity_gib > 0 ? total_gib / capacity_gib : 0; }
 };
 MemoryFit fit_memory(const Job& job, const Derived& derived, double headroom);
-// Whether this build can estimate memory at all.
-bool memory_estimate_available();
 
 struct Locality {
   bool tp_in_domain = true, cp_in_domain = true, ep_in_domain = true;
@@ -131,7 +129,8 @@ struct PlanResult {
   int64_t global_batch_size = 0;
   bool global_batch_assumed = false;
   int64_t seq_length = 0;
-  bool memory_known = false;
+  bool memory_known = false;       // the estimate worked for the layouts (else: why not)
+  std::string memory_unknown_because;
 };
 
 PlanResult make_plan(const Job& base, const PlanOptions& options, RuleSet rules);
