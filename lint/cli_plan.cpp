@@ -191,7 +191,7 @@ void print_guide(std::ostream& out, const PlanResult& r, bool moe) {
 }
 
 void print_text(std::ostream& out, const std::string& title, const Machine& m, const Job& base,
-                const PlanResult& r) {
+                const PlanResult& r, const std::vector<std::string>& pins) {
   bool moe = r.size.moe;
   int64_t nodes = m.world / m.gpus_per_node;
   out << fmt::format("mblint plan: {} on {} x {} ({} node{} x {} GPUs, NVLink domain {})\n", title, m.world,
@@ -204,6 +204,7 @@ void print_text(std::ostream& out, const std::string& title, const Machine& m, c
                      r.global_batch_size,
                      r.global_batch_assumed ? " (assumed: pass --global-batch-size)" : "");
   if (m.gpu_assumed) out << "note: no GPU type given: planning for H100 (pass --gpu)\n";
+  if (!pins.empty()) out << fmt::format("fixed by --set: {}\n", fmt::join(pins, ", "));
   if (!r.memory_known && r.enumerated > 0) {
     out << fmt::format("memory: NOT ESTIMATED ({}): no layout is known to fit and recompute is never chosen; the list "
                        "ranks valid layouts by bubble and locality only\n",
@@ -237,8 +238,8 @@ void print_text(std::ostream& out, const std::string& title, const Machine& m, c
     print_guide(out, r, moe);
     return;
   }
-  out << "\n";
-  out << fmt::format("{:>2}  {}\n", "#", "layout");
+  out << "\nscore: estimated step-time overhead (pipeline bubble + recompute + communication outside the NVLink "
+         "domain), lower is better\n";
   for (size_t i = 0; i < r.ranked.size(); ++i) {
     const Evaluation& e = r.ranked[i];
     out << fmt::format("{:>2}. {}\n", i + 1, describe_candidate(e.c, moe));
@@ -272,7 +273,8 @@ nlohmann::json candidate_json(const Evaluation& e, const Job& base, int64_t gbs)
   return j;
 }
 
-nlohmann::json json_plan(const std::string& title, const Machine& m, const Job& base, const PlanResult& r) {
+nlohmann::json json_plan(const std::string& title, const Machine& m, const Job& base, const PlanResult& r,
+                         const std::vector<std::string>& pinned) {
   nlohmann::json j;
   j["job"] = title;
   j["gpus"] = m.world;
@@ -284,6 +286,7 @@ nlohmann::json json_plan(const std::string& title, const Machine& m, const Job& 
   j["global_batch_size"] = r.global_batch_size;
   j["global_batch_size_assumed"] = r.global_batch_assumed;
   j["memory_estimated"] = r.memory_known;
+  j["fixed_by_set"] = describe_pins(base, pinned);
   if (!r.memory_known) j["memory_not_estimated_because"] = r.memory_unknown_because;
   j["searched"] = r.enumerated;
   j["linted"] = r.checked;
@@ -405,6 +408,11 @@ int run_plan(const std::vector<std::string>& args, RuleSet rules, const CliEnvir
   plan.capacity_gib = m.gpu->memory_gib;
   plan.top = static_cast<size_t>(*top);
   plan.thresholds = options.thresholds;
+  for (const CommandLineValue& set : options.sets) {
+    std::string key = set.text.substr(0, set.text.find('='));
+    key.erase(0, key.find_first_not_of("+~"));
+    plan.pinned.push_back(key);
+  }
   bool gbs_assumed = !d.global_batch_size.known();
   plan.global_batch_size = gbs_assumed ? 1024 : *d.global_batch_size;
 
@@ -414,9 +422,9 @@ int run_plan(const std::vector<std::string>& args, RuleSet rules, const CliEnvir
                                                : fmt::format("recipe {}", base.recipe_name);
   if (!options.paths.empty()) title = fmt::format("{} ({})", options.paths.front(), title);
   if (format == "json") {
-    env.out << json_plan(title, m, base, result).dump(2) << "\n";
+    env.out << json_plan(title, m, base, result, plan.pinned).dump(2) << "\n";
   } else {
-    print_text(env.out, title, m, base, result);
+    print_text(env.out, title, m, base, result, describe_pins(base, plan.pinned));
   }
   return result.ranked.empty() ? kExitFindings : kExitClean;
 }

@@ -199,7 +199,11 @@ Evaluation evaluate(const Job& base, const Candidate& c, const PlanOptions& opti
   Score s = score_of(c, e.locality, e.bubble, e.microbatches, options, is_moe(base));
   e.score = s.value;
   e.reasons = std::move(s.reasons);
-  if (e.memory.status == MemoryFit::Status::Tight) e.score += 0.2;
+  if (e.memory.status == MemoryFit::Status::Tight) {
+    e.score += 0.2;
+    e.reasons.push_back(fmt::format("memory above {:.0f}% of the GPU: little headroom for fragmentation",
+                                    100 * options.thresholds.memory_headroom));
+  }
   e.min_gpus = c.pp * lcm64(c.tp * c.cp, c.ep * c.etp);
   e.full_product = c.pp * c.tp * c.cp * c.ep * c.etp;
   if (run_rules) {
@@ -408,6 +412,82 @@ void place_guide(const Job& base, const Shape& shape, const PlanOptions& o, Rule
 
 }  // namespace
 
+namespace {
+
+// A pinned key, how it reads, and whether a candidate has the job's value.
+struct Pin {
+  const char* key;
+  const char* label;
+};
+
+constexpr Pin kPins[] = {
+    {"model.tensor_model_parallel_size", "TP"},  {"model.pipeline_model_parallel_size", "PP"},
+    {"model.virtual_pipeline_model_parallel_size", "VPP"}, {"model.context_parallel_size", "CP"},
+    {"model.expert_model_parallel_size", "EP"},  {"model.expert_tensor_parallel_size", "ETP"},
+    {"train.micro_batch_size", "MBS"},           {"model.sequence_parallel", "SP"},
+    {"model.recompute_granularity", "recompute"},
+};
+
+// The job's value of a pinned key in the candidates' terms; nullopt when
+// the job does not say.
+std::optional<std::string> pinned_value(const Job& job, const Derived& d, std::string_view key) {
+  auto number = [](const Quantity& q) -> std::optional<std::string> {
+    return q.known() ? std::optional<std::string>(std::to_string(*q)) : std::nullopt;
+  };
+  if (key == "model.tensor_model_parallel_size") return number(d.tensor_parallel);
+  if (key == "model.pipeline_model_parallel_size") return number(d.pipeline_parallel);
+  if (key == "model.virtual_pipeline_model_parallel_size") return number(d.virtual_pipeline);
+  if (key == "model.context_parallel_size") return number(d.context_parallel);
+  if (key == "model.expert_model_parallel_size") return number(d.expert_parallel);
+  if (key == "model.expert_tensor_parallel_size") return number(d.expert_tensor_parallel);
+  if (key == "train.micro_batch_size") return number(d.micro_batch_size);
+  if (key == "model.sequence_parallel") {
+    if (!d.sequence_parallel.value) return std::nullopt;
+    return std::string(*d.sequence_parallel.value ? "on" : "off");
+  }
+  if (key == "model.recompute_granularity") {
+    TextSetting t = config_text(job, key);
+    if (t.value) return *t.value;
+    const ConfigValue* node = find_path(job.config, key);
+    if (node && node->is_null()) return std::string("none");
+  }
+  return std::nullopt;
+}
+
+std::string candidate_value(const Candidate& c, std::string_view key) {
+  if (key == "model.tensor_model_parallel_size") return std::to_string(c.tp);
+  if (key == "model.pipeline_model_parallel_size") return std::to_string(c.pp);
+  if (key == "model.virtual_pipeline_model_parallel_size") return std::to_string(c.vpp);
+  if (key == "model.context_parallel_size") return std::to_string(c.cp);
+  if (key == "model.expert_model_parallel_size") return std::to_string(c.ep);
+  if (key == "model.expert_tensor_parallel_size") return std::to_string(c.etp);
+  if (key == "train.micro_batch_size") return std::to_string(c.mbs);
+  if (key == "model.sequence_parallel") return c.sp ? "on" : "off";
+  return std::string(recompute_name(c.recompute));
+}
+
+std::vector<std::pair<std::string, std::string>> active_pins(const Job& base, const std::vector<std::string>& pinned) {
+  Derived d = derive(base);
+  std::vector<std::pair<std::string, std::string>> pins;
+  for (const Pin& pin : kPins) {
+    if (std::find(pinned.begin(), pinned.end(), pin.key) == pinned.end()) continue;
+    if (auto value = pinned_value(base, d, pin.key)) pins.emplace_back(pin.key, *value);
+  }
+  return pins;
+}
+
+}  // namespace
+
+std::vector<std::string> describe_pins(const Job& base, const std::vector<std::string>& pinned) {
+  std::vector<std::string> out;
+  for (const auto& [key, value] : active_pins(base, pinned)) {
+    for (const Pin& pin : kPins) {
+      if (key == pin.key) out.push_back(fmt::format("{} {}", pin.label, value == "0" ? "none" : value));
+    }
+  }
+  return out;
+}
+
 PlanResult make_plan(const Job& base, const PlanOptions& options, RuleSet rules) {
   PlanResult result;
   Shape shape = shape_of(base);
@@ -415,6 +495,9 @@ PlanResult make_plan(const Job& base, const PlanOptions& options, RuleSet rules)
   result.global_batch_size = options.global_batch_size;
   bool moe = shape.experts > 0;
   std::vector<Candidate> all = enumerate_candidates(shape, options, options.global_batch_size);
+  for (const auto& [key, value] : active_pins(base, options.pinned)) {
+    std::erase_if(all, [&](const Candidate& c) { return candidate_value(c, key) != value; });
+  }
   {
     // Whether the estimate works for this model: try it on the first layout.
     Evaluation probe = all.empty() ? Evaluation{} : evaluate(base, all.front(), options, rules, false);

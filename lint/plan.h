@@ -86,6 +86,9 @@ struct PlanOptions {
   size_t top = 5;
   Thresholds thresholds;
   bool try_more_gpus = true;  // when nothing fits: search 2x, 4x ... 16x the GPUs
+  // Keys the user fixed with --set (model.tensor_model_parallel_size ...):
+  // only layouts with the job's value for them are searched.
+  std::vector<std::string> pinned;
 };
 
 // The guide's starting point for the model (parallelism-strategies sections
@@ -134,6 +137,10 @@ struct PlanResult {
 };
 
 PlanResult make_plan(const Job& base, const PlanOptions& options, RuleSet rules);
+
+// "TP 8", "recompute full": the pinned keys the planner understands, with
+// the job's value; keys it does not search are left out.
+std::vector<std::string> describe_pins(const Job& base, const std::vector<std::string>& pinned);
 
 // Builds one layout as a job and evaluates it (rules, memory, bubble,
 // locality, score). Used by make_plan and by the guide comparison.

@@ -235,3 +235,18 @@ TEST_CASE("the NVLink rules count the crossing groups mblint layout shows", "[pl
   CHECK(std::stoll(m[1]) == crossing);
   CHECK(std::stoll(m[2]) == groups);
 }
+
+TEST_CASE("settings fixed with --set are kept by every layout", "[plan]") {
+  std::filesystem::path dir = make_temp_dir("mblint-plan-pins");
+  Run r = run(dir, {"plan", "--recipe", "llama3_70b_pretrain_64gpu_h100_bf16_config", "--gpus", "64", "--set",
+                    "model.tensor_model_parallel_size=4", "--set", "model.context_parallel_size=1", "--format", "json",
+                    "--top", "8"});
+  REQUIRE(r.exit == 0);
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  CHECK(j["fixed_by_set"] == nlohmann::json({"TP 4", "CP 1"}));
+  REQUIRE(!j["layouts"].empty());
+  for (const auto& l : j["layouts"]) {
+    CHECK(l["tp"] == 4);
+    CHECK(l["cp"] == 1);
+  }
+}
