@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <array>
+#include <map>
 #include <set>
 
 #include <fmt/format.h>
@@ -124,6 +126,20 @@ Locality locality_of(const Candidate& c, const PlanOptions& o) {
   return l;
 }
 
+// Locality depends on the sizes only, not on the split, MBS or recompute:
+// computed once per (TP, CP, PP, EP, ETP).
+struct LocalityCache {
+  std::map<std::array<int64_t, 5>, Locality> entries;
+};
+
+Locality cached_locality(const Candidate& c, const PlanOptions& o, LocalityCache* cache) {
+  if (!cache) return locality_of(c, o);
+  std::array<int64_t, 5> key{c.tp, c.cp, c.pp, c.ep, c.etp};
+  auto found = cache->entries.find(key);
+  if (found != cache->entries.end()) return found->second;
+  return cache->entries.emplace(key, locality_of(c, o)).first->second;
+}
+
 double log2i(int64_t n) { return std::log2(static_cast<double>(std::max<int64_t>(n, 1))); }
 
 // The estimated step-time overhead of a layout, as a fraction of the ideal
@@ -187,7 +203,10 @@ Score score_of(const Candidate& c, const Locality& l, std::optional<double> bubb
 
 }  // namespace
 
-Evaluation evaluate(const Job& base, const Candidate& c, const PlanOptions& options, RuleSet rules, bool run_rules) {
+namespace {
+
+Evaluation evaluate_cached(const Job& base, const Candidate& c, const PlanOptions& options, RuleSet rules,
+                           bool run_rules, LocalityCache* cache) {
   Evaluation e;
   e.c = c;
   Job job = candidate_job(base, candidate_settings(c, base, options.global_batch_size), options);
@@ -195,7 +214,7 @@ Evaluation evaluate(const Job& base, const Candidate& c, const PlanOptions& opti
   e.memory = fit_memory(job, d, options.thresholds.memory_headroom);
   if (d.microbatches.known()) e.microbatches = *d.microbatches;
   e.bubble = c.pp > 1 ? d.bubble : std::optional<double>(0.0);
-  e.locality = locality_of(c, options);
+  e.locality = cached_locality(c, options, cache);
   Score s = score_of(c, e.locality, e.bubble, e.microbatches, options, is_moe(base));
   e.score = s.value;
   e.reasons = std::move(s.reasons);
@@ -216,6 +235,12 @@ Evaluation evaluate(const Job& base, const Candidate& c, const PlanOptions& opti
     e.valid = e.errors.empty();
   }
   return e;
+}
+
+}  // namespace
+
+Evaluation evaluate(const Job& base, const Candidate& c, const PlanOptions& options, RuleSet rules, bool run_rules) {
+  return evaluate_cached(base, c, options, rules, run_rules, nullptr);
 }
 
 namespace {
@@ -351,14 +376,14 @@ std::vector<Candidate> enumerate_candidates(const Shape& shape, const PlanOption
 }
 
 // The score without memory or rules: what orders the lazy walk.
-double quick_score(const Candidate& c, const PlanOptions& o, int64_t gbs, bool moe) {
+double quick_score(const Candidate& c, const PlanOptions& o, int64_t gbs, bool moe, LocalityCache& cache) {
   double bubble = 0;
   int64_t m = 0;
   if (gbs > 0 && c.pp > 1) {
     m = std::max<int64_t>(gbs / (c.mbs * c.dp), 1);
     bubble = static_cast<double>(c.pp - 1) / static_cast<double>(std::max<int64_t>(c.vpp, 1) * m);
   }
-  return score_of(c, locality_of(c, o), std::optional<double>(bubble), m, o, moe).value;
+  return score_of(c, cached_locality(c, o, &cache), std::optional<double>(bubble), m, o, moe).value;
 }
 
 bool fits(const Evaluation& e) {
@@ -507,7 +532,8 @@ PlanResult make_plan(const Job& base, const PlanOptions& options, RuleSet rules)
   result.enumerated = all.size();
   std::vector<Pending> order;
   order.reserve(all.size());
-  for (const Candidate& c : all) order.push_back({quick_score(c, options, options.global_batch_size, moe), c});
+  LocalityCache cache;
+  for (const Candidate& c : all) order.push_back({quick_score(c, options, options.global_batch_size, moe, cache), c});
   std::stable_sort(order.begin(), order.end(), [](const Pending& a, const Pending& b) { return a.base_score < b.base_score; });
 
   // The guide's layouts first: the walk goes on until it has passed their
@@ -537,13 +563,13 @@ PlanResult make_plan(const Job& base, const PlanOptions& options, RuleSet rules)
       break;
     }
     if (settled.count(key(p.c))) continue;
-    Evaluation e = evaluate(base, p.c, options, rules, false);
+    Evaluation e = evaluate_cached(base, p.c, options, rules, false, &cache);
     if (!fits(e)) {
       ++result.too_big;
       too_big.push_back(std::move(e));
       continue;
     }
-    Evaluation checked = evaluate(base, p.c, options, rules, true);
+    Evaluation checked = evaluate_cached(base, p.c, options, rules, true, &cache);
     ++result.checked;
     if (!checked.valid) {
       ++result.rejected_by_rules;
