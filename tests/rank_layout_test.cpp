@@ -147,3 +147,47 @@ TEST_CASE("crossings count groups that span more than one block of ranks", "[lay
   CHECK(ec.max_blocks == 2);
   CHECK(count_crossings(e.decoder, "tp", 8).crossing == 0);
 }
+
+TEST_CASE("groups match the coordinate definition on a table of uneven configurations", "[layout]") {
+  // Oracle: a rank's coordinate on axis i is (rank / stride_i) % size_i;
+  // two ranks share a group when every coordinate outside the group's axes
+  // is equal. Checked as partitions (Megatron's order is checked above).
+  std::vector<ParallelSizes> table = {
+      {.world = 24, .tp = 3, .pp = 2, .cp = 1, .ep = 4, .etp = 1},
+      {.world = 36, .tp = 3, .pp = 3, .cp = 2, .ep = 6, .etp = 2},
+      {.world = 60, .tp = 5, .pp = 2, .cp = 3, .ep = 10, .etp = 1},
+      {.world = 48, .tp = 2, .pp = 4, .cp = 3, .ep = 3, .etp = 4},
+      {.world = 90, .tp = 3, .pp = 5, .cp = 1, .ep = 6, .etp = 3},
+      {.world = 16, .tp = 2, .pp = 2, .cp = 2, .ep = 2, .etp = 2, .order = RankOrder::TpCpEpPpDp},
+      {.world = 72, .tp = 3, .pp = 2, .cp = 2, .ep = 3, .etp = 2, .order = RankOrder::TpCpEpPpDp},
+  };
+  for (const ParallelSizes& s : table) {
+    auto layout = make_rank_layout(s);
+    INFO("world " << s.world << " tp " << s.tp << " pp " << s.pp << " cp " << s.cp << " ep " << s.ep << " etp "
+                  << s.etp << " order " << rank_order_name(s.order));
+    REQUIRE(layout.has_value());
+    for (const GroupKind& kind : group_kinds()) {
+      const RankGrid& grid = grid_for(*layout, kind);
+      std::string axes = kind.axes;
+      auto coordinates_outside = [&](int64_t rank) {
+        std::vector<int64_t> key;
+        int64_t stride = 1;
+        for (const GridAxis& a : grid.axes) {
+          bool inside = ("-" + axes + "-").find("-" + a.name + "-") != std::string::npos;
+          if (!inside) key.push_back((rank / stride) % a.size);
+          stride *= a.size;
+        }
+        return key;
+      };
+      INFO("group " << kind.key);
+      for (const auto& group : rank_groups(grid, kind.axes)) {
+        // Same outside coordinates inside a group...
+        for (int64_t r : group) CHECK(coordinates_outside(r) == coordinates_outside(group.front()));
+        // ...and the group holds every rank with them.
+        int64_t expected = 0;
+        for (int64_t r = 0; r < s.world; ++r) expected += coordinates_outside(r) == coordinates_outside(group.front());
+        CHECK(static_cast<int64_t>(group.size()) == expected);
+      }
+    }
+  }
+}
