@@ -89,8 +89,9 @@ Ethernet, often the largest communication cost of a large MoE run.
 
 mblint places the ranks the way Megatron-Core does: the expert grid uses the rank order
 `tp-ep-dp-pp` over (ETP, EP, expert DP, PP) — Megatron's `tp-cp-ep-dp-pp` with the context-parallel
-ranks folded into expert DP — so an EP group is EP ranks, ETP apart, inside one pipeline stage, and
-a node's GPUs are consecutive ranks. On 8-GPU nodes (one node = one NVLink domain) it reports
+ranks folded into expert DP, `tp-ep-pp-dp` with `dist.use_tp_pp_dp_mapping` — so an EP group is EP
+ranks, ETP apart, inside one pipeline stage, and a node's GPUs are consecutive ranks
+(`mblint layout` draws the same groups). On 8-GPU nodes (one node = one NVLink domain) it reports
 exactly how many groups cross a node boundary. On NVL72 racks, where a domain holds several nodes,
 which nodes share a rack is the scheduler's choice, so only groups larger than the domain
 (EP x ETP > 72) are reported.
