@@ -43,18 +43,22 @@ constexpr GpuType kGpus[] = {
     // torch: "GPU 0 has a total capacity of 79.11 GiB" on H100 80GB HBM3
     // (vllm-project/vllm#27508). HGX/DGX H100: 8 GPUs on NVSwitch.
     {"h100", "H100 80GB HBM3", 79.11, 8, 8, "hopper"},
-    // Marketed 141 GB HBM3e (NVIDIA H200 datasheet). HGX H200: 8 GPUs.
-    {"h200", "H200 141GB HBM3e", marketed_gib(141), 8, 8, "hopper"},
+    // Marketed 141 GB HBM3e; torch: "GPU 2 has a total capacity of 139.81 GiB" on
+    // an H200 (nvidia-smi: 143771MiB). HGX H200: 8 GPUs.
+    {"h200", "H200 141GB HBM3e", 139.81, 8, 8, "hopper"},
     // Marketed 180 GB HBM3e per GPU: DGX B200 has "8 x NVIDIA B200 GPUs that
     // provide 1,440 GB total GPU memory" (docs.nvidia.com/dgx/dgxb200-user-guide).
-    {"b200", "B200 180GB HBM3e", marketed_gib(180), 8, 8, "blackwell"},
+    // torch: "GPU 0 has a total capacity of 178.35 GiB" on a B200 (nvidia-smi: 183359MiB).
+    {"b200", "B200 180GB HBM3e", 178.35, 8, 8, "blackwell"},
     // Marketed 288 GB HBM3e per Blackwell Ultra GPU (NVIDIA GTC 2025; HGX B300: 8 GPUs).
     {"b300", "B300 288GB HBM3e", marketed_gib(288), 8, 8, "blackwell"},
     // GB200 NVL72: 72 GPUs in one NVLink domain, 4 per compute tray (Megatron
     // Bridge scripts/performance/argument_parser.py NUM_GPUS_PER_NODE_MAP, and
     // its gb200 perf recipes set NVLINK_DOMAIN_SIZE=72). Marketed 13.4 TB HBM3e
     // per rack = 186 GB per GPU (the 192 GB of raw HBM minus what is not exposed).
-    {"gb200", "GB200 NVL72 186GB HBM3e", marketed_gib(186), 4, 72, "blackwell"},
+    // torch: "GPU 0 has a total capacity of 184.31 GiB" on a GB200 (nvidia-smi:
+    // 189471MiB).
+    {"gb200", "GB200 NVL72 186GB HBM3e", 184.31, 4, 72, "blackwell"},
     // GB300 NVL72 (Blackwell Ultra): marketed 288 GB HBM3e per GPU (20.7 TB per
     // rack), 4 GPUs per tray, 72-GPU NVLink domain (same Bridge sources as GB200).
     {"gb300", "GB300 NVL72 288GB HBM3e (Blackwell Ultra)", marketed_gib(288), 4, 72, "blackwell"},

@@ -38,11 +38,22 @@ struct Terms {
   }
 };
 
+// Bytes of one activation element: 16-bit, as [K] assumes. Runs without
+// --bf16/--fp16 are rare in the measured set and are not modelled apart
+// (the two fp32 FP8/FSDP runs there measure like 16-bit activations).
+double ab(const MemoryModel&) { return 2.0; }
+
 bool recomputes(const MemoryModel& m, const char* module) {
   return m.recompute == "selective" && m.recompute_modules.count(module) > 0;
 }
 
 bool offloads(const MemoryModel& m, const char* module) { return m.offload_modules.count(module) > 0; }
+
+// Bytes per element of a tensor saved as a GEMM input. With FP8 training
+// Transformer Engine quantizes the input of every FP8 GEMM and keeps the
+// quantized copy (1 byte, the column-wise data the weight-gradient GEMM
+// reads) for the backward pass instead of the bf16 tensor.
+double gemm_input_bytes(const MemoryModel& m) { return m.fp8 ? 1.0 : ab(m); }
 
 // The core attention's saved state. Fused/flash attention (TE, FlashAttention)
 // recomputes the scores in the backward pass and keeps only the output and
@@ -56,10 +67,10 @@ void core_attention(const MemoryModel& m, double tokens, double heads_local, Ter
   double s = static_cast<double>(m.seq) / m.cp;
   double b = static_cast<double>(m.micro_batch);
   if (m.unfused_attention) {
-    t.add("attention softmax output 2as²b/t", 2 * heads_local * s * s * b);
+    t.add("attention softmax output 2as²b/t", ab(m) * heads_local * s * s * b);
     if (m.attention_dropout > 0) {
       t.add("attention dropout mask as²b/t", heads_local * s * s * b);
-      t.add("attention dropout output 2as²b/t", 2 * heads_local * s * s * b);
+      t.add("attention dropout output 2as²b/t", ab(m) * heads_local * s * s * b);
     }
   } else {
     t.add("flash attention log-sum-exp (fp32)", 4 * tokens * heads_local);
@@ -71,19 +82,19 @@ void attention_block(const MemoryModel& m, double tokens, double rep, Terms& t) 
   double heads_local = static_cast<double>(m.heads) / m.tp;
   // [K]: layer-norm input 2sbh and the QKV input 2sbh, replicated over TP
   // unless sequence parallel splits them (eq. 4).
-  if (!offloads(m, "attn_norm")) t.add("input layernorm input", 2 * tokens * h * rep);
-  if (!recomputes(m, "layernorm") && !offloads(m, "qkv_linear")) t.add("QKV input", 2 * tokens * h * rep);
+  if (!offloads(m, "attn_norm")) t.add("input layernorm input", ab(m) * tokens * h * rep);
+  if (!recomputes(m, "layernorm") && !offloads(m, "qkv_linear")) t.add("QKV input", gemm_input_bytes(m) * tokens * h * rep);
   double value_dim = 0;
   if (m.mla) {
     // Multi-latent attention (DeepSeek-V2): the down projections are
     // duplicated over TP and act on the sequence-parallel shard; the up
     // projections are TP-split. Their outputs are what mla_up_proj recomputes.
     if (m.q_lora > 0) t.add("MLA q down-projection + norm", 4 * tokens * m.q_lora * rep);
-    t.add("MLA kv down-projection + norm", 2 * tokens * (2 * m.kv_lora + m.qk_rope) * rep);
+    t.add("MLA kv down-projection + norm", ab(m) * tokens * (2 * m.kv_lora + m.qk_rope) * rep);
     if (!recomputes(m, "mla_up_proj")) {
       double qk = static_cast<double>(m.qk_head + m.qk_rope);
-      t.add("MLA up-projections and rotary Q, K", tokens * heads_local * (2 * qk + 2 * (m.qk_head + m.v_head)));
-      t.add("Q, K, V", tokens * heads_local * 2 * (2 * qk + m.v_head));
+      t.add("MLA up-projections and rotary Q, K", ab(m) * tokens * heads_local * (qk + (m.qk_head + m.v_head)));
+      t.add("Q, K, V", ab(m) * tokens * heads_local * (2 * qk + m.v_head));
     }
     value_dim = static_cast<double>(m.v_head);
   } else {
@@ -91,13 +102,13 @@ void attention_block(const MemoryModel& m, double tokens, double rep, Terms& t) 
     // V have g·d columns instead of a·d.
     double d = static_cast<double>(m.kv_channels);
     double groups_local = static_cast<double>(m.query_groups) / m.tp;
-    t.add("Q, K, V", 2 * tokens * d * (heads_local + 2 * groups_local));
+    t.add("Q, K, V", ab(m) * tokens * d * (heads_local + 2 * groups_local));
     value_dim = d;
   }
   core_attention(m, tokens, heads_local, t);
   // [K]: the attention output is the projection's input, 2sbh/t.
   if (!offloads(m, "core_attn") && !offloads(m, "attn_proj")) {
-    t.add("attention output (projection input)", 2 * tokens * heads_local * value_dim);
+    t.add("attention output (projection input)", gemm_input_bytes(m) * tokens * heads_local * value_dim);
   }
   // [K]: the dropout mask after the projection, 1 byte per element.
   if (m.hidden_dropout > 0) t.add("attention dropout mask sbh", tokens * h * rep);
@@ -108,9 +119,9 @@ void attention_block(const MemoryModel& m, double tokens, double rep, Terms& t) 
 void dense_mlp(const MemoryModel& m, double tokens, double rep, double ffn, Terms& t, const char* name) {
   double h = static_cast<double>(m.hidden);
   double glu = m.swiglu ? 2.0 : 1.0;
-  if (!recomputes(m, "layernorm") && !offloads(m, "mlp_norm")) t.add(name, 2 * tokens * h * rep);
-  t.add("MLP fc1 output (activation input)", 2 * tokens * ffn * glu / m.tp);
-  t.add("MLP activation output (fc2 input)", 2 * tokens * ffn / m.tp);
+  if (!recomputes(m, "layernorm") && !offloads(m, "mlp_norm")) t.add(name, gemm_input_bytes(m) * tokens * h * rep);
+  t.add("MLP fc1 output (activation input)", ab(m) * tokens * ffn * glu / m.tp);
+  t.add("MLP activation output (fc2 input)", gemm_input_bytes(m) * tokens * ffn / m.tp);
 }
 
 // A MoE layer's MLP (megatron/core/transformer/moe): router logits and
@@ -123,24 +134,24 @@ void moe_mlp(const MemoryModel& m, double tokens, double rep, Terms& t) {
   double local = tokens * rep;  // tokens this rank routes (sequence parallel shard)
   double e = static_cast<double>(m.experts);
   double k = static_cast<double>(m.topk);
-  if (!recomputes(m, "layernorm") && !offloads(m, "mlp_norm")) t.add("MoE input (layernorm output)", 2 * tokens * h * rep);
+  if (!recomputes(m, "layernorm") && !offloads(m, "mlp_norm")) t.add("MoE input (layernorm output)", ab(m) * tokens * h * rep);
   if (recomputes(m, "moe")) return;  // the whole MoE layer is recomputed from its input
   t.add("router logits and probabilities (fp32) + routing map", local * e * 9);
   // Balanced routing: each token goes to k experts; an expert rank receives
   // local·k tokens, times ETP when the expert TP group gathers them.
   double received = local * k * m.etp;
   if (m.capacity_factor > 0 && m.pad_to_capacity) received *= m.capacity_factor;
-  if (m.dispatcher == "allgather") t.add("allgather dispatcher: gathered tokens", local * m.ep * m.etp * 2 * h);
-  if (!offloads(m, "expert_fc1")) t.add("expert fc1 input (dispatched tokens)", received * 2 * h);
-  t.add("expert fc1 output", received * 2 * m.moe_ffn * glu / m.etp);
+  if (m.dispatcher == "allgather") t.add("allgather dispatcher: gathered tokens", local * m.ep * m.etp * ab(m) * h);
+  if (!offloads(m, "expert_fc1")) t.add("expert fc1 input (dispatched tokens)", received * gemm_input_bytes(m) * h);
+  t.add("expert fc1 output", received * ab(m) * m.moe_ffn * glu / m.etp);
   if (!recomputes(m, "moe_act") && !offloads(m, "moe_act")) {
-    t.add("expert activation output", received * 2 * m.moe_ffn / m.etp);
+    t.add("expert activation output", received * gemm_input_bytes(m) * m.moe_ffn / m.etp);
   }
-  t.add("un-permutation input (returned tokens)", local * k * 2 * h);
+  t.add("un-permutation input (returned tokens)", local * k * ab(m) * h);
   if (m.shared_ffn > 0 && !recomputes(m, "shared_experts")) {
     double glu_s = glu;
-    t.add("shared expert fc1 output", 2 * tokens * m.shared_ffn * glu_s / m.tp);
-    t.add("shared expert activation output", 2 * tokens * m.shared_ffn / m.tp);
+    t.add("shared expert fc1 output", ab(m) * tokens * m.shared_ffn * glu_s / m.tp);
+    t.add("shared expert activation output", gemm_input_bytes(m) * tokens * m.shared_ffn / m.tp);
   }
 }
 
@@ -152,6 +163,7 @@ struct StageParams {
   double replicated = 0;   // norms, biases, router, position embeddings
   double experts = 0;      // routed experts, split by EP·ETP
   double largest = 0;      // the largest single weight on the stage (elements)
+  double adapter_params = 0;  // LoRA adapters, when PEFT trains them
 };
 
 void add_attention_params(const MemoryModel& m, double count, StageParams& p) {
@@ -223,6 +235,15 @@ StageParams stage_params(const MemoryModel& m, int stage) {
   add_attention_params(m, dense + moe, p);
   add_mlp_params(m, dense, false, p);
   add_mlp_params(m, moe, true, p);
+  if (m.lora_rank > 0) {
+    // LoRA on linear_qkv, linear_proj, linear_fc1, linear_fc2 of every layer:
+    // r x (inputs + outputs) each, the TP-split side divided by TP.
+    double qkv_out = static_cast<double>(m.heads + 2 * m.query_groups) * m.kv_channels;
+    double glu = m.swiglu ? 2.0 : 1.0;
+    double per_layer = m.lora_rank * (h + qkv_out / m.tp + m.heads * m.kv_channels / static_cast<double>(m.tp) + h +
+                                      h + m.ffn * glu / m.tp + m.ffn / static_cast<double>(m.tp) + h);
+    p.adapter_params = (dense + moe) * per_layer;
+  }
   double embedding = static_cast<double>(m.vocab) * h / m.tp;
   bool first = stage == 0;
   bool last = stage == m.pp - 1;
@@ -273,7 +294,7 @@ double chunks_in_flight(const MemoryModel& m, int stage) {
 // input 2sbh [K sec. 5], split over TP with SP or distribute_saved_activations.
 double checkpoint_bytes(const MemoryModel& m, double tokens) {
   double split = (m.sp || m.distribute_saved) ? 1.0 / m.tp : 1.0;
-  return 2 * tokens * m.hidden * split;
+  return ab(m) * tokens * m.hidden * split;
 }
 
 struct StageActivations {
@@ -334,7 +355,7 @@ StageActivations stage_activations(const MemoryModel& m, int stage) {
   }
   if (stage == m.pp - 1) {
     // [K]: the final norm input 2sbh and the output layer's input 2sbh.
-    a.edges += 2 * 2 * tokens * h * rep;
+    a.edges += 2 * ab(m) * tokens * h * rep;
     // Logits and the loss (megatron/core/tensor_parallel/cross_entropy.py):
     // the output layer's bf16 logits 2·sbv/t are cast to fp32 (4·sbv/t) for
     // the vocab-parallel cross entropy, which turns them into the softmax in
@@ -347,12 +368,12 @@ StageActivations stage_activations(const MemoryModel& m, int stage) {
     double logits = tokens * static_cast<double>(m.vocab) / m.tp;
     double mtp = static_cast<double>(m.stage_mtp.empty() ? 0 : m.stage_mtp[stage]);
     double cast = m.cross_entropy == "native" ? 4 : 0;
-    a.logits = logits * (2 + cast + 4 * (1 + mtp));  // each MTP loss keeps its own fp32 softmax
+    a.logits = logits * (ab(m) + cast + 4 * (1 + mtp));  // each MTP loss keeps its own fp32 softmax
     // defer_embedding_wgrad_compute: the output layer's weight gradient waits
     // for the pipeline flush, keeping each earlier micro-batch's bf16 logits
     // gradient and the layer's input.
     if (m.deferred_wgrad > 1) {
-      a.logits += static_cast<double>(m.deferred_wgrad - 1) * (2 * logits + 2 * tokens * h * rep);
+      a.logits += static_cast<double>(m.deferred_wgrad - 1) * (ab(m) * logits + ab(m) * tokens * h * rep);
     }
   }
   if (!m.stage_mtp.empty() && m.stage_mtp[stage] > 0) {
@@ -360,7 +381,7 @@ StageActivations stage_activations(const MemoryModel& m, int stage) {
     // transformer layer each plus the concatenated [embedding, hidden] input.
     bool mtp_moe = !m.moe_pattern.empty() && m.moe_pattern.back();
     double layer = mtp_moe ? moe_layer : layer_activation_bytes(m, false);
-    a.layers += a.in_flight * m.stage_mtp[stage] * (layer + 2 * 2 * tokens * h * rep);
+    a.layers += a.in_flight * m.stage_mtp[stage] * (layer + 2 * ab(m) * tokens * h * rep);
   }
   return a;
 }
@@ -390,6 +411,17 @@ ParamBytes param_bytes(const MemoryModel& m, const StageParams& p) {
   bool shard_params = fsdp && m.fsdp_sharding == "optim_grads_params";
   double state = m.master_bytes * (m.param_bytes < 4 ? 1 : 0) + m.exp_avg_bytes + m.exp_avg_sq_bytes;
   b.weights = all * m.param_bytes;
+  if (m.lora_rank > 0) {
+    // LoRA: the frozen base weights get no main_grad and no optimizer state;
+    // the adapters (A: in x r, B: r x out per linear layer) get both, as
+    // fp32-master Adam with fp32 gradients. Their weights are counted with
+    // the base weights' bytes.
+    double adapters = p.adapter_params;
+    b.weights += adapters * m.param_bytes;
+    b.gradients = adapters * 4;
+    b.optimizer = adapters * state;
+    return b;
+  }
   if (shard_params) {
     // Megatron-FSDP keeps a 1/(DP·CP) shard plus the gathered parameters of
     // the module running and the one prefetched.
@@ -399,7 +431,7 @@ ParamBytes param_bytes(const MemoryModel& m, const StageParams& p) {
   // FP8 training without fp8 parameters: Transformer Engine caches the
   // quantized weight and its transpose (2 x 1 B) across micro-batches
   // (is_first_microbatch caching).
-  if (m.fp8 && !m.fp8_param) b.weights += (p.sharded + p.experts) * 2;
+  if (m.fp8_weight_cache && !m.fp8_param) b.weights += (p.sharded + p.experts) * 2;
   b.gradients = shard_grads ? (dense / dense_shard + p.experts / expert_shard) * m.grad_bytes : all * m.grad_bytes;
   double optimizer = shard_optimizer ? dense / dense_shard + p.experts / expert_shard : all;
   b.optimizer = optimizer * state * (1 - m.optimizer_offload);
@@ -437,12 +469,12 @@ double layer_activation_bytes(const MemoryModel& m, bool moe, std::vector<std::s
   } else if (recomputes(m, "mlp")) {
     // The MLP is recomputed from its input (the residual, kept by the fused
     // pre-MLP layer norm) [K sec. 5 applied to the MLP].
-    if (!offloads(m, "mlp_norm")) t.add("MLP input (recomputed MLP)", 2 * tokens * m.hidden * rep);
+    if (!offloads(m, "mlp_norm")) t.add("MLP input (recomputed MLP)", ab(m) * tokens * m.hidden * rep);
   } else {
     dense_mlp(m, tokens, rep, static_cast<double>(m.ffn), t, "MLP input (layernorm output)");
-    if (!offloads(m, "mlp_norm")) t.add("pre-MLP layernorm input", 2 * tokens * m.hidden * rep);
+    if (!offloads(m, "mlp_norm")) t.add("pre-MLP layernorm input", ab(m) * tokens * m.hidden * rep);
   }
-  if (moe && !offloads(m, "mlp_norm")) t.add("pre-MLP layernorm input", 2 * tokens * m.hidden * rep);
+  if (moe && !offloads(m, "mlp_norm")) t.add("pre-MLP layernorm input", ab(m) * tokens * m.hidden * rep);
   if (m.hidden_dropout > 0) t.add("MLP dropout mask sbh", tokens * m.hidden * rep);
   return t.total;
 }
@@ -469,7 +501,7 @@ MemoryEstimate estimate_model(const MemoryModel& m) {
     double tokens = static_cast<double>(m.seq) / m.cp * m.micro_batch;
     double rep = m.sp ? 1.0 / m.tp : 1.0;
     double workspace = 64.0 * 1024 * 1024;
-    double p2p = m.pp > 1 ? 2 * 2 * tokens * m.hidden * rep : 0;
+    double p2p = m.pp > 1 ? 2 * ab(m) * tokens * m.hidden * rep : 0;
     double wgrad = m.grad_accumulation_fusion ? 0 : p.largest * m.param_bytes;
     double other = workspace + p2p + wgrad;
     double activations = a.layers + a.edges + a.logits + a.working;
@@ -493,7 +525,7 @@ MemoryEstimate estimate_model(const MemoryModel& m) {
     e.parts.push_back({"weights", e.weights,
                        {fmt::format("{:.3g} M parameters on this rank ({:.3g} M in routed experts), {} B each{}",
                                     params / 1e6, p.experts / 1e6, m.param_bytes,
-                                    m.fp8 && !m.fp8_param ? " + 2 B fp8 weight cache for linear layers" : "")}});
+                                    m.fp8_weight_cache && !m.fp8_param ? " + 2 B fp8 weight cache for linear layers" : "")}});
     e.parts.push_back({"gradients", e.gradients, {fmt::format("main_grad buffer, {} B per parameter", m.grad_bytes)}});
     e.parts.push_back({"optimizer", e.optimizer,
                        {fmt::format("{} state{}", m.optimizer,

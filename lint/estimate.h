@@ -77,12 +77,14 @@ struct MemoryModel {
   int grad_bytes = 4;         // main_grad buffer
   double master_bytes = 4, exp_avg_bytes = 4, exp_avg_sq_bytes = 4;
   bool fp8 = false, fp8_param = false;
+  bool fp8_weight_cache = false;  // TE's cached FP8 weights (+ transposes) across micro-batches
   std::string optimizer = "adam";
   bool distributed_optimizer = false;
   int64_t optimizer_instances = 1;
   std::string fsdp_sharding;  // Megatron-FSDP: optim, optim_grads, optim_grads_params; "" = DDP
   double optimizer_offload = 0;
   bool grad_accumulation_fusion = true;
+  int64_t lora_rank = 0;  // PEFT (LoRA): the base model is frozen; 0 = full training
   std::string cross_entropy = "unfused";  // "unfused", "native" (fused, compiled), "te"
   int64_t deferred_wgrad = 0;  // output-layer wgrads deferred to the flush (micro-batches)
   // Activations.

@@ -194,6 +194,13 @@ void read_precision(const Reader& r, MemoryModel& m) {
   m.param_bytes = bf16 || fp16 ? 2 : 4;
   std::optional<std::string> fp8 = r.text("model.fp8");
   m.fp8 = fp8.has_value() && !fp8->empty();
+  if (!fp8 && r.job.recipe) {  // the recipe's precision preset: fp8_cs, fp8_mx, fp8_sc...
+    std::string preset = r.text("mixed_precision").value_or(r.job.recipe->precision);
+    m.fp8 = preset.find("fp8") != std::string::npos;
+  }
+  // TE keeps the quantized weights across micro-batches unless the model
+  // disables the parameter transpose cache.
+  m.fp8_weight_cache = m.fp8 && !r.flag("model.disable_parameter_transpose_cache").value_or(false);
   m.fp8_param = r.flag("model.fp8_param").value_or(false) || r.flag("ddp.fp8_param_gather").value_or(false);
   // validate_args: bf16 accumulates and reduces gradients in fp32 unless
   // --grad-reduce-in-bf16; fp16 keeps fp16 main grads unless asked.
@@ -280,6 +287,11 @@ bool read_shape(const Reader& r, MemoryModel& m, std::string* why_not) {
     }
     return false;
   }
+  constexpr int64_t kMaxDim = int64_t{1} << 30;
+  if (*layers > 100000 || *hidden > kMaxDim || *heads > kMaxDim || *seq > kMaxDim) {
+    if (why_not) *why_not = "the model shape is out of range";
+    return false;
+  }
   m.layers = *layers;
   m.hidden = *hidden;
   m.heads = *heads;
@@ -306,6 +318,7 @@ bool read_shape(const Reader& r, MemoryModel& m, std::string* why_not) {
     m.v_head = r.shape("model.v_head_dim", dims ? dims->v_head_dim : 0, 128, "");
   }
   m.experts = d.num_moe_experts.known() ? *d.num_moe_experts : dims ? dims->num_moe_experts : 0;
+  m.experts = std::clamp<int64_t>(m.experts, 0, kMaxDim);
   if (m.experts > 0) {
     m.topk = r.shape("model.moe_router_topk", dims ? dims->moe_router_topk : 0, 2, "");
     m.moe_ffn = r.shape("model.moe_ffn_hidden_size", dims ? dims->moe_ffn_hidden_size : 0, m.ffn, "");
@@ -316,7 +329,7 @@ bool read_shape(const Reader& r, MemoryModel& m, std::string* why_not) {
     m.pad_to_capacity = r.flag("model.moe_pad_expert_input_to_capacity").value_or(false);
     m.dispatcher = r.text("model.moe_token_dispatcher_type").value_or("allgather");
   }
-  m.mtp_layers = r.shape("model.mtp_num_layers", dims ? dims->mtp_num_layers : 0, 0, "");
+  m.mtp_layers = std::clamp<int64_t>(r.shape("model.mtp_num_layers", dims ? dims->mtp_num_layers : 0, 0, ""), 0, 1000);
   return true;
 }
 
@@ -330,12 +343,19 @@ bool read_parallel(const Reader& r, MemoryModel& m, std::string* why_not) {
   m.etp = size(d.expert_tensor_parallel);
   m.vpp = d.virtual_pipeline.known() && *d.virtual_pipeline > 1 ? *d.virtual_pipeline : 1;
   m.sp = d.sequence_parallel.value.value_or(false) && m.tp > 1;
-  if (m.pp > 4096 || m.tp > 4096) {
+  constexpr int64_t kMaxSize = 1 << 20;  // no real job comes near; keeps the arithmetic exact
+  if (m.pp > 4096 || m.vpp > 4096 || m.tp > kMaxSize || m.cp > kMaxSize || m.ep > kMaxSize || m.etp > kMaxSize) {
     if (why_not) *why_not = "the parallel sizes are out of range";
     return false;
   }
+  int64_t model_ranks = m.tp * m.pp * m.cp;
+  const Recipe* recipe = r.job.recipe;
   if (d.data_parallel.known() && *d.data_parallel > 0) {
     m.dp = *d.data_parallel;
+  } else if (!d.world_size.known() && recipe && recipe->num_gpus > 0 && recipe->num_gpus % model_ranks == 0) {
+    m.dp = recipe->num_gpus / model_ranks;
+    r.assumptions.push_back(fmt::format("world size unknown: the recipe's {} GPUs (data-parallel size {})",
+                                        recipe->num_gpus, m.dp));
   } else {
     m.dp = 1;
     r.assumptions.push_back("world size unknown: data-parallel size 1 (give --nodes and --gpus-per-node)");
@@ -343,15 +363,19 @@ bool read_parallel(const Reader& r, MemoryModel& m, std::string* why_not) {
   m.edp = d.expert_data_parallel.known() && *d.expert_data_parallel > 0
               ? *d.expert_data_parallel
               : std::max<int64_t>(1, m.dp * m.tp * m.cp / (m.ep * m.etp));
-  m.micro_batch = d.micro_batch_size.known() && *d.micro_batch_size > 0 ? *d.micro_batch_size : 1;
+  m.micro_batch = d.micro_batch_size.known() && *d.micro_batch_size > 0 ? std::min<int64_t>(*d.micro_batch_size, kMaxSize) : 1;
   if (!d.micro_batch_size.known()) r.assumptions.push_back("micro_batch_size unknown: 1 assumed");
   if (d.microbatches.known() && *d.microbatches > 0) {
     m.microbatches = *d.microbatches;
+  } else if (d.global_batch_size.known() && *d.global_batch_size % (m.micro_batch * m.dp) == 0 &&
+             *d.global_batch_size >= m.micro_batch * m.dp) {
+    m.microbatches = *d.global_batch_size / (m.micro_batch * m.dp);
   } else {
     m.microbatches = m.pp;
     r.assumptions.push_back(fmt::format("microbatches per step unknown: {} (PP) assumed", m.pp));
   }
-  m.microbatch_group = r.integer("model.microbatch_group_size_per_vp_stage").value_or(0);
+  m.microbatches = std::min<int64_t>(m.microbatches, kMaxSize);
+  m.microbatch_group = std::clamp<int64_t>(r.integer("model.microbatch_group_size_per_vp_stage").value_or(0), 0, kMaxSize);
   return true;
 }
 
@@ -363,7 +387,20 @@ std::optional<MemoryModel> read_memory_model(const Job& job, const Derived& deri
   r.dims = job.recipe ? job.recipe->dims : nullptr;
   r.megatron_lm = job.dialect == Dialect::MegatronLM;
   MemoryModel m;
+  bool hybrid = (r.dims && r.dims->hybrid_layer_pattern && *r.dims->hybrid_layer_pattern) ||
+                config_text(job, "model.hybrid_layer_pattern").value || config_text(job, "model.hybrid_override_pattern").value;
+  if (hybrid) {
+    if (why_not) *why_not = "hybrid (Mamba) models are not modelled";
+    return std::nullopt;
+  }
   if (!read_shape(r, m, why_not) || !read_parallel(r, m, why_not)) return std::nullopt;
+  // PEFT: a `peft` section (or a PEFT recipe) trains LoRA adapters only.
+  const ConfigValue* peft = config_node(job, "peft");
+  bool peft_recipe = job.recipe && std::string_view(job.recipe->task) == "peft";
+  if ((peft && !peft->is_null()) || (peft_recipe && !(peft && peft->is_null()))) {
+    m.lora_rank = r.integer("peft.dim").value_or(32);
+    if (!r.integer("peft.dim")) assumptions.push_back("PEFT: LoRA rank 32 (LoRA's default dim) on every linear layer");
+  }
   m.vocab = vocab_size(r, m.tp);
   split_layers(r, m);
   read_precision(r, m);

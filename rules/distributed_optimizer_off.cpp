@@ -29,7 +29,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   double limit = e->capacity > 0 ? context.thresholds.memory_headroom * e->capacity : 0;
   auto remedies = memory_remedies(context, *e, limit);
   auto it = std::find_if(remedies.begin(), remedies.end(), [](const MemoryRemedy& r) {
-    return r.what.rfind("enable", 0) == 0;
+    return r.what.rfind("enable", 0) == 0 && r.changes.size() == 2;  // the optimizer change alone
   });
   if (it == remedies.end() || it->saving < kMinimumSavingGiB) return;
   Setting flag = read_flag(job, "ddp.use_distributed_optimizer");

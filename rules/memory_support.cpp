@@ -50,12 +50,19 @@ std::string flag_or_path(const Job& job, const std::string& path) {
   if (path == "model.pipeline_model_parallel_size") return "--pipeline-model-parallel-size";
   if (path == "model.tensor_model_parallel_size") return "--tensor-model-parallel-size";
   if (path == "train.micro_batch_size") return "--micro-batch-size";
+  if (path == "model.context_parallel_size") return "--context-parallel-size";
   return path;
 }
 
+// Cost of a change to the run, in the order Megatron Bridge's memory-tuning
+// notes try them (parallelism-strategies.md 11.4): sharding the optimizer
+// and sequence parallelism are free, selective recompute costs a few
+// percent, a smaller micro-batch or more model parallelism more, full
+// recompute about a third of the step time.
 struct Candidate {
   std::string what;
   std::vector<MemoryChange> changes;
+  int cost = 0;
   const Quantity* quantity = nullptr;  // for an edit where the value is written
   int64_t new_value = 0;
 };
@@ -67,19 +74,19 @@ std::vector<Candidate> candidates(const RuleContext& context, std::vector<Quanti
   bool dist = read_flag(job, "ddp.use_distributed_optimizer").value.value_or(false) ||
               read_flag(job, "optimizer.use_distributed_optimizer").value.value_or(false);
   if (!dist) {
-    Candidate c{fmt::format("enable {}", flag_or_path(job, "ddp.use_distributed_optimizer")), {}};
+    Candidate c{fmt::format("enable {}", flag_or_path(job, "ddp.use_distributed_optimizer")), {}, 0};
     c.changes.push_back({"ddp.use_distributed_optimizer", make_bool(true)});
     c.changes.push_back({"optimizer.use_distributed_optimizer", make_bool(true)});
     out.push_back(std::move(c));
   }
   std::optional<std::string> recompute = config_text(job, "model.recompute_granularity").value;
   if (!recompute) {
-    Candidate c{fmt::format("{}: selective", flag_or_path(job, "model.recompute_granularity")), {}};
+    Candidate c{fmt::format("{}: selective", flag_or_path(job, "model.recompute_granularity")), {}, 1};
     c.changes.push_back({"model.recompute_granularity", make_string("selective")});
     out.push_back(std::move(c));
   }
   if (!recompute || *recompute == "selective") {
-    Candidate c{fmt::format("{}: full (uniform, 1 layer)", flag_or_path(job, "model.recompute_granularity")), {}};
+    Candidate c{fmt::format("{}: full (uniform, 1 layer)", flag_or_path(job, "model.recompute_granularity")), {}, 4};
     c.changes.push_back({"model.recompute_granularity", make_string("full")});
     c.changes.push_back({"model.recompute_method", make_string("uniform")});
     c.changes.push_back({"model.recompute_num_layers", make_int(1)});
@@ -87,27 +94,33 @@ std::vector<Candidate> candidates(const RuleContext& context, std::vector<Quanti
     out.push_back(std::move(c));
   }
   if (d.tensor_parallel.known() && *d.tensor_parallel > 1 && !d.sequence_parallel.value.value_or(false)) {
-    Candidate c{fmt::format("{}: true", flag_or_path(job, "model.sequence_parallel")), {}};
+    Candidate c{fmt::format("{}: true", flag_or_path(job, "model.sequence_parallel")), {}, 0};
     c.changes.push_back({"model.sequence_parallel", make_bool(true)});
     out.push_back(std::move(c));
   }
-  auto scale = [&](const Quantity& q, const char* path, int64_t next) {
+  auto scale = [&](const Quantity& q, const char* path, int64_t next, int cost) {
     storage.push_back(q);
-    Candidate c{fmt::format("{} {} -> {}", flag_or_path(job, path), *q, next), {}};
+    Candidate c{fmt::format("{} {} -> {}", flag_or_path(job, path), *q, next), {}, cost};
     c.changes.push_back({path, make_int(next)});
     c.quantity = &storage.back();
     c.new_value = next;
     out.push_back(std::move(c));
   };
-  storage.reserve(4);
+  storage.reserve(8);  // pointers into it stay valid
   if (d.pipeline_parallel.known() && *d.pipeline_parallel > 0) {
-    scale(d.pipeline_parallel, "model.pipeline_model_parallel_size", *d.pipeline_parallel * 2);
+    scale(d.pipeline_parallel, "model.pipeline_model_parallel_size", *d.pipeline_parallel * 2, 3);
+  }
+  if (d.pipeline_parallel.known() && *d.pipeline_parallel > 0) {
+    scale(d.pipeline_parallel, "model.pipeline_model_parallel_size", *d.pipeline_parallel * 4, 4);
+  }
+  if (d.context_parallel.known() && *d.context_parallel > 0 && d.seq_length.known() && *d.seq_length >= 8192) {
+    scale(d.context_parallel, "model.context_parallel_size", *d.context_parallel * 2, 3);
   }
   if (d.tensor_parallel.known() && *d.tensor_parallel > 0 && *d.tensor_parallel < 8) {
-    scale(d.tensor_parallel, "model.tensor_model_parallel_size", *d.tensor_parallel * 2);
+    scale(d.tensor_parallel, "model.tensor_model_parallel_size", *d.tensor_parallel * 2, 3);
   }
   if (d.micro_batch_size.known() && *d.micro_batch_size > 1) {
-    scale(d.micro_batch_size, "train.micro_batch_size", *d.micro_batch_size / 2);
+    scale(d.micro_batch_size, "train.micro_batch_size", *d.micro_batch_size / 2, 2);
   }
   return out;
 }
@@ -131,16 +144,40 @@ std::optional<MemoryEstimate> estimate_with(const RuleContext& context, const st
   return estimate_memory(job, derived);
 }
 
+namespace {
+
+bool overlaps(const Candidate& a, const Candidate& b) {
+  for (const MemoryChange& x : a.changes) {
+    for (const MemoryChange& y : b.changes) {
+      if (x.path == y.path || (x.path.find("recompute") != std::string::npos &&
+                               y.path.find("recompute") != std::string::npos)) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+Candidate combine(const Candidate& a, const Candidate& b) {
+  Candidate c{a.what + " and " + b.what, a.changes, a.cost + b.cost};
+  c.changes.insert(c.changes.end(), b.changes.begin(), b.changes.end());
+  return c;
+}
+
+}  // namespace
+
 std::vector<MemoryRemedy> memory_remedies(const RuleContext& context, const MemoryEstimate& current, double limit) {
   std::vector<MemoryRemedy> remedies;
   std::vector<Quantity> storage;
   std::vector<std::string> before;
   bool before_known = false;
-  for (Candidate& c : candidates(context, storage)) {
-    Job job = changed_job(context.job, c.changes);
+  auto try_candidate = [&](const std::vector<const Candidate*>& parts) {
+    Candidate merged = *parts.front();
+    for (size_t i = 1; i < parts.size(); ++i) merged = combine(merged, *parts[i]);
+    Job job = changed_job(context.job, merged.changes);
     Derived derived = derive(job);
     auto e = estimate_memory(job, derived);
-    if (!e || e->total >= current.total - 0.05) continue;
+    if (!e || e->total >= current.total - 0.05) return;
     if (!before_known) {
       before = other_errors(context.job, context.derived, context.thresholds);
       before_known = true;
@@ -149,23 +186,38 @@ std::vector<MemoryRemedy> memory_remedies(const RuleContext& context, const Memo
     bool new_error = std::any_of(after.begin(), after.end(), [&](const std::string& k) {
       return !std::binary_search(before.begin(), before.end(), k);
     });
-    if (new_error) continue;
+    if (new_error) return;
     MemoryRemedy r;
-    r.what = c.what;
-    r.changes = c.changes;
+    r.cost = merged.cost;
+    r.what = merged.what;
+    r.changes = merged.changes;
     r.saving = current.total - e->total;
     r.fits = e->capacity <= 0 || e->total <= limit;
     r.estimate = std::move(*e);
     r.fix.description = fmt::format("{}: -{:.1f} GiB -> {:.1f} GiB{}", r.what, r.saving, r.estimate.total,
                                     r.estimate.capacity > 0 ? (r.fits ? ", fits" : ", still too much") : "");
     r.fix.safety = FixSafety::Unsafe;
-    if (c.quantity) {
-      if (auto edit = replace_value(c.quantity->where, std::to_string(c.new_value))) r.fix.edits.push_back(*edit);
+    for (const Candidate* part : parts) {
+      if (!part->quantity) continue;
+      if (auto edit = replace_value(part->quantity->where, std::to_string(part->new_value))) r.fix.edits.push_back(*edit);
     }
     remedies.push_back(std::move(r));
+  };
+  std::vector<Candidate> singles = candidates(context, storage);
+  for (const Candidate& c : singles) try_candidate({&c});
+  bool any_fits = std::any_of(remedies.begin(), remedies.end(), [](const MemoryRemedy& r) { return r.fits; });
+  // No single change is enough: every pair of changes that touch different
+  // settings, re-estimated and re-checked the same way.
+  if (!any_fits) {
+    for (size_t i = 0; i < singles.size(); ++i) {
+      for (size_t j = i + 1; j < singles.size(); ++j) {
+        if (!overlaps(singles[i], singles[j])) try_candidate({&singles[i], &singles[j]});
+      }
+    }
   }
   std::stable_sort(remedies.begin(), remedies.end(), [](const MemoryRemedy& a, const MemoryRemedy& b) {
     if (a.fits != b.fits) return a.fits;
+    if (a.fits && a.cost != b.cost) return a.cost < b.cost;  // the cheapest change that fits
     return a.estimate.total < b.estimate.total;
   });
   return remedies;

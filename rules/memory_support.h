@@ -23,6 +23,7 @@ struct MemoryRemedy {
   MemoryEstimate estimate;           // the job re-estimated with the changes
   double saving = 0;                 // GiB
   bool fits = false;                 // total under the headroom threshold
+  int cost = 0;                      // how much the change costs the run (0: free)
   Fix fix;                           // "enable ...: -18.3 GiB -> 61.2 GiB, fits"
 };
 
@@ -34,8 +35,9 @@ std::optional<MemoryEstimate> job_estimate(const RuleContext& context);
 std::optional<MemoryEstimate> estimate_with(const RuleContext& context, const std::vector<MemoryChange>& changes);
 
 // Changes that lower the most loaded rank's total, re-estimated, best first
-// (those that fit under `limit` GiB first, then by total), without any that
-// makes another error rule fire.
+// (those that fit under `limit` GiB first, cheapest first; then by total),
+// without any that makes another error rule fire. Pairs of changes are
+// tried when no single change fits.
 std::vector<MemoryRemedy> memory_remedies(const RuleContext& context, const MemoryEstimate& current, double limit);
 
 // "activations 40.1 GiB, optimizer 18.3 GiB"

@@ -178,3 +178,34 @@ TEST_CASE("estimate: the last stage holds the output layer and the fp32 logits",
   CHECK(e.stage == 1);
   CHECK(e.rank.find("last pipeline stage") != std::string::npos);
 }
+
+TEST_CASE("estimate: FP8 keeps the quantized GEMM inputs (1 byte) for the backward pass", "[estimate]") {
+  MemoryModel m = paper_model(32, 4096, 32, 1, 1, 1);
+  m.unfused_attention = false;
+  m.hidden_dropout = 0;
+  double bf16 = layer_activation_bytes(m, false);
+  m.fp8 = true;
+  // QKV input 2sbh, projection input 2sbh, fc1 input 2sbh and fc2 input 8sbh halve: -7sbh.
+  CHECK(bf16 - layer_activation_bytes(m, false) == Approx(7 * sbh(m)).epsilon(1e-12));
+}
+
+TEST_CASE("estimate: MoE activations grow with top-k and the padded capacity", "[estimate]") {
+  MemoryModel m = paper_model(16, 2048, 8, 2, 1, 1);
+  m.unfused_attention = false;
+  m.sp = true;
+  m.experts = 8;
+  m.moe_ffn = 1024;
+  m.ep = 4;
+  m.dispatcher = "alltoall";
+  m.topk = 2;
+  double k2 = layer_activation_bytes(m, true);
+  m.topk = 4;
+  double k4 = layer_activation_bytes(m, true);
+  // Per extra routed copy of a local token (s·b/t tokens): fc1 input 2h, fc1
+  // output 2f_e, activation output 2f_e (ETP 1), un-permutation input 2h.
+  double local = 2048.0 * 1 / 2;
+  CHECK(k4 - k2 == Approx(2 * local * (2 * 2 * 2048 + 4 * 1024)).epsilon(1e-12));
+  m.capacity_factor = 1.5;
+  m.pad_to_capacity = true;
+  CHECK(layer_activation_bytes(m, true) > k4);
+}

@@ -1,0 +1,128 @@
+// `mblint estimate`: the JSON object on top of the core contract, the text
+// breakdown with bars only on a terminal, usage errors, and the measured
+// 7B runs of Megatron-LM's CI when ../shared is present.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "lint/cli.h"
+#include "rules/registry.h"
+#include "tests/test_support.h"
+
+using namespace mblint;
+
+namespace {
+
+struct Run {
+  int code = 0;
+  std::string out;
+  std::string err;
+};
+
+Run run(const std::vector<std::string>& args, const std::filesystem::path& cwd, bool tty = false) {
+  std::ostringstream out, err;
+  CliEnvironment env{out, err, tty, [](const std::string&) -> std::optional<std::string> { return std::nullopt; },
+                     cwd};
+  Run result;
+  result.code = run_cli(args, all_rules(), env);
+  result.out = out.str();
+  result.err = err.str();
+  return result;
+}
+
+// A 7B GPT on 8 H100s, TP 2 x PP 2 x DP 2, 4 micro-batches.
+const char* kJob =
+    "MODEL_ARGS:\n  --num-layers: 32\n  --hidden-size: 4096\n  --num-attention-heads: 32\n"
+    "  --seq-length: 4096\n  --max-position-embeddings: 4096\n  --micro-batch-size: 1\n"
+    "  --global-batch-size: 8\n  --tensor-model-parallel-size: 2\n  --pipeline-model-parallel-size: 2\n"
+    "  --sequence-parallel: true\n  --use-distributed-optimizer: true\n  --bf16: true\n";
+
+struct Dir {
+  std::filesystem::path path = test::make_temp_dir("mblint-estimate");
+  Dir() { std::ofstream(path / "model_config.yaml") << kJob; }
+  ~Dir() { std::filesystem::remove_all(path); }
+};
+
+}  // namespace
+
+TEST_CASE("estimate --format json adds the estimate object to the core contract", "[cli][estimate]") {
+  Dir dir;
+  Run r = run({"estimate", "model_config.yaml", "--nodes", "1", "--gpus-per-node", "8", "--gpu", "h100", "--format",
+               "json"},
+              dir.path);
+  INFO(r.err);
+  CHECK(r.code == 0);
+  auto doc = nlohmann::json::parse(r.out);
+  CHECK(doc["version"] == 1);
+  CHECK(doc["diagnostics"].is_array());
+  CHECK(doc["summary"]["files"] == 1);
+  const auto& e = doc["estimate"];
+  for (const char* key : {"weights", "gradients", "optimizer", "activations", "other", "peak_allocated", "overhead",
+                          "total", "capacity"}) {
+    INFO(key);
+    CHECK(e[key].is_number());
+  }
+  double sum = e["weights"].get<double>() + e["gradients"].get<double>() + e["optimizer"].get<double>() +
+               e["activations"].get<double>() + e["other"].get<double>();
+  CHECK(e["peak_allocated"].get<double>() == Approx(sum).margin(0.03));
+  CHECK(e["total"].get<double>() == Approx(e["peak_allocated"].get<double>() + e["overhead"].get<double>()).margin(0.02));
+  CHECK(e["capacity"].get<double>() == Approx(79.11));
+  CHECK(e["microbatches"] == 4);
+  CHECK(e["bubble_fraction"].get<double>() == Approx(0.25));
+  REQUIRE(e["stages"].size() == 2);
+  CHECK(e["stages"][1]["stage"] == 1);
+  double most = std::max(e["stages"][0]["total"].get<double>(), e["stages"][1]["total"].get<double>());
+  CHECK(e["total"].get<double>() == Approx(most).margin(0.01));
+  CHECK(e["rank"].get<std::string>().find("pipeline stage") != std::string::npos);
+}
+
+TEST_CASE("estimate text: bars on a terminal only, and the capacity line", "[cli][estimate]") {
+  Dir dir;
+  std::vector<std::string> args = {"estimate", "model_config.yaml", "--nodes", "1", "--gpus-per-node", "8", "--gpu",
+                                   "h100"};
+  Run tty = run(args, dir.path, true);
+  Run plain = run(args, dir.path, false);
+  CHECK(tty.out.find("\u2588") != std::string::npos);
+  CHECK(plain.out.find("\u2588") == std::string::npos);
+  CHECK(plain.out.find("GiB of 79.1 GiB (") != std::string::npos);
+  CHECK(plain.out.find("most loaded rank:") != std::string::npos);
+  CHECK(plain.out.find("per stage (GiB): 0: ") != std::string::npos);
+}
+
+TEST_CASE("estimate: usage errors and jobs that cannot be estimated", "[cli][estimate]") {
+  Dir dir;
+  CHECK(run({"estimate"}, dir.path).code == kExitUsage);
+  CHECK(run({"estimate", "model_config.yaml", "--format", "xml"}, dir.path).code == kExitUsage);
+  std::ofstream(dir.path / "shapeless.yaml") << "MODEL_ARGS:\n  --micro-batch-size: 1\n";
+  Run r = run({"estimate", "shapeless.yaml", "--format", "json"}, dir.path);
+  auto doc = nlohmann::json::parse(r.out);
+  CHECK(doc["estimate"].is_null());
+  CHECK(doc["estimate_unavailable"][0].get<std::string>().find("num_layers") != std::string::npos);
+  CHECK(r.code == kExitFindings);
+}
+
+TEST_CASE("estimate matches Megatron-LM's measured 7B runs within 5%", "[cli][estimate][shared]") {
+  auto shared = test::shared_dir();
+  if (!shared) {
+    WARN("../shared is absent: skipped");
+    return;
+  }
+  // Measured peak max-allocated memory on the last rank (dgx_h100, dev):
+  // megatron-core-checks.md section 6.1.
+  struct Case {
+    const char* name;
+    double measured;
+  };
+  for (Case c : {Case{"gpt3_7b_tp4_pp1_memory_speed", 53.22}, Case{"gpt3_7b_tp1_pp4_memory_speed", 56.55}}) {
+    auto path = *shared / "corpus/NVIDIA__Megatron-LM/tests/functional_tests/test_cases/gpt" / c.name / "model_config.yaml";
+    Run r = run({"estimate", path.string(), "--nodes", "1", "--gpus-per-node", "8", "--gpu", "h100", "--format", "json"},
+                std::filesystem::current_path());
+    auto doc = nlohmann::json::parse(r.out);
+    double last = doc["estimate"]["stages"].back()["peak_allocated"].get<double>();
+    INFO(c.name << ": " << last << " GiB estimated, " << c.measured << " measured");
+    CHECK(std::abs(last / c.measured - 1) < 0.05);
+  }
+}
