@@ -46,7 +46,8 @@ cxxopts::Options plan_options() {
   options.positional_help("[FILE...]");
   add_job_options(options);
   options.add_options("plan")("gpus", "total GPUs (or --nodes and --gpus-per-node)", cxxopts::value<std::string>())(
-      "top", "layouts to list", cxxopts::value<std::string>()->default_value("5"));
+      "top", "layouts to list", cxxopts::value<std::string>()->default_value("5"))(
+      "find-minimum", "also find the fewest GPUs (halving the count) on which a layout fits");
   for (const DimensionFlag& f : kDimensionFlags) {
     options.add_options("model")(f.flag, f.help, cxxopts::value<std::string>());
   }
@@ -86,6 +87,28 @@ std::optional<Job> base_job(SourceSet& sources, const LintOptions& options, Rule
   }
   env.err << "mblint: none of the files describes a training job\n";
   return std::nullopt;
+}
+
+// The fewest GPUs, halving the count, on which some layout passes every
+// error rule and fits.
+struct Smallest {
+  int64_t gpus = 0;
+  Evaluation layout;
+};
+
+Smallest smallest_fitting(const Job& base, const PlanOptions& plan, RuleSet rules) {
+  Smallest best;
+  for (int64_t world = plan.world / 2; world >= 1 && plan.world % world == 0; world /= 2) {
+    PlanOptions fewer = plan;
+    fewer.world = world;
+    fewer.gpus_per_node = std::min(plan.gpus_per_node, world);
+    fewer.top = 1;
+    fewer.try_more_gpus = false;
+    PlanResult r = make_plan(base, fewer, rules);
+    if (r.ranked.empty()) break;
+    best = Smallest{world, r.ranked.front()};
+  }
+  return best;
 }
 
 struct Machine {
@@ -191,7 +214,7 @@ void print_guide(std::ostream& out, const PlanResult& r, bool moe) {
 }
 
 void print_text(std::ostream& out, const std::string& title, const Machine& m, const Job& base,
-                const PlanResult& r, const std::vector<std::string>& pins) {
+                const PlanResult& r, const std::vector<std::string>& pins, const std::optional<Smallest>& smallest) {
   bool moe = r.size.moe;
   int64_t nodes = m.world / m.gpus_per_node;
   out << fmt::format("mblint plan: {} on {} x {} ({} node{} x {} GPUs, NVLink domain {})\n", title, m.world,
@@ -249,6 +272,16 @@ void print_text(std::ostream& out, const std::string& title, const Machine& m, c
   }
   out << "\n";
   print_min_gpus(out, r.ranked.front(), moe);
+  if (smallest) {
+    if (smallest->gpus > 0) {
+      out << fmt::format("fewest GPUs with a layout that fits (halving {}): {}, e.g. {} ({})\n", m.world,
+                         smallest->gpus, describe_candidate(smallest->layout.c, moe),
+                         memory_text(smallest->layout.memory));
+    } else {
+      out << fmt::format("fewest GPUs with a layout that fits (halving {}): {} (nothing fits on {})\n", m.world,
+                         m.world, m.world / 2);
+    }
+  }
   print_guide(out, r, moe);
   std::vector<PlanSetting> settings = candidate_settings(r.ranked.front().c, base, r.global_batch_size);
   out << "\n#1 as a Megatron Bridge override file (--config-file):\n";
@@ -274,7 +307,7 @@ nlohmann::json candidate_json(const Evaluation& e, const Job& base, int64_t gbs)
 }
 
 nlohmann::json json_plan(const std::string& title, const Machine& m, const Job& base, const PlanResult& r,
-                         const std::vector<std::string>& pinned) {
+                         const std::vector<std::string>& pinned, const std::optional<Smallest>& smallest) {
   nlohmann::json j;
   j["job"] = title;
   j["gpus"] = m.world;
@@ -287,6 +320,11 @@ nlohmann::json json_plan(const std::string& title, const Machine& m, const Job& 
   j["global_batch_size_assumed"] = r.global_batch_assumed;
   j["memory_estimated"] = r.memory_known;
   j["fixed_by_set"] = describe_pins(base, pinned);
+  if (smallest) {
+    j["fewest_gpus"] = smallest->gpus > 0 ? smallest->gpus : m.world;
+    j["fewest_gpus_layout"] = smallest->gpus > 0 ? candidate_json(smallest->layout, base, r.global_batch_size)
+                                                 : nlohmann::json(nullptr);
+  }
   if (!r.memory_known) j["memory_not_estimated_because"] = r.memory_unknown_because;
   j["searched"] = r.enumerated;
   j["linted"] = r.checked;
@@ -418,13 +456,15 @@ int run_plan(const std::vector<std::string>& args, RuleSet rules, const CliEnvir
 
   PlanResult result = make_plan(base, plan, rules);
   result.global_batch_assumed = gbs_assumed;
+  std::optional<Smallest> smallest;
+  if (parsed.count("find-minimum") && !result.ranked.empty()) smallest = smallest_fitting(base, plan, rules);
   std::string title = base.recipe_name.empty() ? std::string("the model given on the command line")
                                                : fmt::format("recipe {}", base.recipe_name);
   if (!options.paths.empty()) title = fmt::format("{} ({})", options.paths.front(), title);
   if (format == "json") {
-    env.out << json_plan(title, m, base, result, plan.pinned).dump(2) << "\n";
+    env.out << json_plan(title, m, base, result, plan.pinned, smallest).dump(2) << "\n";
   } else {
-    print_text(env.out, title, m, base, result, describe_pins(base, plan.pinned));
+    print_text(env.out, title, m, base, result, describe_pins(base, plan.pinned), smallest);
   }
   return result.ranked.empty() ? kExitFindings : kExitClean;
 }
