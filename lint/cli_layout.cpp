@@ -152,18 +152,19 @@ std::string job_title(const SourceSet& sources, const Job& job) {
   return title;
 }
 
-void print_text_layout(std::ostream& out, const std::string& title, const RankLayout& layout,
-                       const Machine& m, const std::vector<KindPlacement>& placements, int64_t groups_listed,
-                       int64_t nodes_shown) {
+void print_header(std::ostream& out, const std::string& title, const RankLayout& layout, const Machine& m,
+                  bool expert_shown) {
   const ParallelSizes& s = layout.sizes;
   out << fmt::format("layout of {}\n", title);
   if (m.gpus_per_node > 0) {
-    out << fmt::format("world size {} = {} node{} x {} GPUs", s.world, s.world / m.gpus_per_node,
-                       s.world / m.gpus_per_node == 1 ? "" : "s", m.gpus_per_node);
+    int64_t nodes = s.world / m.gpus_per_node;
+    out << fmt::format("world size {} = {} node{} x {} GPUs", s.world, nodes, nodes == 1 ? "" : "s", m.gpus_per_node);
   } else {
     out << fmt::format("world size {} (GPUs per node unknown)", s.world);
   }
-  if (m.domain > 0) out << fmt::format("; NVLink domain {} GPUs{}", m.domain, m.gpu.empty() ? std::string() : fmt::format(" ({})", m.gpu));
+  if (m.domain > 0) {
+    out << fmt::format("; NVLink domain {} GPUs{}", m.domain, m.gpu.empty() ? std::string() : fmt::format(" ({})", m.gpu));
+  }
   out << "\n";
   if (m.domain > 0 && m.domain_how.find("assuming") != std::string::npos) out << "  note: " << m.domain_how << "\n";
   if (m.gpus_per_node > 0 && m.domain > m.gpus_per_node) {
@@ -173,13 +174,13 @@ void print_text_layout(std::ostream& out, const std::string& title, const RankLa
   }
   out << fmt::format("rank order {} (first axis varies fastest)\n", rank_order_name(s.order));
   out << fmt::format("  decoder grid  {}  (DP = {} / (TP x CP x PP))\n", grid_text(layout.decoder, false), s.world);
-  bool expert_shown = std::any_of(placements.begin(), placements.end(),
-                                  [](const KindPlacement& p) { return p.kind->expert; });
   if (expert_shown) {
     out << fmt::format("  expert grid   {}  (EDP = {} / (ETP x EP x PP); CP folds into EDP)\n",
                        grid_text(layout.expert, true), s.world);
   }
-  out << "\n";
+}
+
+void print_table(std::ostream& out, const Machine& m, const std::vector<KindPlacement>& placements) {
   out << fmt::format("{:<22} {:>5} {:>7} {:>14} {:>16}\n", "group", "size", "groups", "crossing nodes",
                      "crossing NVLink");
   for (const KindPlacement& p : placements) {
@@ -190,6 +191,10 @@ void print_text_layout(std::ostream& out, const std::string& title, const RankLa
     if (!p.same_as.empty()) line += fmt::format("  ({})", p.same_as);
     out << line << "\n";
   }
+}
+
+void print_group_lists(std::ostream& out, const RankLayout& layout, const std::vector<KindPlacement>& placements,
+                       int64_t groups_listed) {
   out << "\nranks of each group (every group: --groups 0 or --format json):\n";
   for (const KindPlacement& p : placements) {
     if (!p.same_as.empty()) continue;
@@ -197,12 +202,41 @@ void print_text_layout(std::ostream& out, const std::string& title, const RankLa
     std::vector<std::string> shown;
     size_t limit = groups_listed > 0 ? static_cast<size_t>(groups_listed) : groups.size();
     for (size_t i = 0; i < groups.size() && i < limit; ++i) shown.push_back(fmt::format("[{}]", format_ranks(groups[i])));
-    if (groups.size() > limit) {
+    if (groups.size() == limit + 1) {
+      shown.push_back(fmt::format("[{}]", format_ranks(groups.back())));
+    } else if (groups.size() > limit) {
       shown.push_back(fmt::format("... {} more ... [{}]", groups.size() - limit - 1, format_ranks(groups.back())));
-      if (groups.size() - limit == 1) shown.back() = fmt::format("[{}]", format_ranks(groups.back()));
     }
     out << fmt::format("  {:<22} {}  ({})\n", p.kind->key, fmt::join(shown, " "), p.kind->description);
   }
+}
+
+void print_node(std::ostream& out, int64_t node, const Machine& m, int64_t width,
+                const std::vector<KindPlacement>& placements) {
+  int64_t first = node * m.gpus_per_node;
+  out << fmt::format("node {}", node);
+  if (m.domain > 0) out << fmt::format(" (NVLink domain {})", first / m.domain);
+  out << "\n";
+  out << fmt::format("  {:<22}", "gpu");
+  for (int64_t g = 0; g < m.gpus_per_node; ++g) out << fmt::format("{:>{}}", g, width);
+  out << fmt::format("\n  {:<22}", "rank");
+  for (int64_t g = 0; g < m.gpus_per_node; ++g) out << fmt::format("{:>{}}", first + g, width);
+  out << "\n";
+  for (const KindPlacement& p : placements) {
+    if (!p.same_as.empty()) continue;
+    out << fmt::format("  {:<22}", p.kind->key);
+    for (int64_t g = 0; g < m.gpus_per_node; ++g) {
+      auto group = static_cast<size_t>(p.group_of[static_cast<size_t>(first + g)]);
+      const char* mark = p.leaves_domain[group] ? "!" : p.leaves_node[group] ? "*" : "";
+      out << fmt::format("{:>{}}", fmt::format("{}{}", group, mark), width);
+    }
+    out << "\n";
+  }
+}
+
+void print_node_grid(std::ostream& out, const RankLayout& layout, const Machine& m,
+                     const std::vector<KindPlacement>& placements, int64_t nodes_shown) {
+  const ParallelSizes& s = layout.sizes;
   if (m.gpus_per_node <= 0) {
     out << "\nno node grid: the number of GPUs per node is not known (pass --nodes and --gpus-per-node)\n";
     return;
@@ -210,33 +244,23 @@ void print_text_layout(std::ostream& out, const std::string& title, const RankLa
   int64_t nodes = s.world / m.gpus_per_node;
   int64_t drawn = nodes_shown > 0 ? std::min(nodes, nodes_shown) : nodes;
   int64_t width = std::max<int64_t>(3, static_cast<int64_t>(std::to_string(s.world).size()) + 2);
-  out << fmt::format("\nnode grid: each cell is the rank's group number; * the group leaves the node, ! it leaves "
-                     "the NVLink domain\n");
-  for (int64_t node = 0; node < drawn; ++node) {
-    int64_t first = node * m.gpus_per_node;
-    out << fmt::format("node {}", node);
-    if (m.domain > 0) out << fmt::format(" (NVLink domain {})", first / m.domain);
-    out << "\n";
-    out << fmt::format("  {:<22}", "gpu");
-    for (int64_t g = 0; g < m.gpus_per_node; ++g) out << fmt::format("{:>{}}", g, width);
-    out << fmt::format("\n  {:<22}", "rank");
-    for (int64_t g = 0; g < m.gpus_per_node; ++g) out << fmt::format("{:>{}}", first + g, width);
-    out << "\n";
-    for (const KindPlacement& p : placements) {
-      if (!p.same_as.empty()) continue;
-      out << fmt::format("  {:<22}", p.kind->key);
-      for (int64_t g = 0; g < m.gpus_per_node; ++g) {
-        int64_t group = p.group_of[static_cast<size_t>(first + g)];
-        const char* mark = p.leaves_domain[static_cast<size_t>(group)] ? "!"
-                           : p.leaves_node[static_cast<size_t>(group)] ? "*"
-                                                                         : "";
-        out << fmt::format("{:>{}}", fmt::format("{}{}", group, mark), width);
-      }
-      out << "\n";
-    }
+  out << "\nnode grid: each cell is the rank's group number; * the group leaves the node, ! it leaves the NVLink "
+         "domain\n";
+  for (int64_t node = 0; node < drawn; ++node) print_node(out, node, m, width, placements);
+  if (drawn < nodes) {
+    out << fmt::format("... {} more node{} (--show-nodes 0 draws all)\n", nodes - drawn, nodes - drawn == 1 ? "" : "s");
   }
-  if (drawn < nodes) out << fmt::format("... {} more node{} (--show-nodes 0 draws all)\n", nodes - drawn,
-                                        nodes - drawn == 1 ? "" : "s");
+}
+
+void print_text_layout(std::ostream& out, const std::string& title, const RankLayout& layout, const Machine& m,
+                       const std::vector<KindPlacement>& placements, int64_t groups_listed, int64_t nodes_shown) {
+  bool expert_shown = std::any_of(placements.begin(), placements.end(),
+                                  [](const KindPlacement& p) { return p.kind->expert; });
+  print_header(out, title, layout, m, expert_shown);
+  out << "\n";
+  print_table(out, m, placements);
+  print_group_lists(out, layout, placements, groups_listed);
+  print_node_grid(out, layout, m, placements, nodes_shown);
 }
 
 nlohmann::json json_layout(const std::string& title, const RankLayout& layout, const Machine& m,

@@ -117,6 +117,63 @@ struct Machine {
   bool gpu_assumed = false;
 };
 
+// Model dimensions from the command line, located there. Returns a usage
+// error, if any.
+std::optional<std::string> apply_dimension_flags(const std::vector<std::string>& full_args, const CommandLine& line,
+                                                 bool experts_given, Job& base) {
+  bool dims_given = false;
+  for (const DimensionFlag& f : kDimensionFlags) {
+    auto value = last_value(full_args, line, {std::string("--") + f.flag});
+    if (!value) continue;
+    auto number = positive(value->text);
+    if (!number) return fmt::format("--{} takes a positive number, got '{}'", f.flag, value->text);
+    assign_path(base.config, split_path(f.key), make_int(*number, command_line_at(*value)));
+    std::string_view key = f.key;
+    if (key == "model.seq_length") {
+      assign_path(base.config, split_path("dataset.seq_length"), make_int(*number, command_line_at(*value)));
+    }
+    if (key != "model.seq_length" && key != "train.global_batch_size") dims_given = true;
+  }
+  // A model described by flags is dense unless --num-experts says otherwise.
+  if (dims_given && !experts_given && !find_path(base.config, "model.num_moe_experts")) {
+    assign_path(base.config, split_path("model.num_moe_experts"), make_null());
+  }
+  return std::nullopt;
+}
+
+// The GPUs: --gpus N in nodes of the GPU type's usual size (or
+// --gpus-per-node), else the job's own nodes x GPUs per node. The base job's
+// cluster is set to match. Returns a usage error, if any.
+std::optional<std::string> choose_machine(const Derived& d, const LintOptions& options,
+                                          const std::optional<CommandLineValue>& gpus_value, Job& base, Machine& m) {
+  m.gpu = d.gpu;
+  if (!m.gpu) {
+    m.gpu = find_gpu("h100");
+    m.gpu_assumed = true;
+    base.cluster.gpu = m.gpu->name;
+  }
+  if (gpus_value) {
+    m.world = *positive(gpus_value->text);
+    m.gpus_per_node = d.gpus_per_node.known() && options.gpus_per_node ? *d.gpus_per_node : m.gpu->gpus_per_node;
+    if (m.world < m.gpus_per_node) m.gpus_per_node = m.world;
+    if (m.world % m.gpus_per_node != 0) {
+      return fmt::format("--gpus {} is not a whole number of {}-GPU nodes (pass --gpus-per-node)", m.world,
+                         m.gpus_per_node);
+    }
+    Provenance where = command_line_at(*gpus_value);
+    base.cluster.nodes = LocatedInt{m.world / m.gpus_per_node, where, ""};
+    base.cluster.gpus_per_node = LocatedInt{m.gpus_per_node, where, ""};
+    base.cluster.world_size = LocatedInt{};
+    return std::nullopt;
+  }
+  if (d.world_size.known() && d.gpus_per_node.known()) {
+    m.world = *d.world_size;
+    m.gpus_per_node = *d.gpus_per_node;
+    return std::nullopt;
+  }
+  return std::string("plan needs the GPU count: --gpus N, or --nodes and --gpus-per-node");
+}
+
 std::string describe_candidate(const Candidate& c, bool moe) {
   std::string text = fmt::format("TP {} PP {}", c.tp, c.pp);
   if (c.vpp > 1) text += fmt::format(" VPP {}", c.vpp);
@@ -383,22 +440,8 @@ int run_plan(const std::vector<std::string>& args, RuleSet rules, const CliEnvir
   if (!found) return kExitFindings;
   Job base = std::move(*found);
 
-  // Model dimensions from the command line, located there.
-  bool dims_given = false;
-  for (const DimensionFlag& f : kDimensionFlags) {
-    auto value = last_value(full_args, line, {std::string("--") + f.flag});
-    if (!value) continue;
-    auto number = positive(value->text);
-    if (!number) return usage_error(env, fmt::format("--{} takes a positive number, got '{}'", f.flag, value->text));
-    assign_path(base.config, split_path(f.key), make_int(*number, command_line_at(*value)));
-    if (std::string_view(f.key) == "model.seq_length") {
-      assign_path(base.config, split_path("dataset.seq_length"), make_int(*number, command_line_at(*value)));
-    }
-    std::string_view key = f.key;
-    if (key != "model.seq_length" && key != "train.global_batch_size") dims_given = true;
-  }
-  if (dims_given && !parsed.count("num-experts") && !find_path(base.config, "model.num_moe_experts")) {
-    assign_path(base.config, split_path("model.num_moe_experts"), make_null());
+  if (auto error = apply_dimension_flags(full_args, line, parsed.count("num-experts") > 0, base)) {
+    return usage_error(env, *error);
   }
   Derived d = derive(base);
   if (!d.num_layers.known() || !d.hidden_size.known() || !d.num_attention_heads.known()) {
@@ -409,33 +452,8 @@ int run_plan(const std::vector<std::string>& args, RuleSet rules, const CliEnvir
                             "--num-attention-heads");
   }
 
-  // The machine.
   Machine m;
-  m.gpu = d.gpu;
-  if (!m.gpu) {
-    m.gpu = find_gpu("h100");
-    m.gpu_assumed = true;
-    base.cluster.gpu = m.gpu->name;
-  }
-  if (gpus_value) {
-    m.world = *positive(gpus_value->text);
-    m.gpus_per_node = d.gpus_per_node.known() && options.gpus_per_node ? *d.gpus_per_node : m.gpu->gpus_per_node;
-    if (m.world < m.gpus_per_node) m.gpus_per_node = m.world;
-    if (m.world % m.gpus_per_node != 0) {
-      return usage_error(env, fmt::format("--gpus {} is not a whole number of {}-GPU nodes (pass --gpus-per-node)",
-                                          m.world, m.gpus_per_node));
-    }
-    Provenance where = command_line_at(*gpus_value);
-    base.cluster.nodes = LocatedInt{m.world / m.gpus_per_node, where, ""};
-    base.cluster.gpus_per_node = LocatedInt{m.gpus_per_node, where, ""};
-    base.cluster.world_size = LocatedInt{};
-  } else if (d.world_size.known() && d.gpus_per_node.known()) {
-    m.world = *d.world_size;
-    m.gpus_per_node = *d.gpus_per_node;
-  } else {
-    return usage_error(env, "plan needs the GPU count: --gpus N, or --nodes and --gpus-per-node");
-  }
-
+  if (auto error = choose_machine(d, options, gpus_value, base, m)) return usage_error(env, *error);
   if (m.world > kMaxPlanGpus) {
     return usage_error(env, fmt::format("plan searches up to {} GPUs", kMaxPlanGpus));
   }
