@@ -253,10 +253,12 @@ void print_node_grid(std::ostream& out, const RankLayout& layout, const Machine&
 }
 
 void print_text_layout(std::ostream& out, const std::string& title, const RankLayout& layout, const Machine& m,
-                       const std::vector<KindPlacement>& placements, int64_t groups_listed, int64_t nodes_shown) {
+                       const std::vector<KindPlacement>& placements, const std::vector<std::string>& assumed,
+                       int64_t groups_listed, int64_t nodes_shown) {
   bool expert_shown = std::any_of(placements.begin(), placements.end(),
                                   [](const KindPlacement& p) { return p.kind->expert; });
   print_header(out, title, layout, m, expert_shown);
+  for (const std::string& note : assumed) out << "  note: " << note << "\n";
   out << "\n";
   print_table(out, m, placements);
   print_group_lists(out, layout, placements, groups_listed);
@@ -345,7 +347,8 @@ int run_layout(const std::vector<std::string>& args, RuleSet rules, const CliEnv
     Derived d = derive(job);
     std::string title = job_title(sources, job);
     std::string why;
-    auto layout = job_rank_layout(job, d, &why);
+    std::vector<std::string> assumed;
+    auto layout = job_rank_layout(job, d, &why, &assumed);
     if (!layout) {
       env.err << fmt::format("mblint: no rank layout for {}: {}\n", title, why);
       status = kExitFindings;
@@ -363,11 +366,12 @@ int run_layout(const std::vector<std::string>& args, RuleSet rules, const CliEnv
     mark_repeats(placements);
     if (format == "json") {
       all.push_back(json_layout(title, *layout, m, placements));
+      all.back()["assumed"] = assumed;
       continue;
     }
     if (!first) env.out << "\n";
     first = false;
-    print_text_layout(env.out, title, *layout, m, placements, *groups_listed, *nodes_shown);
+    print_text_layout(env.out, title, *layout, m, placements, assumed, *groups_listed, *nodes_shown);
   }
   if (format == "json") env.out << all.dump(2) << "\n";
   return status;

@@ -9,27 +9,43 @@ RankOrder job_rank_order(const Job& job) {
   return mapping.value.value_or(false) ? RankOrder::TpCpEpPpDp : RankOrder::TpCpEpDpPp;
 }
 
-std::optional<RankLayout> job_rank_layout(const Job& job, const Derived& d, std::string* why_not) {
-  for (const Quantity* q : {&d.world_size, &d.tensor_parallel, &d.pipeline_parallel, &d.context_parallel,
-                            &d.expert_parallel, &d.expert_tensor_parallel}) {
-    if (!q->known()) {
-      if (why_not) {
-        if (q == &d.world_size) {
-          *why_not = "the world size is not known (pass --nodes and --gpus-per-node)";
-        } else {
-          *why_not = q->how.empty() ? fmt::format("{} is not known", q->name)
-                                    : fmt::format("{} is not known ({})", q->name, q->how);
-        }
-      }
-      return std::nullopt;
-    }
+namespace {
+
+bool written(const Quantity& q) { return q.where.value.valid() || q.where.statement.valid() || q.defaulted; }
+
+}  // namespace
+
+std::optional<RankLayout> job_rank_layout(const Job& job, const Derived& d, std::string* why_not,
+                                          std::vector<std::string>* assumed) {
+  if (!d.world_size.known()) {
+    if (why_not) *why_not = "the world size is not known (pass --nodes and --gpus-per-node)";
+    return std::nullopt;
   }
-  ParallelSizes sizes{.world = *d.world_size,
-                      .tp = *d.tensor_parallel,
-                      .pp = *d.pipeline_parallel,
-                      .cp = *d.context_parallel,
-                      .ep = *d.expert_parallel,
-                      .etp = *d.expert_tensor_parallel,
+  auto size = [&](const Quantity& q, std::optional<int64_t> fallback) -> std::optional<int64_t> {
+    if (q.known()) return *q;
+    if (assumed && fallback && !written(q)) {
+      assumed->push_back(fmt::format("{} is not set anywhere: Megatron's default {}", q.name, *fallback));
+      return fallback;
+    }
+    if (why_not) {
+      *why_not = q.how.empty() ? fmt::format("{} is not known", q.name)
+                               : fmt::format("{} is not known ({})", q.name, q.how);
+    }
+    return std::nullopt;
+  };
+  auto tp = size(d.tensor_parallel, 1);
+  if (!tp) return std::nullopt;
+  auto pp = size(d.pipeline_parallel, 1);
+  if (!pp) return std::nullopt;
+  auto cp = size(d.context_parallel, 1);
+  if (!cp) return std::nullopt;
+  auto ep = size(d.expert_parallel, 1);
+  if (!ep) return std::nullopt;
+  // Megatron-Core's ETP default is TP (Bridge >= 0.6 uses 1 with EP > 1,
+  // which Derived resolves when it can).
+  auto etp = size(d.expert_tensor_parallel, *ep == 1 ? std::optional<int64_t>(*tp) : std::nullopt);
+  if (!etp) return std::nullopt;
+  ParallelSizes sizes{.world = *d.world_size, .tp = *tp, .pp = *pp, .cp = *cp, .ep = *ep, .etp = *etp,
                       .order = job_rank_order(job)};
   return make_rank_layout(sizes, why_not);
 }

@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "lint/derived.h"
 #include "lint/job.h"
@@ -15,7 +16,10 @@ namespace mblint {
 RankOrder job_rank_order(const Job& job);
 
 // nullopt when a size or the world size is unknown, or Megatron would refuse
-// them; `why_not` says which.
-std::optional<RankLayout> job_rank_layout(const Job& job, const Derived& derived, std::string* why_not = nullptr);
+// them; `why_not` says which. A parallel size the job does not write
+// anywhere takes Megatron's default (1; ETP = TP) when `assumed` is given,
+// which then says so.
+std::optional<RankLayout> job_rank_layout(const Job& job, const Derived& derived, std::string* why_not = nullptr,
+                                          std::vector<std::string>* assumed = nullptr);
 
 }  // namespace mblint
