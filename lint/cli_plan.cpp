@@ -72,7 +72,7 @@ Provenance command_line_at(const CommandLineValue& value) {
   return p;
 }
 
-// The job to plan: the first config of the files, or the command line's.
+// The job to plan: one of the files' jobs, or the command line's.
 std::optional<Job> base_job(SourceSet& sources, const LintOptions& options, RuleSet rules,
                             const CliEnvironment& env) {
   if (options.paths.empty()) return job_from_command_line(sources, options);
@@ -81,6 +81,13 @@ std::optional<Job> base_job(SourceSet& sources, const LintOptions& options, Rule
     render_text(env.err, sources, built.problems, summarize(built.problems, built.files_checked), false);
     (void)rules;
     return std::nullopt;
+  }
+  // The first job whose model is known, else the first job (flags may
+  // describe its model).
+  for (Job& job : built.jobs) {
+    Derived d = derive(job);
+    bool shape = d.num_layers.known() && d.hidden_size.known() && d.num_attention_heads.known();
+    if (job.kind != InputKind::NotAConfig && shape) return std::move(job);
   }
   for (Job& job : built.jobs) {
     if (job.kind != InputKind::NotAConfig) return std::move(job);
@@ -478,7 +485,9 @@ int run_plan(const std::vector<std::string>& args, RuleSet rules, const CliEnvir
   if (parsed.count("find-minimum") && !result.ranked.empty()) smallest = smallest_fitting(base, plan, rules);
   std::string title = base.recipe_name.empty() ? std::string("the model given on the command line")
                                                : fmt::format("recipe {}", base.recipe_name);
-  if (!options.paths.empty()) title = fmt::format("{} ({})", options.paths.front(), title);
+  if (base.primary != kNoFile && !sources.files[base.primary].synthetic) {
+    title = fmt::format("{} ({})", sources.files[base.primary].path, title);
+  }
   if (format == "json") {
     env.out << json_plan(title, m, base, result, plan.pinned, smallest).dump(2) << "\n";
   } else {
