@@ -199,6 +199,16 @@ std::string describe_candidate(const Candidate& c, bool moe) {
   return text;
 }
 
+// Which groups span nodes (their traffic goes over the network).
+std::string crossing_nodes_text(const Locality& l, bool moe) {
+  std::vector<std::string> parts;
+  if (l.tp_crossing_nodes > 0) parts.push_back(fmt::format("TP ({} groups)", l.tp_crossing_nodes));
+  if (moe && l.ep_crossing_nodes > 0) parts.push_back(fmt::format("EP x ETP ({} groups)", l.ep_crossing_nodes));
+  if (l.dp_crossing_nodes > 0) parts.push_back(fmt::format("DP ({} groups)", l.dp_crossing_nodes));
+  if (l.pp_crossing_nodes > 0) parts.push_back(fmt::format("PP ({} groups)", l.pp_crossing_nodes));
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
 std::string memory_text(const MemoryFit& m) {
   if (m.status == MemoryFit::Status::Unknown) return "not estimated";
   return fmt::format("{:.1f}/{:.1f} GiB", m.total_gib, m.capacity_gib);
@@ -333,6 +343,8 @@ void print_text(std::ostream& out, const std::string& title, const Machine& m, c
     out << fmt::format("    bubble {}, memory {}, min GPUs {}, score {:.3f}\n", bubble_text(e), memory_text(e.memory),
                        e.min_gpus, e.score);
     if (!e.reasons.empty()) out << fmt::format("    why: {}\n", fmt::join(e.reasons, "; "));
+    std::string across = crossing_nodes_text(e.locality, moe);
+    if (!across.empty()) out << fmt::format("    across nodes: {}\n", across);
   }
   out << "\n";
   print_min_gpus(out, r.ranked.front(), moe);
@@ -361,6 +373,10 @@ nlohmann::json candidate_json(const Evaluation& e, const Job& base, int64_t gbs)
                       {"min_gpus", e.min_gpus}, {"full_product", e.full_product}, {"score", e.score},
                       {"reasons", e.reasons}, {"valid", e.valid}, {"errors", e.errors}};
   j["bubble"] = e.bubble ? nlohmann::json(*e.bubble) : nlohmann::json(nullptr);
+  const Locality& l = e.locality;
+  j["groups_crossing_nvlink"] = {{"tp", l.tp_crossing}, {"tp_cp", l.cp_crossing}, {"etp_ep", l.ep_crossing}};
+  j["groups_crossing_nodes"] = {{"tp", l.tp_crossing_nodes}, {"etp_ep", l.ep_crossing_nodes},
+                                {"dp", l.dp_crossing_nodes}, {"pp", l.pp_crossing_nodes}};
   j["memory"] = e.memory.status == MemoryFit::Status::Unknown
                     ? nlohmann::json(nullptr)
                     : nlohmann::json({{"total_gib", e.memory.total_gib}, {"capacity_gib", e.memory.capacity_gib}});
@@ -468,7 +484,6 @@ int run_plan(const std::vector<std::string>& args, RuleSet rules, const CliEnvir
   plan.world = m.world;
   plan.gpus_per_node = m.gpus_per_node;
   plan.nvlink_domain = m.gpu->nvlink_domain;
-  plan.capacity_gib = m.gpu->memory_gib;
   plan.top = static_cast<size_t>(*top);
   plan.thresholds = options.thresholds;
   for (const CommandLineValue& set : options.sets) {

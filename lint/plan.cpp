@@ -123,6 +123,8 @@ Locality locality_of(const Candidate& c, const PlanOptions& o) {
   l.ep_in_domain = l.ep_crossing == 0;
   if (layout->dp > 1) l.dp_crossing_nodes = count_crossings(layout->decoder, "dp", o.gpus_per_node).crossing;
   if (c.pp > 1) l.pp_crossing_nodes = count_crossings(layout->decoder, "pp", o.gpus_per_node).crossing;
+  if (c.tp > 1) l.tp_crossing_nodes = count_crossings(layout->decoder, "tp", o.gpus_per_node).crossing;
+  if (c.ep * c.etp > 1) l.ep_crossing_nodes = count_crossings(layout->expert, "tp-ep", o.gpus_per_node).crossing;
   return l;
 }
 
@@ -170,12 +172,15 @@ Score score_of(const Candidate& c, const Locality& l, std::optional<double> bubb
   }
   if (moe && c.ep * c.etp > 1) {
     int64_t span = c.ep * c.etp;
+    // EP 1 has no token all-to-all, only the expert tensor-parallel reduction.
+    std::string what = c.ep > 1 ? fmt::format("EP {} x ETP {} all-to-all", c.ep, c.etp)
+                                : fmt::format("expert TP {}", c.etp);
     if (l.ep_in_domain) {
       s.value += 0.01 * log2i(span);
-      s.reasons.push_back(fmt::format("EP {} x ETP {} all-to-all inside the NVLink domain", c.ep, c.etp));
+      s.reasons.push_back(what + " inside the NVLink domain");
     } else {
       s.value += 0.1 + 0.03 * log2i((span + o.nvlink_domain - 1) / o.nvlink_domain);
-      s.reasons.push_back(fmt::format("EP {} x ETP {} all-to-all crosses NVLink domains", c.ep, c.etp));
+      s.reasons.push_back(what + " crosses NVLink domains");
     }
   }
   if (bubble) {

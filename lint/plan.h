@@ -59,7 +59,8 @@ MemoryFit fit_memory(const Job& job, const Derived& derived, double headroom);
 struct Locality {
   bool tp_in_domain = true, cp_in_domain = true, ep_in_domain = true;
   int64_t tp_crossing = 0, cp_crossing = 0, ep_crossing = 0;  // groups crossing the NVLink domain
-  int64_t dp_crossing_nodes = 0, pp_crossing_nodes = 0;       // (expected: DP and PP span nodes)
+  // Groups spanning nodes (DP and PP are expected to): reported, not scored.
+  int64_t dp_crossing_nodes = 0, pp_crossing_nodes = 0, tp_crossing_nodes = 0, ep_crossing_nodes = 0;
 };
 
 struct Evaluation {
@@ -81,7 +82,6 @@ struct PlanOptions {
   int64_t world = 0;
   int64_t gpus_per_node = 8;
   int64_t nvlink_domain = 8;
-  double capacity_gib = 0;  // from the GPU type; 0 unknown
   int64_t global_batch_size = 0;
   size_t top = 5;
   Thresholds thresholds;
