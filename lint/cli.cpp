@@ -19,6 +19,8 @@ const char* kUsage =
     "  rules             list every rule (code, name, severity, summary)\n"
     "  explain RULE      print a rule's documentation (name or code)\n"
     "  lsp               language server for editors (LSP over stdio)\n"
+    "  layout PATH...    which ranks form each TP/CP/DP/PP/EP group; what crosses nodes\n"
+    "  plan              rank the parallel layouts of a model on N GPUs that pass every error rule\n"
     "  version           print mblint's version\n"
     "\n"
     "run `mblint <command> --help` for the options of a command.\n";
@@ -37,6 +39,8 @@ int run_cli(const std::vector<std::string>& args, RuleSet rules, const CliEnviro
   if (command == "rules") return run_rules(rest, rules, env);
   if (command == "explain") return run_explain(rest, rules, env);
   if (command == "lsp") return run_lsp(rest, rules, env);
+  if (command == "layout") return run_layout(rest, rules, env);
+  if (command == "plan") return run_plan(rest, rules, env);
   if (command == "version" || command == "--version") {
     env.out << "mblint " << kVersion << " (Megatron Bridge " << to_string(kNewestBridge) << ", Megatron-Core "
             << to_string(kNewestMegatronCore) << " by default)\n";

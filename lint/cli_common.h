@@ -59,5 +59,7 @@ int run_rules(const std::vector<std::string>& args, RuleSet rules, const CliEnvi
 int run_estimate(const std::vector<std::string>& args, RuleSet rules, const CliEnvironment& env);
 int run_explain(const std::vector<std::string>& args, RuleSet rules, const CliEnvironment& env);
 int run_lsp(const std::vector<std::string>& args, RuleSet rules, const CliEnvironment& env);
+int run_layout(const std::vector<std::string>& args, RuleSet rules, const CliEnvironment& env);
+int run_plan(const std::vector<std::string>& args, RuleSet rules, const CliEnvironment& env);
 
 }  // namespace mblint

@@ -595,4 +595,14 @@ BuildResult build_jobs(SourceSet& sources, const LintOptions& options) {
   return result;
 }
 
+Job job_from_command_line(SourceSet& sources, const LintOptions& options) {
+  Job job;
+  job.primary = options.command_line_file;
+  job.kind = InputKind::BridgeOverrideYaml;
+  job.config = make_map();
+  select_command_line_recipe(job, options);
+  finish_job(job, options, sources);
+  return job;
+}
+
 }  // namespace mblint

@@ -21,4 +21,9 @@ struct BuildResult {
 
 BuildResult build_jobs(SourceSet& sources, const LintOptions& options);
 
+// A job described by mblint's command line alone (--recipe, --set, --nodes,
+// --gpu ...), as if an empty override file were linted with those options:
+// for commands that draw or plan a job without a file (layout, plan).
+Job job_from_command_line(SourceSet& sources, const LintOptions& options);
+
 }  // namespace mblint

@@ -1,9 +1,8 @@
 // The token all-to-all runs inside each expert-parallel group, every MoE
 // layer, forward and backward; a group that spans NVLink domains sends it
 // over the inter-node network.
+#include "lint/job_layout.h"
 #include "rules/moe_support.h"
-
-#include <set>
 
 namespace mblint {
 
@@ -13,32 +12,12 @@ namespace {
 
 using namespace moe;
 
-struct Crossing {
-  int64_t groups = 0;
-  int64_t crossing = 0;
-  int64_t max_domains = 0;  // NVLink domains one group spans at most
-};
-
-// Megatron's expert rank order is tp-ep-dp-pp over (ETP, EP, expert DP, PP):
-// an EP group is EP ranks ETP apart inside one pipeline stage. Domains are
-// consecutive blocks of `domain` ranks.
-Crossing count_crossings(int64_t world, int64_t pp, int64_t ep, int64_t etp, int64_t domain) {
-  Crossing c;
-  int64_t stage = world / pp;
-  int64_t expert_dp = stage / (ep * etp);
-  for (int64_t p = 0; p < pp; ++p) {
-    for (int64_t dp = 0; dp < expert_dp; ++dp) {
-      for (int64_t t = 0; t < etp; ++t) {
-        int64_t base = p * stage + dp * ep * etp + t;
-        std::set<int64_t> domains;
-        for (int64_t k = 0; k < ep; ++k) domains.insert((base + k * etp) / domain);
-        ++c.groups;
-        if (domains.size() > 1) ++c.crossing;
-        c.max_domains = std::max<int64_t>(c.max_domains, static_cast<int64_t>(domains.size()));
-      }
-    }
-  }
-  return c;
+// Megatron's expert grid (ETP, EP, expert DP, PP), the same layout
+// `mblint layout` draws: an EP group is EP ranks ETP apart inside one
+// pipeline stage. Domains are consecutive blocks of `domain` ranks.
+Crossing ep_crossings(const Job& job, int64_t world, int64_t pp, int64_t ep, int64_t etp, int64_t domain) {
+  RankGrid grid = expert_grid(etp, ep, world / (etp * ep * pp), pp, job_rank_order(job));
+  return count_crossings(grid, "ep", domain);
 }
 
 constexpr int64_t kMaxRanks = int64_t{1} << 22;  // keep the walk over ranks cheap
@@ -68,7 +47,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
                           "all-to-all runs over the inter-node network, across at least {} domains per group",
                           groups, *ep, *etp, span, *domain, (span + *domain - 1) / *domain);
   } else {
-    Crossing c = count_crossings(*world, *pp, *ep, *etp, *domain);
+    Crossing c = ep_crossings(context.job, *world, *pp, *ep, *etp, *domain);
     if (c.crossing == 0) return;
     std::string extent =
         span > *domain ? fmt::format("each spans {} GPUs but an NVLink domain holds {}", span, *domain)
@@ -76,7 +55,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
     message = fmt::format("{} of {} expert-parallel groups (expert_model_parallel_size {} x expert_tensor_parallel_size "
                           "{}) cross NVLink domains — {}: their token all-to-all runs over the inter-node network, up "
                           "to {} domains per group",
-                          c.crossing, c.groups, *ep, *etp, extent, c.max_domains);
+                          c.crossing, c.groups, *ep, *etp, extent, c.max_blocks);
   }
   Diagnostic diag = make_diagnostic(kEpCrossesNvlinkDomain, std::move(message), span_for(ep));
   add_notes(diag, {&ep, &etp, &domain}, &ep);
@@ -110,8 +89,9 @@ Ethernet, often the largest communication cost of a large MoE run.
 
 mblint places the ranks the way Megatron-Core does: the expert grid uses the rank order
 `tp-ep-dp-pp` over (ETP, EP, expert DP, PP) — Megatron's `tp-cp-ep-dp-pp` with the context-parallel
-ranks folded into expert DP — so an EP group is EP ranks, ETP apart, inside one pipeline stage, and
-a node's GPUs are consecutive ranks. On 8-GPU nodes (one node = one NVLink domain) it reports
+ranks folded into expert DP, `tp-ep-pp-dp` with `dist.use_tp_pp_dp_mapping` — so an EP group is EP
+ranks, ETP apart, inside one pipeline stage, and a node's GPUs are consecutive ranks
+(`mblint layout` draws the same groups). On 8-GPU nodes (one node = one NVLink domain) it reports
 exactly how many groups cross a node boundary. On NVL72 racks, where a domain holds several nodes,
 which nodes share a rack is the scheduler's choice, so only groups larger than the domain
 (EP x ETP > 72) are reported.

@@ -1,5 +1,7 @@
 // Tensor-parallel groups are consecutive ranks (order tp-cp-ep-dp-pp): a TP
 // group stays inside one NVLink domain only if TP divides the domain size.
+// The groups come from the same rank layout `mblint layout` draws.
+#include "lint/job_layout.h"
 #include "rules/rule_support.h"
 
 namespace mblint {
@@ -7,6 +9,17 @@ namespace mblint {
 extern const RuleInfo kTpCrossesNvlinkDomain;
 
 namespace {
+
+// Whether some TP group spans two NVLink domains (consecutive blocks of
+// `domain` ranks). TP is the fastest axis in either order, so the TP groups
+// do not depend on the other sizes; without a known world size, enough
+// ranks to fill two domains stand in for it.
+bool tp_groups_cross(const Derived& d, int64_t tp, int64_t domain) {
+  int64_t world = d.world_size.known() && *d.world_size % tp == 0 ? *d.world_size : 0;
+  if (world == 0) world = tp * ((2 * domain + tp - 1) / tp);
+  RankGrid grid = decoder_grid(tp, 1, world / tp, 1, RankOrder::TpCpEpDpPp);
+  return count_crossings(grid, "tp", domain).crossing > 0;
+}
 
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   const Derived& d = context.derived;
@@ -16,7 +29,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   // All ranks in one domain: nothing can cross.
   if (d.world_size.known() && *d.world_size <= *domain) return;
   bool too_large = *tp > *domain;
-  if (!too_large && *domain % *tp == 0) return;
+  if (!tp_groups_cross(d, *tp, *domain)) return;
   std::vector<int64_t> fitting;
   for (int64_t t : valid_tensor_parallel_sizes(context, std::min(*domain, *tp - 1))) {
     if (*domain % t == 0) fitting.push_back(t);

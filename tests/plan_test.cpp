@@ -1,0 +1,252 @@
+// `mblint plan` and `mblint layout` end to end: every layout plan prints
+// passes `mblint check` (its override fed back with the same recipe and
+// cluster), the lazy search is consistent, the guide comparison and the
+// NVLink rules agree with the rank layout.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <regex>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "lint/catalog.h"
+#include "lint/derived.h"
+#include "lint/plan.h"
+#include "tests/fixture_runner.h"
+#include "tests/test_support.h"
+
+using namespace mblint;
+using namespace mblint::test;
+
+namespace {
+
+struct Run {
+  std::string out;
+  int exit = -1;
+};
+
+Run run(const std::filesystem::path& dir, std::vector<std::string> args) {
+  std::string text = run_case(FixtureCase{dir, std::move(args)});
+  Run r;
+  size_t at = text.rfind("[exit ");
+  REQUIRE(at != std::string::npos);
+  r.exit = std::stoi(text.substr(at + 6));
+  r.out = text.substr(0, at);
+  return r;
+}
+
+std::string yaml_of(const nlohmann::json& settings) {
+  std::map<std::string, std::vector<std::string>> sections;
+  for (const auto& [key, value] : settings.items()) {
+    size_t dot = key.find('.');
+    sections[key.substr(0, dot)].push_back(fmt::format("  {}: {}", key.substr(dot + 1), value.get<std::string>()));
+  }
+  std::string text;
+  for (const auto& [section, lines] : sections) {
+    text += section + ":\n";
+    for (const std::string& line : lines) text += line + "\n";
+  }
+  return text;
+}
+
+struct PlanCase {
+  std::vector<std::string> plan;   // after `mblint plan`
+  std::vector<std::string> check;  // what describes the same job to `mblint check`
+};
+
+}  // namespace
+
+TEST_CASE("every layout mblint plan prints passes mblint check with no error", "[plan]") {
+  // Kimi-K2-like dimensions given on the command line reach check as --set.
+  std::vector<std::string> kimi_dims = {"--num-layers", "61", "--hidden-size", "7168", "--num-attention-heads", "64",
+                                        "--ffn-hidden-size", "18432", "--num-experts", "384", "--moe-topk", "8",
+                                        "--moe-ffn-hidden-size", "2048", "--vocab-size", "163840", "--seq-length",
+                                        "4096", "--global-batch-size", "4096", "--gpus", "512", "--gpu", "h100"};
+  std::vector<std::string> kimi_sets = {
+      "--set", "model.num_layers=61", "--set", "model.hidden_size=7168", "--set", "model.num_attention_heads=64",
+      "--set", "model.ffn_hidden_size=18432", "--set", "model.num_moe_experts=384", "--set",
+      "model.moe_router_topk=8", "--set", "model.moe_ffn_hidden_size=2048", "--set", "model.vocab_size=163840",
+      "--set", "model.seq_length=4096", "--set", "dataset.seq_length=4096", "--nodes", "64", "--gpus-per-node",
+      "8", "--gpu", "h100"};
+  std::vector<PlanCase> cases = {
+      {{"--recipe", "llama3_8b_pretrain_8gpu_h100_bf16_config", "--gpus", "8"},
+       {"--recipe", "llama3_8b_pretrain_8gpu_h100_bf16_config", "--nodes", "1", "--gpus-per-node", "8", "--gpu", "h100"}},
+      {{"--recipe", "llama3_70b_pretrain_64gpu_h100_bf16_config", "--gpus", "64"},
+       {"--recipe", "llama3_70b_pretrain_64gpu_h100_bf16_config", "--nodes", "8", "--gpus-per-node", "8", "--gpu",
+        "h100"}},
+      {{"--recipe", "llama31_405b_pretrain_512gpu_h100_bf16_config", "--gpus", "512"},
+       {"--recipe", "llama31_405b_pretrain_512gpu_h100_bf16_config", "--nodes", "64", "--gpus-per-node", "8", "--gpu",
+        "h100"}},
+      {{"--recipe", "qwen3_235b_a22b_pretrain_256gpu_h100_bf16_config", "--gpus", "256", "--global-batch-size", "2048"},
+       {"--recipe", "qwen3_235b_a22b_pretrain_256gpu_h100_bf16_config", "--nodes", "32", "--gpus-per-node", "8",
+        "--gpu", "h100"}},
+      {{"--recipe", "deepseek_v3_pretrain_1024gpu_h100_bf16_config", "--gpus", "1024"},
+       {"--recipe", "deepseek_v3_pretrain_1024gpu_h100_bf16_config", "--nodes", "128", "--gpus-per-node", "8",
+        "--gpu", "h100"}},
+      {{"--recipe", "deepseek_v3_pretrain_256gpu_gb200_bf16_config", "--gpus", "256"},
+       {"--recipe", "deepseek_v3_pretrain_256gpu_gb200_bf16_config", "--nodes", "64", "--gpus-per-node", "4", "--gpu",
+        "gb200"}},
+      {kimi_dims, kimi_sets},
+  };
+  std::filesystem::path dir = make_temp_dir("mblint-plan-check");
+  size_t checked = 0;
+  for (const PlanCase& c : cases) {
+    std::vector<std::string> args = {"plan"};
+    args.insert(args.end(), c.plan.begin(), c.plan.end());
+    args.insert(args.end(), {"--format", "json", "--top", "3"});
+    Run plan = run(dir, args);
+    INFO("mblint " << fmt::format("{}", fmt::join(args, " ")));
+    REQUIRE(plan.exit == 0);
+    nlohmann::json result = nlohmann::json::parse(plan.out);
+    REQUIRE(!result["layouts"].empty());
+    // The winner's snippets are the first layout's settings.
+    nlohmann::json first = result["layouts"][0]["settings"];
+    CHECK(result["winner_yaml"].get<std::string>().find(
+              fmt::format("tensor_model_parallel_size: {}", first["model.tensor_model_parallel_size"].get<std::string>())) !=
+          std::string::npos);
+    for (const nlohmann::json& layout : result["layouts"]) {
+      std::string yaml = yaml_of(layout["settings"]);
+      std::ofstream(dir / "plan.yaml") << yaml;
+      std::vector<std::string> check = {"check", "plan.yaml"};
+      check.insert(check.end(), c.check.begin(), c.check.end());
+      Run linted = run(dir, check);
+      INFO("override:\n" << yaml << "check output:\n" << linted.out);
+      CHECK(linted.exit == 0);
+      CHECK(linted.out.find(": error:") == std::string::npos);
+      ++checked;
+    }
+  }
+  CHECK(checked >= cases.size() * 3);
+}
+
+TEST_CASE("the lazy search gives the same leaders whatever the list length", "[plan]") {
+  std::filesystem::path dir = make_temp_dir("mblint-plan-top");
+  auto leaders = [&](const std::string& top) {
+    Run r = run(dir, {"plan", "--recipe", "qwen3_30b_a3b_pretrain_16gpu_h100_bf16_config", "--gpus", "32", "--top", top,
+                      "--format", "json"});
+    REQUIRE(r.exit == 0);
+    nlohmann::json j = nlohmann::json::parse(r.out);
+    std::vector<std::string> out;
+    for (const auto& l : j["layouts"]) out.push_back(l["settings"].dump());
+    std::vector<double> scores;
+    for (const auto& l : j["layouts"]) scores.push_back(l["score"].get<double>());
+    CHECK(std::is_sorted(scores.begin(), scores.end()));
+    return out;
+  };
+  std::vector<std::string> three = leaders("3");
+  std::vector<std::string> ten = leaders("10");
+  REQUIRE(three.size() == 3);
+  REQUIRE(ten.size() >= 3);
+  CHECK(std::equal(three.begin(), three.end(), ten.begin()));
+}
+
+TEST_CASE("minimum GPU count is PP x lcm(TP x CP, EP x ETP), not the full product", "[plan]") {
+  std::filesystem::path dir = make_temp_dir("mblint-plan-min");
+  Run r = run(dir, {"plan", "--recipe", "qwen3_30b_a3b_pretrain_16gpu_h100_bf16_config", "--gpus", "16", "--format",
+                    "json", "--top", "10"});
+  REQUIRE(r.exit == 0);
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  for (const auto& l : j["layouts"]) {
+    int64_t pp = l["pp"], tp = l["tp"], cp = l["cp"], ep = l["ep"], etp = l["etp"];
+    CHECK(l["min_gpus"].get<int64_t>() == pp * lcm64(tp * cp, ep * etp));
+    CHECK(l["full_product"].get<int64_t>() == pp * tp * cp * ep * etp);
+    CHECK(16 % l["min_gpus"].get<int64_t>() == 0);
+  }
+}
+
+TEST_CASE("the guide's starting point is placed and its section-7 example flagged", "[plan]") {
+  std::filesystem::path dir = make_temp_dir("mblint-plan-guide");
+  Run r = run(dir, {"plan", "--recipe", "deepseek_v3_pretrain_1024gpu_h100_bf16_config", "--gpus", "256", "--top", "3",
+                    "--format", "json"});
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  CHECK(j["guide"]["band"].get<std::string>().find("TP=2 PP=16 EP=64") != std::string::npos);
+  REQUIRE(j["guide"]["layouts"].size() == 1);
+  // 256 GPUs cannot hold EP 64 x PP 16.
+  CHECK(j["guide"]["layouts"][0]["possible"] == false);
+  CHECK(j["guide"]["layouts"][0]["why_not"].get<std::string>().find("= 1024") != std::string::npos);
+  REQUIRE(j["guide"]["notes"].size() == 1);
+  CHECK(j["guide"]["notes"][0].get<std::string>().find("256 GPUs") != std::string::npos);
+
+  Run dense = run(dir, {"plan", "--recipe", "llama3_70b_pretrain_64gpu_h100_bf16_config", "--gpus", "128", "--format",
+                        "json"});
+  nlohmann::json d = nlohmann::json::parse(dense.out);
+  CHECK(d["guide"]["band"].get<std::string>().find("dense 70-175B") != std::string::npos);
+  CHECK(d["guide"]["layouts"].size() == 2);  // PP 4 and PP 8, CP 2 for seq 8192
+  for (const auto& g : d["guide"]["layouts"]) CHECK(g["cp"] == 2);
+}
+
+TEST_CASE("model sizes pick the guide's rows", "[plan]") {
+  auto size_of = [](const char* recipe) {
+    SourceSet sources;
+    Job job;
+    job.recipe = find_recipe(recipe);
+    REQUIRE(job.recipe != nullptr);
+    job.config = make_map();
+    // The recipe layer through a plan run is tested end to end above; here
+    // the dimensions alone matter.
+    const ModelDims& dims = *job.recipe->dims;
+    for (auto [key, value] : {std::pair{"model.num_layers", dims.num_layers}, {"model.hidden_size", dims.hidden_size},
+                              {"model.num_attention_heads", dims.num_attention_heads},
+                              {"model.ffn_hidden_size", dims.ffn_hidden_size}, {"model.vocab_size", dims.vocab_size},
+                              {"model.num_moe_experts", dims.num_moe_experts},
+                              {"model.moe_ffn_hidden_size", dims.moe_ffn_hidden_size},
+                              {"model.moe_router_topk", dims.moe_router_topk},
+                              {"model.moe_shared_expert_intermediate_size", dims.moe_shared_expert_intermediate_size},
+                              {"model.num_query_groups", dims.num_query_groups}}) {
+      if (value > 0) assign_path(job.config, split_path(key), make_int(value));
+    }
+    if (dims.multi_latent_attention) assign_path(job.config, split_path("model.multi_latent_attention"), make_bool(true));
+    if (dims.num_moe_experts == 0) assign_path(job.config, split_path("model.num_moe_experts"), make_null());
+    return model_size(job, derive(job));
+  };
+  ModelSize llama8 = size_of("llama3_8b_pretrain_8gpu_h100_bf16_config");
+  CHECK(llama8.total_params == Approx(8.0).epsilon(0.03));
+  ModelSize llama70 = size_of("llama3_70b_pretrain_64gpu_h100_bf16_config");
+  CHECK(llama70.total_params == Approx(70.6).epsilon(0.03));
+  ModelSize dsv3 = size_of("deepseek_v3_pretrain_1024gpu_h100_bf16_config");
+  CHECK(dsv3.moe);
+  CHECK(dsv3.total_params == Approx(671).epsilon(0.03));
+  CHECK(dsv3.active_params == Approx(37).epsilon(0.05));
+}
+
+TEST_CASE("the NVLink rules count the crossing groups mblint layout shows", "[plan][layout]") {
+  std::filesystem::path dir = source_dir() / "fixtures" / "rules" / "ep-crosses-nvlink-domain" / "fires-ep16-two-h100-nodes";
+  std::vector<std::string> job = {"override.yaml", "--recipe", "qwen3_30b_a3b_pretrain_16gpu_h100_bf16_config",
+                                  "--nodes", "2", "--gpus-per-node", "8", "--gpu", "h100"};
+  std::vector<std::string> check = {"check"}, layout = {"layout"};
+  check.insert(check.end(), job.begin(), job.end());
+  layout.insert(layout.end(), job.begin(), job.end());
+  layout.insert(layout.end(), {"--format", "json"});
+  Run linted = run(dir, check);
+  Run drawn = run(dir, layout);
+  REQUIRE(drawn.exit == 0);
+  nlohmann::json j = nlohmann::json::parse(drawn.out)[0];
+  int64_t crossing = -1, groups = -1;
+  for (const auto& g : j["groups"]) {
+    if (g["kind"] == "ep") {
+      crossing = g["crossing_nvlink_domains"];
+      groups = static_cast<int64_t>(g["ranks"].size());
+    }
+  }
+  std::smatch m;
+  std::regex counted("([0-9]+) of ([0-9]+) expert-parallel groups");
+  REQUIRE(std::regex_search(linted.out, m, counted));
+  CHECK(std::stoll(m[1]) == crossing);
+  CHECK(std::stoll(m[2]) == groups);
+}
+
+TEST_CASE("settings fixed with --set are kept by every layout", "[plan]") {
+  std::filesystem::path dir = make_temp_dir("mblint-plan-pins");
+  Run r = run(dir, {"plan", "--recipe", "llama3_70b_pretrain_64gpu_h100_bf16_config", "--gpus", "64", "--set",
+                    "model.tensor_model_parallel_size=4", "--set", "model.context_parallel_size=1", "--format", "json",
+                    "--top", "8"});
+  REQUIRE(r.exit == 0);
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  CHECK(j["fixed_by_set"] == nlohmann::json({"TP 4", "CP 1"}));
+  REQUIRE(!j["layouts"].empty());
+  for (const auto& l : j["layouts"]) {
+    CHECK(l["tp"] == 4);
+    CHECK(l["cp"] == 1);
+  }
+}
