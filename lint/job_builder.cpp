@@ -178,7 +178,15 @@ ConfigValue flag_value(const ConvenienceFlag& flag, std::vector<Diagnostic>& pro
 }
 
 void apply_override_words(Job& job, const std::vector<MappedString>& words, Layer layer) {
-  for (const MappedString& word : words) {
+  for (size_t i = 0; i < words.size(); ++i) {
+    const MappedString& word = words[i];
+    if (i == kMaxOverrides) {  // a generated or hostile list: the rest is not read
+      job.problems.push_back(problem(
+          "override-syntax", Severity::Error,
+          fmt::format("more than {} Hydra overrides in one launch; mblint stops reading them here", kMaxOverrides),
+          span_of(word, 0, word.text.size()), "split the settings into a --config-file YAML"));
+      break;
+    }
     HydraParse parse = parse_hydra_override(word, layer);
     for (Diagnostic& d : parse.problems) job.problems.push_back(std::move(d));
     if (parse.parsed) apply_override(job, *parse.parsed, job.problems);

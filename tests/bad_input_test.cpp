@@ -155,3 +155,16 @@ TEST_CASE("garbage in every input position does not crash", "[bad-input]") {
     CHECK(r.code <= 1);
   }
 }
+
+TEST_CASE("more than 10,000 overrides in one launch stop with a located diagnostic", "[bad-input]") {
+  Scratch s;
+  std::string script = "#!/bin/bash\npython scripts/training/run_recipe.py --recipe llama3_8b_pretrain_config";
+  for (int i = 0; i < 10001; ++i) script += " train.train_iters=" + std::to_string(i + 1);
+  s.write("many.sh", script + "\n");
+  Result r = s.check({"many.sh"});
+  CHECK(r.code == 1);
+  // The 10,001st override starts after the 10,000 before it.
+  size_t column = script.find(" train.train_iters=10001") + 2 - script.find('\n') - 1;
+  CHECK(mentions(r, "many.sh:2:" + std::to_string(column) +
+                        ": error: more than 10000 Hydra overrides in one launch; mblint stops reading them here"));
+}

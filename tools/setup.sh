@@ -9,7 +9,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PACKAGES=(build-essential cmake pkg-config libyaml-cpp-dev libre2-dev libfmt-dev libcxxopts-dev
-          catch2 nlohmann-json3-dev python3)
+          catch2 nlohmann-json3-dev python3
+          clang libclang-rt-14-dev)  # clang + libFuzzer runtime: tools/fuzz.sh (CI smoke)
 
 missing=()
 for package in "${PACKAGES[@]}"; do
