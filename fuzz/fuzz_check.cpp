@@ -16,14 +16,21 @@ using namespace mblint;
 
 namespace {
 
-// Per-process scratch directory: libFuzzer's -fork/-jobs workers each get one.
+// Per-process scratch directory (libFuzzer's -fork/-jobs workers each get
+// one), removed when the process exits normally.
+struct ScratchDir {
+  std::filesystem::path path =
+      std::filesystem::temp_directory_path() / ("mblint-fuzz-" + std::to_string(getpid()));
+  ScratchDir() { std::filesystem::create_directories(path); }
+  ~ScratchDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path, ignored);
+  }
+};
+
 const std::filesystem::path& scratch() {
-  static const std::filesystem::path dir = [] {
-    auto path = std::filesystem::temp_directory_path() / ("mblint-fuzz-" + std::to_string(getpid()));
-    std::filesystem::create_directories(path);
-    return path;
-  }();
-  return dir;
+  static const ScratchDir dir;
+  return dir.path;
 }
 
 }  // namespace

@@ -255,7 +255,15 @@ void apply_bridge_rewrites(Job& job) {
 
 void finish_job(Job& job, const LintOptions& options, const SourceSet& sources) {
   apply_command_line(job, options, sources);
-  resolve_interpolations(job.config);
+  InterpolationResult interpolated = resolve_interpolations(job.config);
+  if (!interpolated.complete) {
+    job.problems.push_back(problem("yaml-syntax", Severity::Error,
+                                   fmt::format("the interpolations of this config chain or copy more than {} "
+                                               "values; mblint stops resolving them here",
+                                               kInterpolationWork),
+                                   interpolated.stopped_at,
+                                   "the values past this point are treated as unknown; shorten the chains"));
+  }
   apply_bridge_rewrites(job);
   // The other dialects' defaults, after every layer (--set, --nodes) so
   // they follow what the job finally says.
