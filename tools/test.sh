@@ -15,7 +15,7 @@ if [[ "${1:-}" == --sanitize ]]; then
   dir=build-asan
   flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DMBLINT_WERROR=ON -DMBLINT_SANITIZE=ON)
   # Any leak, overflow or undefined behaviour fails the test that ran into it.
-  export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:strict_string_checks=1}
+  export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
   export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 fi
 
