@@ -1,5 +1,7 @@
 #include "lint/config_value.h"
 
+#include <unordered_map>
+
 #include <charconv>
 #include <cmath>
 
@@ -211,13 +213,30 @@ void assign_path(ConfigValue& root, const std::vector<std::string>& segments, Co
 }
 
 void merge_into(ConfigValue& base, const ConfigValue& overlay) {
-  if (base.kind == ValueKind::Map && overlay.kind == ValueKind::Map) {
+  if (base.kind == ValueKind::Map && overlay.kind == ValueKind::Map &&
+      base.entries.size() * overlay.entries.size() <= 256) {
     for (const MapEntry& entry : overlay.entries) {
-      ConfigValue* existing = find_child(base, entry.key);
-      if (existing) {
+      if (ConfigValue* existing = find_child(base, entry.key)) {
         merge_into(*existing, entry.value);
       } else {
         base.entries.push_back(entry);
+      }
+    }
+    return;
+  }
+  if (base.kind == ValueKind::Map && overlay.kind == ValueKind::Map) {
+    // Wide maps: keys -> entry index, so that merging stays linear.
+    std::unordered_map<std::string_view, size_t> index;
+    index.reserve(base.entries.size() + overlay.entries.size());
+    for (size_t i = 0; i < base.entries.size(); ++i) index.emplace(base.entries[i].key, i);
+    base.entries.reserve(base.entries.size() + overlay.entries.size());  // keys' views stay valid
+    for (const MapEntry& entry : overlay.entries) {
+      auto found = index.find(entry.key);
+      if (found != index.end()) {
+        merge_into(base.entries[found->second].value, entry.value);
+      } else {
+        base.entries.push_back(entry);
+        index.emplace(base.entries.back().key, base.entries.size() - 1);
       }
     }
     return;

@@ -48,11 +48,51 @@ std::vector<Piece> split_pieces(const std::string& text) {
   return pieces;
 }
 
+// Nodes in `value`, counting at most up to `limit`.
+size_t count_nodes(const ConfigValue& value, size_t limit) {
+  size_t count = 1;
+  for (const ConfigValue& item : value.items) {
+    if (count >= limit) return count;
+    count += count_nodes(item, limit - count);
+  }
+  for (const MapEntry& entry : value.entries) {
+    if (count >= limit) return count;
+    count += count_nodes(entry.value, limit - count);
+  }
+  return count;
+}
+
 struct Resolver {
   ConfigValue& root;
+  mutable size_t work = 0;  // map entries scanned and nodes copied, against kInterpolationWork
+  mutable InterpolationResult result;
+
+  // Charge `amount`; false (and the first place recorded) once the budget is spent.
+  bool charge(size_t amount, const ConfigValue& at) const {
+    work += amount;
+    if (work <= kInterpolationWork) return true;
+    if (result.complete) {
+      result.complete = false;
+      result.stopped_at = primary_span(at.where);
+    }
+    return false;
+  }
+
+  // find_path, charged with the entries of every map it searches.
+  const ConfigValue* find_charged(const ConfigValue& base, const std::vector<std::string>& segments,
+                                  const ConfigValue& at) const {
+    const ConfigValue* node = &base;
+    for (const std::string& segment : segments) {
+      if (!charge(node->entries.size() + 1, at)) return nullptr;
+      node = find_child(*node, segment);
+      if (!node) return nullptr;
+    }
+    return node;
+  }
 
   // The node a reference names, relative to the path of the node holding it.
-  const ConfigValue* lookup(const std::string& expression, const std::vector<std::string>& holder) const {
+  const ConfigValue* lookup(const std::string& expression, const std::vector<std::string>& holder,
+                            const ConfigValue& at) const {
     if (expression.empty()) return nullptr;
     if (expression.front() == '.') {
       size_t dots = 0;
@@ -60,12 +100,12 @@ struct Resolver {
       // `.x` is a sibling of the holder: the holder's parent is the base.
       if (dots > holder.size()) return nullptr;
       std::vector<std::string> base(holder.begin(), holder.end() - static_cast<long>(dots));
-      const ConfigValue* node = find_path(root, base);
+      const ConfigValue* node = find_charged(root, base, at);
       if (!node) return nullptr;
       std::string rest = expression.substr(dots);
-      return rest.empty() ? node : find_path(*node, rest);
+      return rest.empty() ? node : find_charged(*node, split_path(rest), at);
     }
-    return find_path(root, expression);
+    return find_charged(root, split_path(expression), at);
   }
 
   ConfigValue resolve(const ConfigValue& value, const std::vector<std::string>& path, int depth) const {
@@ -79,10 +119,11 @@ struct Resolver {
         continue;
       }
       bool is_resolver = piece.text.find(':') != std::string::npos || piece.text.find("${") != std::string::npos;
-      const ConfigValue* target = is_resolver ? nullptr : lookup(piece.text, path);
+      const ConfigValue* target = is_resolver ? nullptr : lookup(piece.text, path, value);
       if (!target || target->is_unknown() || depth >= kMaxDepth) {
         return make_unknown(value.text, value.where);
       }
+      if (!charge(count_nodes(*target, kInterpolationWork + 1), value)) return make_unknown(value.text, value.where);
       ConfigValue resolved = *target;
       if (resolved.kind == ValueKind::String && has_interpolation(resolved.text)) {
         std::vector<std::string> target_path = split_path(piece.text);
@@ -132,10 +173,11 @@ struct Resolver {
 
 bool has_interpolation(const std::string& text) { return text.find("${") != std::string::npos; }
 
-void resolve_interpolations(ConfigValue& root) {
-  Resolver resolver{root};
+InterpolationResult resolve_interpolations(ConfigValue& root) {
+  Resolver resolver{root, 0, {}};
   std::vector<std::string> path;
   resolver.walk(root, path);
+  return resolver.result;
 }
 
 }  // namespace mblint

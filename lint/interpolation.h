@@ -14,7 +14,18 @@ namespace mblint {
 // provenance (that is where the number was written) and records the
 // interpolation in `interpolated_at`; a string built from several parts keeps the
 // interpolation's location.
-void resolve_interpolations(ConfigValue& root);
+// Work is bounded (kInterpolationWork map entries scanned and nodes copied):
+// a hostile file of long chains or of references to large maps would
+// otherwise take quadratic time and memory. Past the bound the remaining
+// interpolations stay unknown and `complete` is false.
+inline constexpr size_t kInterpolationWork = 4'000'000;
+
+struct InterpolationResult {
+  bool complete = true;
+  Span stopped_at;  // the interpolation being resolved when the work ran out
+};
+
+InterpolationResult resolve_interpolations(ConfigValue& root);
 
 // True when `text` contains `${`.
 bool has_interpolation(const std::string& text);

@@ -178,7 +178,15 @@ ConfigValue flag_value(const ConvenienceFlag& flag, std::vector<Diagnostic>& pro
 }
 
 void apply_override_words(Job& job, const std::vector<MappedString>& words, Layer layer) {
-  for (const MappedString& word : words) {
+  for (size_t i = 0; i < words.size(); ++i) {
+    const MappedString& word = words[i];
+    if (i == kMaxOverrides) {  // a generated or hostile list: the rest is not read
+      job.problems.push_back(problem(
+          "override-syntax", Severity::Error,
+          fmt::format("more than {} Hydra overrides in one launch; mblint stops reading them here", kMaxOverrides),
+          span_of(word, 0, word.text.size()), "split the settings into a --config-file YAML"));
+      break;
+    }
     HydraParse parse = parse_hydra_override(word, layer);
     for (Diagnostic& d : parse.problems) job.problems.push_back(std::move(d));
     if (parse.parsed) apply_override(job, *parse.parsed, job.problems);
@@ -247,7 +255,15 @@ void apply_bridge_rewrites(Job& job) {
 
 void finish_job(Job& job, const LintOptions& options, const SourceSet& sources) {
   apply_command_line(job, options, sources);
-  resolve_interpolations(job.config);
+  InterpolationResult interpolated = resolve_interpolations(job.config);
+  if (!interpolated.complete) {
+    job.problems.push_back(problem("yaml-syntax", Severity::Error,
+                                   fmt::format("the interpolations of this config chain or copy more than {} "
+                                               "values; mblint stops resolving them here",
+                                               kInterpolationWork),
+                                   interpolated.stopped_at,
+                                   "the values past this point are treated as unknown; shorten the chains"));
+  }
   apply_bridge_rewrites(job);
   // The other dialects' defaults, after every layer (--set, --nodes) so
   // they follow what the job finally says.

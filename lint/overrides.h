@@ -11,6 +11,10 @@
 
 namespace mblint {
 
+// Hydra overrides read per launch (script words or --set): real launches have
+// tens; a generated list past this is cut with a diagnostic.
+inline constexpr size_t kMaxOverrides = 10000;
+
 // Whether Hydra will find a key in the config it overrides.
 enum class KeyPresence {
   Present,  // a field of the section, or a key the loaded config has

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <unordered_map>
+#include <unordered_set>
 #include <streambuf>
 #include <istream>
 
@@ -90,7 +92,12 @@ struct Frame {
   YAML::anchor_t anchor = YAML::NullAnchor;
   size_t nodes_at_start = 0;
   std::vector<ConfigValue> merge_sources;  // values of `<<` keys
+  // Map keys -> index in node.entries, built once the map has
+  // kIndexedMapSize entries: duplicate-key checks stay linear in the file.
+  std::unordered_map<std::string, size_t> index;
 };
+
+constexpr size_t kIndexedMapSize = 16;
 
 class TreeBuilder : public YAML::EventHandler {
  public:
@@ -308,13 +315,28 @@ class TreeBuilder : public YAML::EventHandler {
       frame.merge_sources.push_back(std::move(value));
       return;
     }
-    for (MapEntry& entry : frame.node.entries) {
-      if (entry.key != frame.key) continue;
-      report_duplicate(frame, entry);
-      entry.value = std::move(value);  // the last value wins (PyYAML, yq)
+    if (MapEntry* entry = find_entry(frame, frame.key)) {
+      report_duplicate(frame, *entry);
+      entry->value = std::move(value);  // the last value wins (PyYAML, yq)
       return;
     }
     frame.node.entries.push_back(MapEntry{frame.key, std::move(value)});
+    if (!frame.index.empty()) frame.index.emplace(frame.key, frame.node.entries.size() - 1);
+  }
+
+  static MapEntry* find_entry(Frame& frame, const std::string& key) {
+    std::vector<MapEntry>& entries = frame.node.entries;
+    if (entries.size() < kIndexedMapSize) {
+      for (MapEntry& entry : entries) {
+        if (entry.key == key) return &entry;
+      }
+      return nullptr;
+    }
+    if (frame.index.empty()) {
+      for (size_t i = 0; i < entries.size(); ++i) frame.index.emplace(entries[i].key, i);
+    }
+    auto found = frame.index.find(key);
+    return found == frame.index.end() ? nullptr : &entries[found->second];
   }
 
   void report_duplicate(const Frame& frame, const MapEntry& first) {
@@ -336,21 +358,24 @@ class TreeBuilder : public YAML::EventHandler {
   // YAML merge keys (`<<: *base`): keys written in the map win over merged
   // ones, earlier merge sources win over later ones.
   void apply_merge_keys(Frame& frame) {
+    if (frame.merge_sources.empty()) return;
     ConfigValue& map = frame.node;
+    std::unordered_set<std::string> present;
+    for (const MapEntry& entry : map.entries) present.insert(entry.key);
     for (const ConfigValue& source : frame.merge_sources) {
       if (source.kind == ValueKind::Map) {
-        merge_missing(map, source);
+        merge_missing(map, source, present);
       } else if (source.kind == ValueKind::List) {
         for (const ConfigValue& item : source.items) {
-          if (item.kind == ValueKind::Map) merge_missing(map, item);
+          if (item.kind == ValueKind::Map) merge_missing(map, item, present);
         }
       }
     }
   }
 
-  static void merge_missing(ConfigValue& map, const ConfigValue& source) {
+  static void merge_missing(ConfigValue& map, const ConfigValue& source, std::unordered_set<std::string>& present) {
     for (const MapEntry& entry : source.entries) {
-      if (!find_child(map, entry.key)) map.entries.push_back(entry);
+      if (present.insert(entry.key).second) map.entries.push_back(entry);
     }
   }
 

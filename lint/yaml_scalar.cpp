@@ -139,7 +139,19 @@ ConfigValue yaml12_integer(std::string_view text) {
   return make_int(value);
 }
 
+// Only a scalar that starts like a number, a bool or a null can resolve to one
+// (PyYAML indexes its resolvers by first character the same way), and no bool
+// or null word is longer than 5 characters. Most config values (names, paths)
+// are thus typed without running the resolvers.
+bool may_resolve(std::string_view text) {
+  if (text.empty()) return true;
+  char c = text[0];
+  if ((c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == '~') return true;
+  return text.size() <= 5 && std::string_view("yYnNtTfFoO").find(c) != std::string_view::npos;
+}
+
 ConfigValue type_yaml11(std::string_view text, bool omegaconf) {
+  if (!may_resolve(text)) return make_string(std::string(text));
   const Resolvers& r = resolvers();
   re2::StringPiece piece(text.data(), text.size());
   if (RE2::FullMatch(piece, r.yaml11_bool)) {
@@ -154,6 +166,7 @@ ConfigValue type_yaml11(std::string_view text, bool omegaconf) {
 }
 
 ConfigValue type_yaml12(std::string_view text) {
+  if (!may_resolve(text)) return make_string(std::string(text));
   const Resolvers& r = resolvers();
   re2::StringPiece piece(text.data(), text.size());
   if (text.empty() || text == "~" || text == "null" || text == "Null" || text == "NULL") return make_null();

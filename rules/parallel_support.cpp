@@ -208,8 +208,8 @@ std::optional<std::string> dataset_class(const Job& job) {
   return dot == std::string::npos ? *target.value : target.value->substr(dot + 1);
 }
 
-EnvValue environment_value(const Job& job, std::string_view name) {
-  EnvValue env;
+EnvironmentValue environment_value(const Job& job, std::string_view name) {
+  EnvironmentValue env;
   for (const EnvSetting& setting : job.env) {
     if (setting.name != name) continue;
     env.set = true;

@@ -26,7 +26,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
     return;
   }
   if (*backend.value != "ucc") return;
-  EnvValue connections = environment_value(context.job, "CUDA_DEVICE_MAX_CONNECTIONS");
+  EnvironmentValue connections = environment_value(context.job, "CUDA_DEVICE_MAX_CONNECTIONS");
   if (!connections.set || !connections.value || *connections.value != "1") return;
   Diagnostic diag = make_diagnostic(
       kPipelineCommBackendInvalid,

@@ -155,3 +155,49 @@ TEST_CASE("garbage in every input position does not crash", "[bad-input]") {
     CHECK(r.code <= 1);
   }
 }
+
+TEST_CASE("more than 10,000 overrides in one launch stop with a located diagnostic", "[bad-input]") {
+  Scratch s;
+  std::string script = "#!/bin/bash\npython scripts/training/run_recipe.py --recipe llama3_8b_pretrain_config";
+  for (int i = 0; i < 10001; ++i) script += " train.train_iters=" + std::to_string(i + 1);
+  s.write("many.sh", script + "\n");
+  Result r = s.check({"many.sh"});
+  CHECK(r.code == 1);
+  // The 10,001st override starts after the 10,000 before it.
+  size_t column = script.find(" train.train_iters=10001") + 2 - script.find('\n') - 1;
+  CHECK(mentions(r, "many.sh:2:" + std::to_string(column) +
+                        ": error: more than 10000 Hydra overrides in one launch; mblint stops reading them here"));
+}
+
+TEST_CASE("interpolation chains and copies of large maps stop at the work bound", "[bad-input]") {
+  Scratch s;
+  std::string chain = "model:\n";
+  for (int i = 0; i < 100000; ++i) chain += "  k" + std::to_string(i) + ": ${model.k" + std::to_string(i + 1) + "}\n";
+  s.write("chain.yaml", chain + "  k100000: 1\n");
+  Result r = s.check({"chain.yaml"});
+  CHECK(r.code == 1);
+  CHECK(mentions(r, "chain.yaml:"));
+  CHECK(mentions(r, "mblint stops resolving them here [yaml-syntax]"));
+
+  std::string copies = "base:\n";
+  for (int i = 0; i < 1000; ++i) copies += "  b" + std::to_string(i) + ": " + std::to_string(i) + "\n";
+  copies += "model:\n";
+  for (int i = 0; i < 10000; ++i) copies += "  c" + std::to_string(i) + ": ${base}\n";
+  s.write("copies.yaml", copies);
+  Result c = s.check({"copies.yaml"});
+  CHECK(c.code == 1);
+  CHECK(mentions(c, "mblint stops resolving them here [yaml-syntax]"));
+}
+
+TEST_CASE("fuzz regression: env-var rules of two groups on one job (one-definition rule)", "[bad-input]") {
+  // fuzz_check crashed here in the sanitizer build: two different structs
+  // named mblint::EnvValue shared one destructor. Both rule groups that read
+  // the environment run on this job.
+  Scratch s;
+  s.write("job.yaml",
+          "ddp:\n  use_megatron_fsdp: true\n  fsdp_manual_registration: true\n  nccl_ub: true\n"
+          "checkpoint:\n  ckpt_format: fsdp_dtensor\n");
+  Result r = s.check({"job.yaml", "--recipe", "deepseek_v3_pretrain_config", "--format", "json"});
+  CHECK(r.code <= 1);
+  CHECK(mentions(r, "\"diagnostics\""));
+}

@@ -135,6 +135,38 @@ TEST_CASE("duplicate keys: an error under OmegaConf, a warning elsewhere; the la
   CHECK(p.document.problems[0].severity == Severity::Warning);
 }
 
+TEST_CASE("duplicate keys in a wide map are found through its key index", "[yaml][limits]") {
+  // 200,000 keys: a linear search per key would take minutes (found by the fuzzing work).
+  std::string text;
+  for (int i = 0; i < 200000; ++i) text += fmt::format("k{}: {}\n", i, i);
+  text += "k7: again\nk199999: last\nk200000: new\n";
+  Loaded l = load(text);
+  REQUIRE(l.document.problems.size() == 2);
+  CHECK(l.document.problems[0].message.find("duplicate key 'k7'") == 0);
+  CHECK(at(l, l.document.problems[0].where).line == 200001);
+  REQUIRE(l.document.problems[0].notes.size() == 1);
+  CHECK(at(l, l.document.problems[0].notes[0].where).line == 8);
+  CHECK(l.document.problems[1].message.find("duplicate key 'k199999'") == 0);
+  CHECK(l.document.root.entries.size() == 200001);
+  CHECK(as_string(find_path(l.document.root, "k7")) == "again");
+  CHECK(as_string(find_path(l.document.root, "k200000")) == "new");
+}
+
+TEST_CASE("merge keys into a wide map keep the keys written in it", "[yaml]") {
+  std::string base = "base: &b\n";
+  for (int i = 0; i < 50; ++i) base += fmt::format("  k{}: {}\n", i, i);
+  std::string derived = "d:\n  <<: *b\n";
+  for (int i = 25; i < 75; ++i) derived += fmt::format("  k{}: -{}\n", i, i);
+  Loaded l = load(base + derived);
+  CHECK(l.document.problems.empty());
+  const ConfigValue* d = find_path(l.document.root, "d");
+  REQUIRE(d);
+  CHECK(d->entries.size() == 75);
+  CHECK(as_int(find_path(l.document.root, "d.k0")) == 0);
+  CHECK(as_int(find_path(l.document.root, "d.k30")) == -30);
+  CHECK(as_int(find_path(l.document.root, "d.k74")) == -74);
+}
+
 TEST_CASE("anchors, aliases and merge keys", "[yaml]") {
   Loaded l = load("base: &b\n  x: 1\n  y: 2\nd:\n  <<: *b\n  y: 3\ne: *b\n");
   CHECK(as_int(find_path(l.document.root, "d.x")) == 1);

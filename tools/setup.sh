@@ -10,8 +10,9 @@ cd "$(dirname "$0")/.."
 
 PACKAGES=(build-essential cmake pkg-config libyaml-cpp-dev libre2-dev libfmt-dev libcxxopts-dev
           catch2 nlohmann-json3-dev python3
-          # Test-only: the pre-commit hook test, the editor end-to-end tests of `mblint lsp`.
-          git pre-commit neovim emacs-nox elpa-eglot)
+          # Test-only: the pre-commit hook test, the editor end-to-end tests of `mblint lsp`,
+          # clang + the libFuzzer runtime for tools/fuzz.sh (CI smoke).
+          git pre-commit neovim emacs-nox elpa-eglot clang libclang-rt-14-dev)
 # Node.js and npm (test-only: the SARIF schema validator, the VS Code
 # extension package) from Debian, unless the machine already has an npm (a
 # NodeSource nodejs bundles its own npm; Debian's npm package would conflict).

@@ -1,0 +1,195 @@
+#!/usr/bin/env python3
+"""mblint's benchmark: speed and memory on real and synthetic configs, beside
+yamllint (what these repositories run in pre-commit today) and a yaml-cpp
+parse-only floor (build/yaml_parse_floor: the cost of just reading the files).
+
+  tools/bench.sh [--quick] [--yamllint-sample N] [--per-file-sample N]
+
+Corpora: every YAML file of ../shared/corpus (MBLINT_SHARED_DIR), and a 10x
+synthetic corpus made from it in a temp dir (each file copied 10 times with
+its integers perturbed, so no two copies are identical). Modes: one process
+for all files, and one process per file (the pre-commit case: latency per
+file, median and p99). Peak memory is the largest maxrss of any process.
+Not a test: numbers depend on the machine; README.md "Performance" has a run.
+"""
+import argparse
+import os
+import random
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run(cmd, cwd=None):
+    """Wall seconds, CPU seconds (user + sys) and peak RSS (MiB) of one process; output discarded."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    elapsed = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode not in (0, 1):
+        sys.exit(f"bench: {' '.join(map(str, cmd[:3]))} ... exited {proc.returncode}")
+    return elapsed, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+
+
+def peak_rss(cmd):
+    """Peak RSS (MiB) of `cmd` measured by /usr/bin/time: wait4's maxrss of a
+    child forked from Python also counts the Python pages it started with."""
+    if not Path("/usr/bin/time").exists():
+        return float("nan")
+    with tempfile.NamedTemporaryFile("r") as out:
+        subprocess.run(["/usr/bin/time", "-f", "%M", "-o", out.name] + cmd,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        return int(out.read().strip().splitlines()[-1]) / 1024
+
+
+def percentile(values, p):
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
+
+
+def synthesize(files, out_dir: Path, copies: int):
+    """`copies` perturbed copies of each file: integers shifted, keys kept."""
+    rng = random.Random(20261129)
+    made = []
+    for i, path in enumerate(files):
+        text = path.read_text(errors="surrogateescape")
+        for c in range(copies):
+            def shift(m):
+                return str(int(m.group(0)) + rng.randint(0, 3) * (c + 1))
+            perturbed = re.sub(r"(?<![\w.])\d{1,6}(?![\w.])", shift, text)
+            target = out_dir / f"{i:05d}-{c}" / path.name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(perturbed, errors="surrogateescape")
+            made.append(target)
+    return made
+
+
+def one_process(name, cmd_prefix, files, batch):
+    """All files in one process (in `batch`-file chunks only if the argument list would overflow)."""
+    total, cpu, peak = 0.0, 0.0, 0.0
+    for start in range(0, len(files), batch):
+        seconds, cpu_seconds, _ = run(cmd_prefix + [str(f) for f in files[start:start + batch]])
+        total += seconds
+        cpu += cpu_seconds
+        peak = max(peak, peak_rss(cmd_prefix + [str(f) for f in files[start:start + batch]]))
+    return {"tool": name, "mode": "one process", "files": len(files), "seconds": total, "cpu": cpu,
+            "files_per_s": len(files) / cpu, "peak_mib": peak}
+
+
+def per_file(name, cmd_prefix, files):
+    times, cpus = [], []
+    for f in files:
+        seconds, cpu, _ = run(cmd_prefix + [str(f)])
+        times.append(seconds)
+        cpus.append(cpu)
+    largest = sorted(files, key=lambda f: f.stat().st_size)[-10:]  # peak memory: the 10 largest files
+    peak = max(peak_rss(cmd_prefix + [str(f)]) for f in largest)
+    return {"tool": name, "mode": "process per file", "files": len(files), "seconds": sum(times),
+            "cpu": sum(cpus), "files_per_s": len(files) / sum(cpus),
+            "median_ms": statistics.median(cpus) * 1e3, "p99_ms": percentile(cpus, 99) * 1e3,
+            "wall_median_ms": statistics.median(times) * 1e3, "peak_mib": peak}
+
+
+def table(rows):
+    print(f"| {'corpus':<10} | {'tool':<14} | {'mode':<16} | {'files':>6} | {'CPU s':>7} | {'wall s':>7} | "
+          f"{'files/s':>8} | {'median ms':>9} | {'p99 ms':>7} | {'wall med ms':>11} | {'peak MiB':>8} |")
+    print("|" + "|".join("-" * (w + 2) for w in (10, 14, 16, 6, 7, 7, 8, 9, 7, 11, 8)) + "|")
+    for r in rows:
+        median = f"{r['median_ms']:.2f}" if "median_ms" in r else "-"
+        p99 = f"{r['p99_ms']:.2f}" if "p99_ms" in r else "-"
+        wall_median = f"{r['wall_median_ms']:.2f}" if "wall_median_ms" in r else "-"
+        print(f"| {r['corpus']:<10} | {r['tool']:<14} | {r['mode']:<16} | {r['files']:>6} | {r['cpu']:>7.2f} | "
+              f"{r['seconds']:>7.2f} | {r['files_per_s']:>8.0f} | {median:>9} | {p99:>7} | {wall_median:>11} | "
+              f"{r['peak_mib']:>8.1f} |")
+    print("\nfiles/s, median and p99 are CPU time (user + sys) of the processes: on a shared machine wall time")
+    print("measures the neighbours; on an idle one the two agree to within the process start (wall med ms).")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--build", default=str(ROOT / "build"), help="build dir with mblint and yaml_parse_floor")
+    parser.add_argument("--per-file-sample", type=int, default=0,
+                        help="process-per-file runs on this many files of each corpus (0: all)")
+    parser.add_argument("--yamllint-sample", type=int, default=300,
+                        help="files of each corpus yamllint is run on per file (it takes ~0.1 s a file)")
+    parser.add_argument("--quick", action="store_true", help="small samples, no synthetic corpus")
+    args = parser.parse_args()
+
+    build = Path(args.build)
+    mblint, floor = build / "mblint", build / "yaml_parse_floor"
+    for binary in (mblint, floor):
+        if not binary.exists():
+            sys.exit(f"bench: {binary} missing: cmake --build {build} --target mblint yaml_parse_floor")
+    shared = Path(os.environ.get("MBLINT_SHARED_DIR", ROOT.parent / "shared"))
+    corpus = sorted(p for p in (shared / "corpus").rglob("*") if p.is_file() and p.suffix in (".yaml", ".yml"))
+    if not corpus:
+        sys.exit(f"bench: no YAML files under {shared / 'corpus'} (set MBLINT_SHARED_DIR)")
+    yamllint = shutil.which("yamllint")
+    if not yamllint:
+        print("bench: yamllint not found (apt-get install yamllint): its rows are skipped\n")
+
+    if args.quick:
+        args.per_file_sample = args.per_file_sample or 100
+        args.yamllint_sample = min(args.yamllint_sample, 50)
+    rng = random.Random(7)
+    tmp = Path(tempfile.mkdtemp(prefix="mblint-bench-"))
+    try:
+        corpora = {"corpus": corpus}
+        if not args.quick:
+            corpora["synthetic"] = synthesize(corpus, tmp, 10)
+        tiny = tmp / "one.yaml"
+        tiny.write_text("model:\n  tensor_model_parallel_size: 2\n")
+
+        rows = []
+        mblint_cmd = [str(mblint), "check", "--format", "json"]
+        for label, files in corpora.items():
+            sample = files if not args.per_file_sample else rng.sample(files, min(args.per_file_sample, len(files)))
+            yl_sample = rng.sample(files, min(args.yamllint_sample, len(files)))
+            tools = [("mblint check", mblint_cmd), ("yaml-cpp floor", [str(floor)])]
+            for tool, cmd in tools:
+                rows.append({"corpus": label, **one_process(tool, cmd, files, 4000)})
+            for tool, cmd in tools:
+                rows.append({"corpus": label, **per_file(tool, cmd, sample)})
+            if yamllint:
+                if label == "corpus":  # the whole real corpus in one yamllint process
+                    rows.append({"corpus": label, **one_process("yamllint", [yamllint], files, 4000)})
+                rows.append({"corpus": label, **per_file("yamllint", [yamllint], yl_sample)})
+            print(f"[{label}: {len(files)} files done]", file=sys.stderr)
+
+        startup = [run([str(mblint), "check", str(tiny)])[1] for _ in range(50)]
+        print(f"mblint {subprocess.run([str(mblint), 'version'], capture_output=True, text=True).stdout.strip()}")
+        print(f"{os.cpu_count()} cores; corpus {shared / 'corpus'}\n")
+        table(rows)
+        print(f"\nstartup `mblint check one.yaml` (2-line file, 50 runs), CPU: median "
+              f"{statistics.median(startup) * 1e3:.2f} ms, p99 {percentile(startup, 99) * 1e3:.2f} ms")
+
+        def find(corpus_label, tool, mode):
+            return next((r for r in rows if r["corpus"] == corpus_label and r["tool"] == tool and r["mode"] == mode),
+                        None)
+        print("\ntargets:")
+        for label in corpora:
+            m, f = find(label, "mblint check", "one process"), find(label, "yaml-cpp floor", "one process")
+            print(f"  {label}: one process {m['cpu']:.2f} s vs floor {f['cpu']:.2f} s CPU = "
+                  f"{m['cpu'] / f['cpu']:.2f}x the floor (target <= 1.5x)")
+            mp, yp = find(label, "mblint check", "process per file"), find(label, "yamllint", "process per file")
+            if yp:
+                print(f"  {label}: per file median {mp['median_ms']:.2f} ms vs yamllint {yp['median_ms']:.2f} ms = "
+                      f"{yp['median_ms'] / mp['median_ms']:.0f}x faster (target >= 20x)")
+        y1, m1 = find("corpus", "yamllint", "one process"), find("corpus", "mblint check", "one process")
+        if y1:
+            print(f"  corpus: one process {m1['cpu']:.2f} s vs yamllint {y1['cpu']:.2f} s CPU = "
+                  f"{y1['cpu'] / m1['cpu']:.0f}x faster (target >= 20x)")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

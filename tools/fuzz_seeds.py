@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""Build the fuzzers' seed corpora from fixtures/ and ../shared/corpus.
+
+Writes build-fuzz/seeds/<harness>/ (gitignored; rebuilt from scratch each
+run). Seeds of harnesses that read a leading selector byte (see
+fuzz/fuzz_support.h) get one. A new harness gets a section here.
+
+  tools/fuzz_seeds.py [OUT_DIR]          default build-fuzz/seeds
+  MBLINT_SHARED_DIR=/path/to/shared tools/fuzz_seeds.py
+"""
+import hashlib
+import os
+import re
+import shutil
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+MAX_BYTES = 65536  # tools/fuzz.sh's -max_len: larger files would only be cut
+YAML = {".yaml", ".yml", ".json"}
+SCRIPTS = {".sh", ".sbatch", ".slurm", ".bash"}
+
+
+def files_under(directory: Path, suffixes):
+    if not directory.is_dir():
+        return []
+    return sorted(p for p in directory.rglob("*")
+                  if p.is_file() and p.suffix in suffixes and p.stat().st_size <= MAX_BYTES)
+
+
+def put(directory: Path, data: bytes, selector=None) -> None:
+    if selector is not None:
+        data = bytes([selector]) + data
+    (directory / hashlib.sha1(data).hexdigest()[:16]).write_bytes(data)
+
+
+def main() -> None:
+    out = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "build-fuzz/seeds"
+    shared = Path(os.environ.get("MBLINT_SHARED_DIR", ROOT.parent / "shared"))
+    shutil.rmtree(out, ignore_errors=True)
+    dirs = {name: out / name for name in
+            ("yaml_loader", "nemo_yaml", "hydra_override", "shell", "megatron_lm_args", "check")}
+    for d in dirs.values():
+        d.mkdir(parents=True)
+
+    yaml_files = files_under(ROOT / "fixtures", YAML) + files_under(shared / "corpus", YAML)
+    for i, path in enumerate(yaml_files):
+        data = path.read_bytes()
+        put(dirs["yaml_loader"], data, i % 3)       # YAML flavor
+        put(dirs["nemo_yaml"], data)
+        put(dirs["check"], data, (i % 8) << 2)      # kind 0 (.yaml), option set i % 8
+        if b"MODEL_ARGS" in data:                   # Megatron-LM functional test: `--flag: value` as argv
+            words = []
+            for flag, value in re.findall(rb"^ +(--[a-z0-9-]+): *(.*)$", data, re.M):
+                words.append(flag)
+                if value and value != b"true":
+                    words.append(value)
+            put(dirs["megatron_lm_args"], b"\n".join(words))
+
+    overrides = set()
+    for i, path in enumerate(files_under(ROOT / "fixtures", SCRIPTS)):
+        data = path.read_bytes()
+        put(dirs["shell"], data)
+        put(dirs["check"], data, ((i % 8) << 2) | (1 + i % 2))  # kind .sh or .sbatch
+        if b"pretrain_gpt" in data or b"--tensor-model-parallel-size" in data:
+            put(dirs["megatron_lm_args"], b"\n".join(re.split(rb"[ \t\\\n]+", data)))
+        overrides.update(re.findall(rb"(?:\+\+|\+|~)?[A-Za-z_][A-Za-z0-9_.@/]*=[^ \"\\\n]*", data))
+    for cmd in (ROOT / "fixtures").rglob("cmd"):
+        overrides.update(re.findall(rb"(?:\+\+|\+|~)?[A-Za-z_][A-Za-z0-9_.@/]*=[^ \"\\\n]*", cmd.read_bytes()))
+    ordered = sorted(overrides)
+    for start in range(0, len(ordered), 20):
+        put(dirs["hydra_override"], b"\n".join(ordered[start:start + 20]))
+    put(dirs["hydra_override"], b"\n".join([
+        b"model.seq_length=[1,2,{a:b}]", b"+x=choice(1,2,3)", b"~optimizer", b"a='q\\'s'",
+        b"b=${oc.env:HOME}", b"c=interval(0,1)", b"++d=range(1,10,2)", b"e=int(3.0)", b"f= spaced "]))
+
+    for name, d in dirs.items():
+        print(f"{name}: {sum(1 for _ in d.iterdir())} seeds")
+
+
+if __name__ == "__main__":
+    main()
