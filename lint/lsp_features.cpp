@@ -115,7 +115,7 @@ Json lsp_diagnostic(const LintSnapshot& snapshot, const Diagnostic& d) {
                                     : Json{{"start", position_json({})}, {"end", position_json({})}}},
                   {"severity", severity_of(d.severity)},
                   {"code", d.rule},
-                  {"codeDescription", {{"href", std::string(kRuleDocsBaseUrl) + d.rule}}},
+                  {"codeDescription", {{"href", std::string(kRulesDocsUrl) + "#" + d.rule}}},
                   {"source", "mblint"},
                   {"message", message}};
   if (!related.empty()) diagnostic["relatedInformation"] = std::move(related);

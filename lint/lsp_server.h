@@ -17,16 +17,13 @@
 
 #include "lint/lint.h"
 #include "lint/lsp_text.h"
+#include "lint/render.h"  // kRulesDocsUrl: where `code` links to
 #include "lint/rule.h"
 #include "lint/source.h"
 
 namespace mblint::lsp {
 
 using Json = nlohmann::json;
-
-// Where `code` links to in a diagnostic: the generated rule reference, one
-// anchor per rule name. Change here when the documentation moves.
-inline constexpr std::string_view kRuleDocsBaseUrl = "https://github.com/mblint/mblint/blob/main/rules/README.md#";
 
 // The inline suppression the "disable RULE for this line" action writes
 // (end-of-line form of `# mblint: disable=RULE -- reason`).

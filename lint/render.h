@@ -42,7 +42,7 @@ void render_json(std::ostream& out, const SourceSet& sources, const std::vector<
 
 // Where each rule's documentation is: the rules reference in the repository,
 // whose `## rule-name` headings are the anchors (`#cp-seq-length-divisibility`).
-// SARIF's helpUri and the README point here.
+// SARIF's helpUri, the LSP codeDescription and the README point here.
 inline constexpr std::string_view kRulesDocsUrl = "https://github.com/mblint/mblint/blob/main/rules/README.md";
 inline constexpr std::string_view kProjectUrl = "https://github.com/mblint/mblint";
 

@@ -264,7 +264,7 @@ TEST_CASE("lsp: diagnostics follow the unsaved text: open, change, fixed, closed
   REQUIRE(has_code(first, "cp-comm-type-invalid"));
   for (const Json& d : first["diagnostics"]) {
     CHECK(d["source"] == "mblint");
-    CHECK(d["codeDescription"]["href"] == std::string(mblint::lsp::kRuleDocsBaseUrl) + d["code"].get<std::string>());
+    CHECK(d["codeDescription"]["href"] == std::string(mblint::kRulesDocsUrl) + "#" + d["code"].get<std::string>());
     CHECK(d["severity"].get<int>() >= 1);
     CHECK(d["severity"].get<int>() <= 3);
     if (d["code"] == "cp-comm-type-invalid") {
