@@ -7,53 +7,15 @@
 #include "lint/derived.h"
 #include "lint/lint.h"
 #include "rules/registry.h"
+#include "tests/lint_run.h"
 #include "tests/test_support.h"
 
 using namespace mblint;
 
 namespace {
 
-struct Fixture {
-  std::filesystem::path dir;
-  SourceSet sources;
-  LintOptions options;
-  LintResult result;
-
-  Fixture() {
-    dir = test::make_temp_dir("mblint-job");
-    options.base_dir = dir;
-    options.command_line_file = add_source(sources, "<command-line>", "mblint check", true);
-  }
-  ~Fixture() { std::filesystem::remove_all(dir); }
-
-  void write(const std::string& name, const std::string& text) {
-    std::filesystem::create_directories((dir / name).parent_path());
-    std::ofstream(dir / name, std::ios::binary) << text;
-  }
-  // A command-line value located in the synthetic command-line file.
-  CommandLineValue value(const std::string& text) {
-    SourceFile& line = sources.files[options.command_line_file];
-    uint32_t at = static_cast<uint32_t>(line.text.size() + 1);
-    line.text += " " + text;
-    line.line_starts = {0};
-    return CommandLineValue{text, make_span(options.command_line_file, at, at + text.size())};
-  }
-  const Job& lint(const std::string& path) {
-    options.paths = {path};
-    result = run_lint(sources, options, all_rules());
-    REQUIRE(result.jobs.size() == 1);
-    return result.jobs[0];
-  }
-  const Derived& derived() const { return result.derived.at(0); }
-  bool fired(const std::string& rule) const {
-    for (const Diagnostic& d : result.diagnostics) {
-      if (d.rule == rule) return true;
-    }
-    return false;
-  }
-  std::string text(Span span) const {
-    return sources.files[span.file].text.substr(span.begin, span.end - span.begin);
-  }
+struct Fixture : test::LintRun {
+  Fixture() : test::LintRun("mblint-job") {}
 };
 
 }  // namespace

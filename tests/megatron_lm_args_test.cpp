@@ -13,6 +13,7 @@
 #include "lint/schema.h"
 #include "lint/yaml_loader.h"
 #include "rules/registry.h"
+#include "tests/lint_run.h"
 #include "tests/test_support.h"
 
 using namespace mblint;
@@ -56,47 +57,8 @@ std::vector<int64_t> ints(const ConfigValue* list) {
   return out;
 }
 
-// A whole lint run over files written to a temporary directory.
-struct Run {
-  std::filesystem::path dir = test::make_temp_dir("mblint-megatron-lm");
-  SourceSet sources;
-  LintOptions options;
-  LintResult result;
-
-  Run() {
-    options.base_dir = dir;
-    options.command_line_file = add_source(sources, "<command-line>", "mblint check", true);
-  }
-  ~Run() { std::filesystem::remove_all(dir); }
-
-  void write(const std::string& name, const std::string& text) { std::ofstream(dir / name, std::ios::binary) << text; }
-  CommandLineValue value(const std::string& text) {
-    SourceFile& line = sources.files[options.command_line_file];
-    uint32_t at = static_cast<uint32_t>(line.text.size() + 1);
-    line.text += " " + text;
-    line.line_starts = {0};
-    return CommandLineValue{text, make_span(options.command_line_file, at, at + text.size())};
-  }
-  const Job& lint(const std::string& path) {
-    options.paths = {path};
-    result = run_lint(sources, options, all_rules());
-    REQUIRE(result.jobs.size() == 1);
-    return result.jobs[0];
-  }
-  std::string text(Span span) const {
-    return sources.files[span.file].text.substr(span.begin, span.end - span.begin);
-  }
-  bool fired(std::string_view rule) const {
-    for (const Diagnostic& d : result.diagnostics) {
-      if (d.rule == rule) return true;
-    }
-    return false;
-  }
-  int errors() const {
-    int n = 0;
-    for (const Diagnostic& d : result.diagnostics) n += d.severity == Severity::Error;
-    return n;
-  }
+struct Run : test::LintRun {
+  Run() : test::LintRun("mblint-megatron-lm") {}
 };
 
 }  // namespace
