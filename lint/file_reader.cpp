@@ -52,13 +52,16 @@ std::optional<size_t> first_invalid_utf8(std::string_view text) {
 
 namespace {
 
-// The unsaved editor text of `path`, when the language server has it open.
-const std::string* overlay_text(const SourceSet& sources, const std::filesystem::path& path) {
-  if (!sources.overlay || sources.overlay->empty()) return nullptr;
+// Text that stands in for `path` on disk: an editor's unsaved buffer (`mblint
+// lsp`) or the edits `check --fix` re-lints before writing. Keyed by the
+// weakly canonical path.
+const std::string* overlay_text(const std::map<std::filesystem::path, std::string>* overlay,
+                                const std::filesystem::path& path) {
+  if (!overlay || overlay->empty()) return nullptr;
   std::error_code error;
   std::filesystem::path canonical = std::filesystem::weakly_canonical(path, error);
-  auto it = sources.overlay->find(error ? path.lexically_normal().string() : canonical.string());
-  return it == sources.overlay->end() ? nullptr : &it->second;
+  auto it = overlay->find(error ? path.lexically_normal() : canonical);
+  return it == overlay->end() ? nullptr : &it->second;
 }
 
 }  // namespace
@@ -67,7 +70,7 @@ ReadResult read_source_file(SourceSet& sources, const std::filesystem::path& pat
                             Span requested_at, size_t max_bytes,
                             const std::map<std::filesystem::path, std::string>* overlay) {
   ReadResult result;
-  if (const std::string* text = overlay_text(sources, path)) {
+  if (const std::string* text = overlay_text(overlay, path)) {
     if (text->size() > max_bytes) {
       result.problem = unreadable(fmt::format("'{}' is larger than {} MiB", display, max_bytes >> 20),
                                   requested_at, "training configs and launch scripts are small");
@@ -80,14 +83,6 @@ ReadResult read_source_file(SourceSet& sources, const std::filesystem::path& pat
     return result;
   }
   std::error_code error;
-  if (overlay && !overlay->empty()) {
-    auto it = overlay->find(std::filesystem::weakly_canonical(path, error));
-    if (!error && it != overlay->end()) {
-      result.file = add_source(sources, std::move(display), it->second);
-      return result;
-    }
-    error.clear();
-  }
   auto status = std::filesystem::status(path, error);
   if (error || !std::filesystem::exists(status)) {
     result.problem = unreadable(fmt::format("cannot read '{}': no such file", display), requested_at,

@@ -166,12 +166,7 @@ std::vector<fs::path> scripts_referencing(Server& server, const std::string& yam
 std::shared_ptr<const LintSnapshot> lint_document(Server& server, const Document& document) {
   auto snapshot = std::make_shared<LintSnapshot>();
   if (document.path.empty()) return snapshot;  // an untitled buffer: nothing on disk to relate it to
-  std::map<std::string, std::string> overlay;
-  for (const auto& [uri, open] : server.documents) {
-    if (!open.path.empty()) overlay[open.path] = open.text;
-  }
   SourceSet& sources = snapshot->sources;
-  sources.overlay = &overlay;
   std::vector<std::string> args = {"lsp"};
   args.insert(args.end(), server.job_args.begin(), server.job_args.end());
   CommandLine line = add_command_line(sources, args);
@@ -180,6 +175,10 @@ std::shared_ptr<const LintSnapshot> lint_document(Server& server, const Document
   CliEnvironment env{ignored, ignored, false, {}, base};
   LintOptions options;
   read_job_options(args, line, env, options);
+  // Open documents are linted from their unsaved text.
+  for (const auto& [uri, open] : server.documents) {
+    if (!open.path.empty()) options.overlay[fs::path(open.path)] = open.text;
+  }
   // Paths relative to the workspace read best in messages and hovers.
   auto shown = [&](const fs::path& path) {
     fs::path relative = path.lexically_relative(base);
@@ -191,7 +190,6 @@ std::shared_ptr<const LintSnapshot> lint_document(Server& server, const Document
   }
   options.paths.push_back(shown(document.path));
   snapshot->result = run_lint(sources, options, server.rules);
-  sources.overlay = nullptr;
   // Each file's uri: the open document's own uri when it is open.
   for (const SourceFile& file : sources.files) {
     if (file.synthetic) {

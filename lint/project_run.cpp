@@ -243,7 +243,9 @@ ProjectBuild build_project(SourceSet& sources, const LintOptions& options, RuleS
   std::vector<Input> inputs = expand_paths(options, configs);
   // Read every input once in walk order: the builds below read them again
   // and get the same ids (add_source), so findings come out in path order.
-  for (const Input& input : inputs) (void)read_source_file(sources, input.path, input.display, Span{});
+  for (const Input& input : inputs) {
+    (void)read_source_file(sources, input.path, input.display, Span{}, kMaxInputBytes, &options.overlay);
+  }
   Builder builder{sources, options, configs, build, {}, {}};
   std::map<int, Group> groups;
   for (const Input& input : inputs) {

@@ -40,9 +40,6 @@ struct SourceFile {
 // All files of one lint run. Jobs refer to files by FileId.
 struct SourceSet {
   std::vector<SourceFile> files;
-  // Unsaved editor buffers (`mblint lsp`): canonical path -> text, read
-  // instead of the file on disk. Null outside the language server.
-  const std::map<std::string, std::string>* overlay = nullptr;
 };
 
 FileId add_source(SourceSet& sources, std::string path, std::string text,
