@@ -1,9 +1,9 @@
 // Helpers shared by the libFuzzer harnesses. Each harness is one file
 // fuzz/fuzz_<name>.cpp defining LLVMFuzzerTestOneInput; fuzz/CMakeLists.txt
 // builds every such file, tools/fuzz.sh runs one by name with the seed
-// directory tools/fuzz_seeds.sh made for it and fuzz/<name>.dict (or the
+// directory tools/fuzz_seeds.py made for it and fuzz/<name>.dict (or the
 // dictionaries it lists in fuzz/dicts.txt). A new parser (the LSP framing, say)
-// gets a fuzz_<name>.cpp, a line in dicts.txt and a seed rule in fuzz_seeds.sh.
+// gets a fuzz_<name>.cpp, a line in dicts.txt and a seed rule in fuzz_seeds.py.
 #pragma once
 
 #include <cstddef>
@@ -21,7 +21,7 @@ inline std::string_view as_text(const uint8_t* data, size_t size) {
 }
 
 // The first byte of the input chooses a variant (flavor, file kind, option
-// set); the rest is the text. Seeds written by tools/fuzz_seeds.sh start with
+// set); the rest is the text. Seeds written by tools/fuzz_seeds.py start with
 // such a byte.
 struct Selected {
   uint8_t selector = 0;

@@ -525,7 +525,10 @@ PlanResult make_plan(const Job& base, const PlanOptions& options, RuleSet rules)
   result.global_batch_size = options.global_batch_size;
   bool moe = shape.experts > 0;
   std::vector<Candidate> all = enumerate_candidates(shape, options, options.global_batch_size);
-  for (const auto& [key, value] : active_pins(base, options.pinned)) {
+  for (const auto& pin : active_pins(base, options.pinned)) {
+    // (clang 14 cannot capture structured bindings: name the pair's parts.)
+    const auto& key = pin.first;
+    const auto& value = pin.second;
     std::erase_if(all, [&](const Candidate& c) { return candidate_value(c, key) != value; });
   }
   {
