@@ -4,6 +4,8 @@
 // (`- {files: "conf/*.yaml", launch: launch/run.sbatch}`, for a script whose
 // `--config-file "$1"` mblint cannot resolve by reading it).
 #include <algorithm>
+#include <fstream>
+#include <sstream>
 
 #include "lint/lsp_server.h"
 #include "lint/project_config.h"
@@ -44,6 +46,15 @@ bool reads(const Document& reader, const std::string& uri) {
                                 reader.snapshot->uris.end();
 }
 
+// Whether the buffer holds what the file on disk holds.
+bool saved(const Document& document) {
+  std::ifstream in(document.path, std::ios::binary);
+  if (!in) return false;
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str() == document.text;
+}
+
 }  // namespace
 
 std::optional<fs::path> context_launch(const Server& server, const std::string& yaml_path) {
@@ -71,8 +82,10 @@ std::vector<fs::path> context_yamls(const Server& server, const std::string& scr
 
 bool lints_together(const Server& server, const Document& other, const Document& changed) {
   if (other.path.empty() || changed.path.empty() || other.uri == changed.uri) return false;
-  // The project config decides how every file under it is linted.
+  // The project config decides how every file under it is linted; the lint
+  // reads it from disk, so only a saved change matters.
   if (is_project_config(changed.path)) {
+    if (!saved(changed)) return false;
     std::string dir = fs::path(changed.path).parent_path().string() + "/";
     return other.path.rfind(dir, 0) == 0;
   }

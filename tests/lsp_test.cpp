@@ -713,6 +713,13 @@ TEST_CASE("lsp: the project config's context names the launch script of an open 
   s.diagnostics(script_uri);
   CHECK_FALSE(has_code(s.diagnostics(yaml_uri), "world-size-divisibility"));
   CHECK(contains(hover_text(s, yaml_uri, 1, 4), "world size: **6**"));
+  // The project config saved without the context: opening (or saving) it
+  // re-lints the files under it, and the YAML is linted alone.
+  std::ofstream(root / ".mblint.yaml") << "context: []\n";
+  s.open(mblint::lsp::path_to_uri(root / ".mblint.yaml"), "context: []\n");
+  s.diagnostics(yaml_uri);
+  s.diagnostics(script_uri);
+  CHECK(contains(hover_text(s, yaml_uri, 1, 4), "world size: **unknown**"));
 
   // A YAML the context does not cover is linted alone.
   std::string other_uri = mblint::lsp::path_to_uri(root / "other.yaml");
