@@ -123,12 +123,17 @@ std::optional<DisableEdit> extend_existing(const SourceFile& file, FileId id, co
     uint32_t after_names = s.rules.back().where.end;
     std::string_view tail(file.text.data() + after_names, s.comment.end - after_names);
     std::string_view trimmed = without_trailing_blanks(tail.substr(std::min(tail.find_first_not_of(" \t"), tail.size())));
-    TextEdit edit{make_span(id, after_names, after_names), "," + d.rule};
+    // Named already but refused for want of a reason: only the reason is missing.
+    std::string added = names_rule(s, d) ? "" : "," + d.rule;
+    TextEdit edit{make_span(id, after_names, after_names), added};
     if (d.severity == Severity::Error && s.reason.empty() && (trimmed.empty() || trimmed == "--")) {
       edit = TextEdit{make_span(id, after_names, s.comment.end),
-                      fmt::format(",{} -- {}", d.rule, kSuppressionReasonPlaceholder)};
+                      fmt::format("{} -- {}", added, kSuppressionReasonPlaceholder)};
     }
-    return DisableEdit{fmt::format("Disable {} for this line (add it to the suppression there)", d.rule), edit};
+    return DisableEdit{fmt::format("Disable {} for this {} ({} the suppression there)", d.rule,
+                                   s.target_end_line > s.target_line ? "command" : "line",
+                                   added.empty() ? "give a reason to" : "add it to"),
+                       edit};
   }
   return std::nullopt;
 }

@@ -767,6 +767,26 @@ TEST_CASE("lsp: 'Disable RULE' applied to a YAML silences each finding and adds 
   CHECK(contains(text, "  cp_comm_type: [p2p, p2p] # mblint: disable=cp-comm-type-invalid -- TODO: reason\n"));
   CHECK(std::count(titles.begin(), titles.end(), "Disable heads-divisible-by-tp for this line (add it to the suppression there)") == 1);
   CHECK(std::count(titles.begin(), titles.end(), "Disable cp-comm-type-invalid for this line") == 1);
+
+  // An error suppressed without a reason is not honoured: the action gives
+  // the suppression a reason instead of naming the rule twice.
+  std::string refused_uri = mblint::lsp::path_to_uri(root / "refused.yaml");
+  std::string refused = "model:\n  tensor_model_parallel_size: 3  # mblint: disable=heads-divisible-by-tp\n";
+  s.open(refused_uri, refused);
+  Json before = s.diagnostics(refused_uri);
+  REQUIRE(has_code(before, "suppression-without-reason"));
+  const Json* heads = nullptr;
+  for (const Json& d : before["diagnostics"]) {
+    if (d["code"] == "heads-divisible-by-tp") heads = &d;
+  }
+  REQUIRE(heads);
+  auto [title, after] = apply_disable(s, refused_uri, refused, 2, *heads);
+  CHECK(title == "Disable heads-divisible-by-tp for this line (give a reason to the suppression there)");
+  CHECK(refused == "model:\n  tensor_model_parallel_size: 3  # mblint: disable=heads-divisible-by-tp -- TODO: reason\n");
+  std::multiset<std::string> expected = code_set(before);
+  expected.erase("heads-divisible-by-tp");
+  expected.erase("suppression-without-reason");
+  CHECK(code_set(after) == expected);
 }
 
 TEST_CASE("lsp: 'Disable RULE' in a launch script: end of line, above the command, the whole file", "[lsp]") {
