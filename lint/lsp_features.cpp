@@ -7,6 +7,7 @@
 
 #include "lint/derived.h"
 #include "lint/lsp_server.h"
+#include "lint/suppression.h"
 
 namespace mblint::lsp {
 
@@ -63,31 +64,142 @@ Json workspace_edit(const LintSnapshot& snapshot, const std::vector<TextEdit>& e
   return Json{{"changes", changes}};
 }
 
-// "disable RULE for this line": the end-of-line suppression comment, or the
-// rule added to one already there. Nothing for a line continued with a
-// backslash (a comment there would end the shell command).
-Json disable_action(const LintSnapshot& snapshot, const Diagnostic& d, const Json& lsp_diag) {
-  const SourceFile& file = snapshot.sources.files[d.where.file];
-  uint32_t line = line_col(file, d.where.begin).line;
-  std::string_view text = line_text(file, line);
-  uint32_t line_begin = file.line_starts[line - 1];
+// --- "disable RULE for this line" --------------------------------------------------------
+//
+// The edit is checked before it is offered: the edited text is scanned for
+// suppressions exactly as the lint will scan it (lint/suppression.h), and an
+// edit is offered only when it covers the finding's line with a suppression
+// the lint honours (a reason is given for an error). So applying it silences
+// the finding and adds no `unused-suppression` or
+// `suppression-without-reason`.
+
+struct DisableEdit {
+  std::string title;
   TextEdit edit;
-  size_t marker = text.find(kSuppressionMarker);
-  if (marker != std::string_view::npos) {
-    uint32_t at = line_begin + static_cast<uint32_t>(marker + kSuppressionMarker.size());
-    edit = TextEdit{make_span(d.where.file, at, at), d.rule + ","};
-  } else {
-    std::string_view trimmed = text.substr(0, text.find_last_not_of(" \t") + 1);
-    if (!trimmed.empty() && trimmed.back() == '\\') return nullptr;
-    uint32_t at = line_begin + static_cast<uint32_t>(text.size());
-    edit = TextEdit{make_span(d.where.file, at, at),
-                    fmt::format("{}{}{} -- {}", text.empty() ? "" : " ", kSuppressionMarker, d.rule,
-                                kSuppressionReasonPlaceholder)};
+};
+
+bool names_rule(const Suppression& s, const Diagnostic& d) {
+  return std::any_of(s.rules.begin(), s.rules.end(), [&](const SuppressedRule& entry) {
+    return entry.name == d.rule || (!d.code.empty() && entry.name == d.code);
+  });
+}
+
+bool covers(const Suppression& s, uint32_t line) {
+  return !s.file_wide && !s.malformed && s.target_line && s.target_line <= line && line <= s.target_end_line;
+}
+
+// Whether `edit` applied to `file` makes a suppression that the lint honours
+// for `d` (which moves to `line` in the edited text; 0: anywhere, file-wide).
+bool silences(const SourceFile& file, const TextEdit& edit, const Diagnostic& d, uint32_t line) {
+  std::string text = file.text;
+  text.replace(edit.where.begin, edit.where.end - edit.where.begin, edit.replacement);
+  SourceSet scratch;
+  FileId id = add_source(scratch, file.path, std::move(text));
+  for (const Suppression& s : find_suppressions(scratch.files[id], id, {})) {
+    bool applies = line == 0 ? s.file_wide && !s.malformed : covers(s, line);
+    if (applies && names_rule(s, d) && (d.severity != Severity::Error || !s.reason.empty())) return true;
   }
-  return Json{{"title", fmt::format("Disable {} for this line", d.rule)},
+  return false;
+}
+
+std::string suppression_comment(std::string_view directive, const Diagnostic& d) {
+  return fmt::format("# mblint: {}={} -- {}", directive, d.rule, kSuppressionReasonPlaceholder);
+}
+
+std::string_view without_trailing_blanks(std::string_view text) {
+  size_t end = text.find_last_not_of(" \t\r");
+  return end == std::string_view::npos ? std::string_view() : text.substr(0, end + 1);
+}
+
+std::string line_break(const SourceFile& file) {
+  return file.text.find("\r\n") != std::string::npos ? "\r\n" : "\n";
+}
+
+// The rule added to the suppression that already covers the line (with the
+// placeholder reason when it has none and the finding is an error).
+std::optional<DisableEdit> extend_existing(const SourceFile& file, FileId id, const Diagnostic& d, uint32_t line) {
+  for (const Suppression& s : find_suppressions(file, id, {})) {
+    if (!covers(s, line) || s.rules.empty()) continue;
+    uint32_t after_names = s.rules.back().where.end;
+    std::string_view tail(file.text.data() + after_names, s.comment.end - after_names);
+    std::string_view trimmed = without_trailing_blanks(tail.substr(std::min(tail.find_first_not_of(" \t"), tail.size())));
+    // Named already but refused for want of a reason: only the reason is missing.
+    std::string added = names_rule(s, d) ? "" : "," + d.rule;
+    TextEdit edit{make_span(id, after_names, after_names), added};
+    if (d.severity == Severity::Error && s.reason.empty() && (trimmed.empty() || trimmed == "--")) {
+      edit = TextEdit{make_span(id, after_names, s.comment.end),
+                      fmt::format("{} -- {}", added, kSuppressionReasonPlaceholder)};
+    }
+    return DisableEdit{fmt::format("Disable {} for this {} ({} the suppression there)", d.rule,
+                                   s.target_end_line > s.target_line ? "command" : "line",
+                                   added.empty() ? "give a reason to" : "add it to"),
+                       edit};
+  }
+  return std::nullopt;
+}
+
+// The suppression written at the end of the line.
+DisableEdit end_of_line(const SourceFile& file, FileId id, const Diagnostic& d, uint32_t line) {
+  std::string_view text = line_text(file, line);
+  uint32_t at = file.line_starts[line - 1] + static_cast<uint32_t>(without_trailing_blanks(text).size());
+  return DisableEdit{fmt::format("Disable {} for this line", d.rule),
+                     TextEdit{make_span(id, at, at), fmt::format("{}{}", at == file.line_starts[line - 1] ? "" : " ",
+                                                                  suppression_comment("disable", d))}};
+}
+
+// The suppression alone on a new line above: above the line in YAML, above
+// the whole command in a launch script (a comment cannot go between `\`
+// continuation lines, nor after one).
+DisableEdit line_above(const SourceFile& file, FileId id, const Diagnostic& d, uint32_t line) {
+  uint32_t first = line;
+  if (comment_syntax_for(file.path) == CommentSyntax::Shell) {
+    while (first > 1 && without_trailing_blanks(line_text(file, first - 1)).ends_with('\\')) --first;
+  }
+  std::string_view text = line_text(file, first);
+  std::string indent(text.substr(0, std::min(text.find_first_not_of(" \t"), text.size())));
+  uint32_t at = file.line_starts[first - 1];
+  bool command = first != line || without_trailing_blanks(text).ends_with('\\');
+  return DisableEdit{fmt::format("Disable {} for this {}", d.rule, command ? "command" : "line"),
+                     TextEdit{make_span(id, at, at), indent + suppression_comment("disable", d) + line_break(file)}};
+}
+
+// For a line no comment can cover (a `#SBATCH` line is itself a comment):
+// the whole file, below a `#!` line.
+DisableEdit whole_file(const SourceFile& file, FileId id, const Diagnostic& d) {
+  uint32_t at = 0;
+  if (file.text.starts_with("#!") && file.line_starts.size() > 1) at = file.line_starts[1];
+  return DisableEdit{fmt::format("Disable {} in this file", d.rule),
+                     TextEdit{make_span(id, at, at), suppression_comment("disable-file", d) + line_break(file)}};
+}
+
+std::optional<DisableEdit> disable_edit(const SourceFile& file, FileId id, const Diagnostic& d) {
+  uint32_t line = line_col(file, d.where.begin).line;
+  if (auto extended = extend_existing(file, id, d, line)) {
+    return silences(file, extended->edit, d, line) ? extended : std::nullopt;
+  }
+  std::vector<Comment> comments = scan_comments(file.text, comment_syntax_for(file.path));
+  bool has_comment = std::any_of(comments.begin(), comments.end(), [&](const Comment& c) { return c.line == line; });
+  // After a `\` the comment would end the shell command (and the escaped
+  // blank before it would be an argument).
+  bool continued = without_trailing_blanks(line_text(file, line)).ends_with('\\');
+  if (!has_comment && !continued) {
+    DisableEdit edit = end_of_line(file, id, d, line);
+    if (silences(file, edit.edit, d, line)) return edit;
+  }
+  DisableEdit above = line_above(file, id, d, line);
+  if (silences(file, above.edit, d, line + 1)) return above;
+  DisableEdit everywhere = whole_file(file, id, d);
+  if (silences(file, everywhere.edit, d, 0)) return everywhere;
+  return std::nullopt;
+}
+
+Json disable_action(const LintSnapshot& snapshot, const Diagnostic& d, const Json& lsp_diag) {
+  std::optional<DisableEdit> disable = disable_edit(snapshot.sources.files[d.where.file], d.where.file, d);
+  if (!disable) return nullptr;
+  return Json{{"title", disable->title},
               {"kind", "quickfix"},
               {"diagnostics", Json::array({lsp_diag})},
-              {"edit", workspace_edit(snapshot, {edit})}};
+              {"edit", workspace_edit(snapshot, {disable->edit})}};
 }
 
 }  // namespace

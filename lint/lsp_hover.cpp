@@ -1,10 +1,16 @@
 // Hover on a config key or override: the effective value after all layers
 // and where each layer set it; on a parallel size or batch size, the layout
 // it yields (world size, data-parallel sizes, microbatches, minimum GPUs,
-// pipeline bubble).
+// pipeline bubble); on any setting the memory estimate reads, the per-GPU
+// memory of the most loaded rank (computed on hover from the last lint's
+// job, never on every change).
+#include <algorithm>
+
 #include <fmt/format.h>
 
+#include "lint/catalog.h"
 #include "lint/derived.h"
+#include "lint/estimate.h"
 #include "lint/lsp_server.h"
 
 namespace mblint::lsp {
@@ -91,16 +97,45 @@ std::string quantity_line(std::string_view label, const Quantity& q) {
   return fmt::format("- {}: **{}**{}\n", label, value, q.how.empty() ? "" : " — " + q.how);
 }
 
-bool is_layout_setting(const std::string& path) {
-  static constexpr std::string_view kKeys[] = {
-      "model.tensor_model_parallel_size",      "model.pipeline_model_parallel_size",
-      "model.virtual_pipeline_model_parallel_size", "model.context_parallel_size",
-      "model.expert_model_parallel_size",      "model.expert_tensor_parallel_size",
-      "train.global_batch_size",               "train.micro_batch_size"};
-  return std::find(std::begin(kKeys), std::end(kKeys), path) != std::end(kKeys);
+std::string_view leaf_key(std::string_view path) {
+  size_t dot = path.rfind('.');
+  return dot == std::string_view::npos ? path : path.substr(dot + 1);
 }
 
-std::string layout(const Job& job, const Derived& d) {
+bool has_word(std::string_view key, std::initializer_list<std::string_view> words) {
+  return std::any_of(words.begin(), words.end(), [&](std::string_view w) { return key.find(w) != std::string_view::npos; });
+}
+
+// A parallel size, a pipeline split or a batch size: what the layout reads.
+bool is_layout_setting(const std::string& path) {
+  std::string_view key = leaf_key(path);
+  return has_word(key, {"parallel_size", "pipeline_stage", "pipeline_model_parallel_layout"}) ||
+         key == "global_batch_size" || key == "micro_batch_size";
+}
+
+// What else the memory estimate reads (lint/estimate_read.cpp): the
+// sequence, the model shape, precision, optimizer sharding, recompute and
+// offloading.
+bool is_memory_setting(const std::string& path) {
+  static constexpr std::string_view kShape[] = {
+      "num_layers", "hidden_size", "ffn_hidden_size", "num_attention_heads", "num_query_groups", "kv_channels",
+      "num_moe_experts", "moe_ffn_hidden_size", "moe_router_topk", "moe_shared_expert_intermediate_size",
+      "moe_expert_capacity_factor", "moe_pad_expert_input_to_capacity", "moe_token_dispatcher_type",
+      "moe_layer_freq", "mtp_num_layers", "vocab_size", "padded_vocab_size", "make_vocab_size_divisible_by",
+      "multi_latent_attention", "q_lora_rank", "kv_lora_rank", "gated_linear_unit",
+      "share_embeddings_and_output_weights", "bf16", "fp16", "fp8", "fp8_param", "params_dtype",
+      "main_params_dtype", "main_grads_dtype", "exp_avg_dtype", "exp_avg_sq_dtype", "dim",
+      "microbatch_group_size_per_vp_stage", "attention_backend", "cross_entropy_loss_fusion"};
+  std::string_view key = leaf_key(path);
+  if (is_layout_setting(path)) return true;
+  if (has_word(key, {"parallel", "seq_length", "recompute", "offload", "distributed_optimizer", "fsdp",
+                     "precision", "optimizer_instances"})) {
+    return true;
+  }
+  return std::find(std::begin(kShape), std::end(kShape), key) != std::end(kShape);
+}
+
+std::string layout(const Derived& d) {
   std::string out = "**Parallel layout**\n\n";
   out += quantity_line("world size", d.world_size);
   out += fmt::format("- TP {} · PP {} · CP {} · EP {} · ETP {}\n",
@@ -115,11 +150,38 @@ std::string layout(const Job& job, const Derived& d) {
   out += quantity_line("minimum GPUs", d.min_gpus);
   out += d.bubble ? fmt::format("- pipeline bubble: **{:.1f}%** — (PP−1) / (VPP · microbatches)\n", *d.bubble * 100)
                   : std::string("- pipeline bubble: unknown\n");
-  // INTEGRATION POINT (memory estimate): when lint/estimate.h's
-  // estimate_memory(job, d) is implemented and linked, append its per-GPU
-  // total, the GPU capacity and the most loaded rank here. Until then the
-  // hover says nothing about memory rather than guessing.
-  (void)job;
+  return out;
+}
+
+std::string gib(double value) { return fmt::format("{:.1f} GiB", value); }
+
+// The per-GPU memory of the most loaded rank, as `mblint estimate` computes
+// it; or why there is none.
+std::string memory(const Job& job, const Derived& d) {
+  std::string out = "**Memory per GPU (estimate)**\n\n";
+  if (!job.trains) return out + "- not estimated: the job does not train (inference only)\n";
+  std::string why_not;
+  std::optional<MemoryEstimate> e = estimate_memory(job, d, &why_not);
+  if (!e) return out + fmt::format("- not estimated: {}\n", why_not);
+  out += fmt::format("- most loaded rank: {}\n", e->rank);
+  if (e->capacity > 0) {
+    double left = e->capacity - e->total;
+    std::string gpu = d.gpu ? fmt::format(", {}", d.gpu->display) : "";
+    out += fmt::format("- total: **{}** of {} ({:.0f}%{}) — {}\n", gib(e->total), gib(e->capacity),
+                       100 * e->total / e->capacity, gpu,
+                       left >= 0 ? fmt::format("headroom {}", gib(left)) : fmt::format("**over by {}**", gib(-left)));
+  } else {
+    out += fmt::format("- total: **{}** — GPU type unknown, no capacity to compare (give --gpu)\n", gib(e->total));
+  }
+  out += fmt::format("- weights {} · gradients {} · optimizer states {} · activations {}\n", gib(e->weights),
+                     gib(e->gradients), gib(e->optimizer), gib(e->activations));
+  out += fmt::format("- other {} · CUDA context, NCCL and fragmentation {}\n", gib(e->other), gib(e->overhead));
+  // A recipe leaves recompute, offloading and FP8 parameters to provider
+  // code mblint does not read (see rules/memory_support.cpp).
+  if (job.dialect != Dialect::MegatronLM && !job.config_complete && job.recipe) {
+    out += "- an upper bound: the recipe's own code may enable recompute or offloading mblint does not see\n";
+  }
+  for (const std::string& assumed : e->assumptions) out += fmt::format("- assumed: {}\n", assumed);
   return out;
 }
 
@@ -140,9 +202,11 @@ Json hover(const Document& document, const Json& params) {
   if (!found) return nullptr;
   std::string text = fmt::format("**{}** = {}\n\n", found->path, code(to_display(*found->value)));
   text += layers(snapshot, *found->value);
-  if (is_layout_setting(found->path) && found->job < snapshot.result.derived.size()) {
-    text += '\n';
-    text += layout(snapshot.result.jobs[found->job], snapshot.result.derived[found->job]);
+  if (found->job < snapshot.result.derived.size()) {
+    const Job& job = snapshot.result.jobs[found->job];
+    const Derived& derived = snapshot.result.derived[found->job];
+    if (is_layout_setting(found->path)) text += '\n' + layout(derived);
+    if (is_memory_setting(found->path)) text += '\n' + memory(job, derived);
   }
   return Json{{"contents", {{"kind", "markdown"}, {"value", text}}}, {"range", range_of(snapshot, found->hit)}};
 }

@@ -54,14 +54,10 @@ void read_roots(Server& server, const Json& params) {
 }
 
 // Open documents whose lint includes `document`'s text: the scripts that
-// launch an override YAML, the YAML files a script launches.
+// launch an override YAML, the YAML files a script launches (lsp_context.cpp).
 void mark_related(Server& server, const Document& changed) {
-  if (changed.path.empty()) return;
-  bool script = is_script_path(changed.path);
   for (auto& [uri, other] : server.documents) {
-    if (uri == changed.uri || other.path.empty()) continue;
-    if (script && !is_script_path(other.path) && script_names_config(changed.text, other.path)) other.pending = true;
-    if (!script && is_script_path(other.path) && script_names_config(other.text, changed.path)) other.pending = true;
+    if (lints_together(server, other, changed)) other.pending = true;
   }
 }
 

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -110,6 +111,18 @@ bool is_script_path(const std::filesystem::path& path);
 
 // Lint a document (with the scripts that launch it) from the open buffers.
 std::shared_ptr<const LintSnapshot> lint_document(Server& server, const Document& document);
+// What a lint of the file at `path` resolves relative paths against: its workspace folder.
+std::filesystem::path workspace_base(const Server& server, const std::string& path);
+
+// --- linted together (lsp_context.cpp) ------------------------------------------------------
+
+// The launch script (canonical) the project config's `context` names for override YAML `yaml_path`.
+std::optional<std::filesystem::path> context_launch(const Server& server, const std::string& yaml_path);
+// The open override YAML documents whose context launch is `script_path`.
+std::vector<std::filesystem::path> context_yamls(const Server& server, const std::string& script_path);
+// Whether a change in `changed` changes `other`'s lint (a script and the YAML
+// it runs, either way; a project config and the files under it).
+bool lints_together(const Server& server, const Document& other, const Document& changed);
 
 // --- features (lsp_features.cpp) ------------------------------------------------------------
 

@@ -63,17 +63,17 @@ const std::string& script_text(Server& server, const fs::path& path) {
   return slot.text;
 }
 
-fs::path base_dir_of(const Server& server, const Document& document) {
+}  // namespace
+
+fs::path workspace_base(const Server& server, const std::string& path) {
   for (const fs::path& root : server.roots) {
     std::string prefix = root.string();
     if (!prefix.empty() && prefix.back() != '/') prefix += '/';
-    if (document.path.rfind(prefix, 0) == 0) return root;
+    if (path.rfind(prefix, 0) == 0) return root;
   }
-  if (!document.path.empty()) return fs::path(document.path).parent_path();
+  if (!path.empty()) return fs::path(path).parent_path();
   return server.cwd;
 }
-
-}  // namespace
 
 std::string uri_to_path(std::string_view uri) {
   constexpr std::string_view kScheme = "file://";
@@ -170,7 +170,7 @@ std::shared_ptr<const LintSnapshot> lint_document(Server& server, const Document
   std::vector<std::string> args = {"lsp"};
   args.insert(args.end(), server.job_args.begin(), server.job_args.end());
   CommandLine line = add_command_line(sources, args);
-  fs::path base = base_dir_of(server, document);
+  fs::path base = workspace_base(server, document.path);
   std::ostringstream ignored;  // job options were checked when the server started
   CliEnvironment env{ignored, ignored, false, {}, base};
   LintOptions options;
@@ -187,6 +187,8 @@ std::shared_ptr<const LintSnapshot> lint_document(Server& server, const Document
   };
   if (!is_script_path(document.path)) {
     for (const fs::path& script : scripts_referencing(server, document.path)) options.paths.push_back(shown(script));
+  } else {  // with the open YAML files the project config says it runs
+    for (const fs::path& yaml : context_yamls(server, document.path)) options.paths.push_back(shown(yaml));
   }
   options.paths.push_back(shown(document.path));
   snapshot->result = run_lint(sources, options, server.rules);

@@ -6,16 +6,19 @@
 #include <chrono>
 #include <deque>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <thread>
 
 #include <fmt/format.h>
 
 #include "catch2/catch.hpp"
+#include "lint/estimate.h"
 #include "lint/lsp_server.h"
 #include "lint/lsp_text.h"
 #include "lint/lsp_transport.h"
 #include "rules/registry.h"
+#include "tests/lint_run.h"
 #include "tests/test_support.h"
 
 namespace {
@@ -522,4 +525,309 @@ TEST_CASE("lsp: a huge document and changes to unknown documents do not break th
   // A position past the end clamps.
   s.change(uri, 3, Json{{"range", range(999999999, 5, 999999999, 9)}, {"text", "\n"}});
   CHECK(s.diagnostics(uri)["version"] == 3);
+}
+
+// --- memory estimate on hover, the project config's launch context, "disable RULE" applied -------
+
+namespace {
+
+Json hover_at(Session& s, const std::string& uri, uint32_t line, uint32_t character) {
+  return s.request("textDocument/hover", Json{{"textDocument", {{"uri", uri}}},
+                                              {"position", {{"line", line}, {"character", character}}}})["result"];
+}
+
+std::string hover_text(Session& s, const std::string& uri, uint32_t line, uint32_t character) {
+  Json result = hover_at(s, uri, line, character);
+  REQUIRE(result.is_object());
+  return result["contents"]["value"].get<std::string>();
+}
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+std::multiset<std::string> code_set(const Json& published) {
+  auto all = codes(published);
+  return {all.begin(), all.end()};
+}
+
+// Ask for the actions on the line of `diagnostic`, apply the "Disable RULE"
+// one to `text` as the editor would and send the result; returns the title
+// and the new diagnostics.
+std::pair<std::string, Json> apply_disable(Session& s, const std::string& uri, std::string& text, int version,
+                                           const Json& diagnostic) {
+  uint32_t line = diagnostic["range"]["start"]["line"];
+  std::string rule = diagnostic["code"];
+  Json actions = s.request("textDocument/codeAction",
+                           Json{{"textDocument", {{"uri", uri}}}, {"range", range(line, 0, line, 0)},
+                                {"context", {{"diagnostics", Json::array()}}}})["result"];
+  const Json* disable = nullptr;
+  for (const Json& action : actions) {
+    if (action["diagnostics"][0]["code"] == rule && action["title"].get<std::string>().rfind("Disable " + rule, 0) == 0)
+      disable = &action;
+  }
+  INFO("no disable action for " << rule << " on line " << line);
+  REQUIRE(disable);
+  REQUIRE((*disable)["edit"]["changes"].size() == 1);  // only this document changes
+  text = apply_edits(text, (*disable)["edit"]["changes"][uri]);
+  s.change(uri, version, Json{{"text", text}});
+  return {(*disable)["title"].get<std::string>(), s.diagnostics(uri)};
+}
+
+// Apply "Disable RULE" to each finding of `uri` in turn: each one goes and no
+// finding appears (no unused-suppression, no suppression-without-reason).
+void disable_each(Session& s, const std::string& uri, std::string& text, Json published,
+                  std::vector<std::string>& titles) {
+  int version = published["version"].get<int>();
+  while (!published["diagnostics"].empty()) {
+    Json target = published["diagnostics"][0];
+    std::multiset<std::string> expected = code_set(published);
+    expected.erase(expected.find(target["code"].get<std::string>()));
+    auto [title, after] = apply_disable(s, uri, text, ++version, target);
+    INFO(text);
+    CHECK(code_set(after) == expected);
+    titles.push_back(title);
+    published = after;
+  }
+}
+
+}  // namespace
+
+TEST_CASE("lsp: hover on a parallel size shows the per-GPU memory estimate of the job", "[lsp]") {
+  mblint::test::LintRun run("mblint-lsp-memory");
+  run.write("conf/override.yaml", kConfig);
+  run.write("launch.sbatch", "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --gres=gpu:h100:8\n"
+                             "srun --ntasks-per-node=8 python pretrain_llama3.py --config-file conf/override.yaml "
+                             "model.context_parallel_size=1\n");
+  // What `mblint estimate` computes for the same job.
+  run.options.recipe = run.value("llama3_8b_pretrain_config");
+  const mblint::Job& job = run.lint("launch.sbatch");
+  std::optional<mblint::MemoryEstimate> expected = mblint::estimate_memory(job, run.derived());
+  REQUIRE(expected);
+  REQUIRE(expected->capacity > 0);
+
+  std::string uri = mblint::lsp::path_to_uri(run.dir / "conf" / "override.yaml");
+  Session s({"--recipe", "llama3_8b_pretrain_config"});
+  s.initialize(run.dir);
+  s.open(uri, kConfig);
+  s.diagnostics(uri);
+  auto gib = [](double v) { return fmt::format("{:.1f} GiB", v); };
+  for (uint32_t line : {1u, 2u, 7u, 8u}) {  // TP, PP, global and micro batch size
+    std::string text = hover_text(s, uri, line, 4);
+    INFO(text);
+    CHECK(contains(text, "**Parallel layout**"));
+    CHECK(contains(text, "**Memory per GPU (estimate)**"));
+    CHECK(contains(text, "- most loaded rank: " + expected->rank));
+    CHECK(contains(text, fmt::format("- total: **{}** of {} ({:.0f}%, H100 80GB HBM3)", gib(expected->total),
+                                     gib(expected->capacity), 100 * expected->total / expected->capacity)));
+    CHECK(contains(text, fmt::format("headroom {}", gib(expected->capacity - expected->total))));
+    CHECK(contains(text, fmt::format("weights {} · gradients {} · optimizer states {} · activations {}",
+                                     gib(expected->weights), gib(expected->gradients), gib(expected->optimizer),
+                                     gib(expected->activations))));
+    CHECK(contains(text, "an upper bound"));  // a recipe's own code is not read
+  }
+  // num_layers: read by the estimate, not a parallel size.
+  std::string layers = hover_text(s, uri, 5, 4);
+  CHECK(contains(layers, "**Memory per GPU (estimate)**"));
+  CHECK_FALSE(contains(layers, "**Parallel layout**"));
+  // cp_comm_type: neither.
+  std::string comm = hover_text(s, uri, 4, 4);
+  CHECK_FALSE(contains(comm, "Memory per GPU"));
+  CHECK_FALSE(contains(comm, "Parallel layout"));
+  // The estimate follows the unsaved text: PP 2 -> 4 moves memory off the busiest stage.
+  s.change(uri, 2, Json{{"range", range(2, 32, 2, 33)}, {"text", "4"}});
+  s.diagnostics(uri);
+  std::string pp4 = hover_text(s, uri, 2, 4);
+  CHECK_FALSE(contains(pp4, fmt::format("- total: **{}**", gib(expected->total))));
+  CHECK(contains(pp4, "- total: **"));
+}
+
+TEST_CASE("lsp: hover says why the memory estimate is missing", "[lsp]") {
+  fs::path root = mblint::test::make_temp_dir("mblint-lsp-memory-why");
+  std::string uri = mblint::lsp::path_to_uri(root / "override.yaml");
+  Session s;  // no recipe: the model shape is unknown
+  s.initialize(root);
+  s.open(uri, kConfig);
+  s.diagnostics(uri);
+  std::string text = hover_text(s, uri, 1, 4);
+  INFO(text);
+  CHECK(contains(text, "**Parallel layout**"));
+  CHECK(contains(text, "- not estimated: the model shape is not known: hidden_size, num_attention_heads, seq_length"));
+}
+
+TEST_CASE("lsp: the project config's context names the launch script of an open YAML; edits in either re-lint both",
+          "[lsp][project-config]") {
+  fs::path root = mblint::test::make_temp_dir("mblint-lsp-project-context");
+  fs::create_directories(root / "conf");
+  fs::create_directories(root / "launch");
+  std::ofstream(root / ".mblint.yaml") << "context:\n  - {files: \"conf/*.yaml\", launch: launch/run.sbatch}\n";
+  // `--config-file "$CONFIG"`: reading the script cannot tell which YAML it runs.
+  std::string script = "#!/bin/bash\n"
+                       "#SBATCH --nodes=1\n"
+                       "CONFIG=$1\n"
+                       "srun torchrun --nproc-per-node 8 pretrain_llama3_8b.py --config-file \"$CONFIG\" \\\n"
+                       "    model.num_layers=5\n";
+  std::ofstream(root / "launch" / "run.sbatch") << script;
+  std::string yaml = "model:\n  tensor_model_parallel_size: 3\n  pipeline_model_parallel_size: 2\n"
+                     "  context_parallel_size: 1\n";
+  std::string yaml_uri = mblint::lsp::path_to_uri(root / "conf" / "a.yaml");
+  std::string script_uri = mblint::lsp::path_to_uri(root / "launch" / "run.sbatch");
+  REQUIRE_FALSE(mblint::lsp::script_names_config(script, (root / "conf" / "a.yaml").string()));
+  auto find = [](const Json& published, const std::string& rule) -> std::optional<Json> {
+    for (const Json& d : published["diagnostics"]) {
+      if (d["code"] == rule) return d;
+    }
+    return std::nullopt;
+  };
+  auto points_into = [](const Json& d, const std::string& uri) {
+    for (const Json& info : d.value("relatedInformation", Json::array())) {
+      if (info["location"]["uri"] == uri) return true;
+    }
+    return false;
+  };
+
+  Session s;
+  s.initialize(root);
+  s.open(yaml_uri, yaml);
+  // TP 3 x PP 2 does not divide the script's 8 GPUs: found in the YAML, with notes in the script.
+  auto world = find(s.diagnostics(yaml_uri), "world-size-divisibility");
+  REQUIRE(world);
+  CHECK((*world)["range"]["start"]["line"] == 1);
+  CHECK(points_into(*world, script_uri));
+  CHECK(contains(hover_text(s, yaml_uri, 1, 4), "world size: **8**"));
+
+  // The script opened: its lint takes the open YAML, so the script's
+  // num_layers=5 meets the YAML's PP 2.
+  s.open(script_uri, script, "shellscript");
+  auto layers = find(s.diagnostics(script_uri), "layers-divisible-by-pp");
+  REQUIRE(layers);
+  CHECK((*layers)["range"]["start"]["line"] == 4);
+  CHECK(points_into(*layers, yaml_uri));
+  // The YAML is linted again too: it now reads the script's buffer.
+  CHECK(has_code(s.diagnostics(yaml_uri), "world-size-divisibility"));
+
+  // An edit in the YAML (PP 2 -> 1) re-lints the script.
+  s.change(yaml_uri, 2, Json{{"range", range(2, 32, 2, 33)}, {"text", "1"}});
+  CHECK(has_code(s.diagnostics(yaml_uri), "world-size-divisibility"));  // 8 % 3 still
+  CHECK_FALSE(has_code(s.diagnostics(script_uri), "layers-divisible-by-pp"));
+  // An edit in the script (6 GPUs per node) re-lints the YAML: TP 3 fits.
+  s.change(script_uri, 2, Json{{"range", range(3, 31, 3, 32)}, {"text", "6"}});
+  s.diagnostics(script_uri);
+  CHECK_FALSE(has_code(s.diagnostics(yaml_uri), "world-size-divisibility"));
+  CHECK(contains(hover_text(s, yaml_uri, 1, 4), "world size: **6**"));
+  // The project config saved without the context: opening (or saving) it
+  // re-lints the files under it, and the YAML is linted alone.
+  std::ofstream(root / ".mblint.yaml") << "context: []\n";
+  s.open(mblint::lsp::path_to_uri(root / ".mblint.yaml"), "context: []\n");
+  s.diagnostics(yaml_uri);
+  s.diagnostics(script_uri);
+  CHECK(contains(hover_text(s, yaml_uri, 1, 4), "world size: **unknown**"));
+
+  // A YAML the context does not cover is linted alone.
+  std::string other_uri = mblint::lsp::path_to_uri(root / "other.yaml");
+  s.open(other_uri, yaml);
+  CHECK_FALSE(has_code(s.diagnostics(other_uri), "world-size-divisibility"));
+  // --no-config: the context is not read.
+  Session plain({"--no-config"});
+  plain.initialize(root);
+  plain.open(yaml_uri, yaml);
+  CHECK_FALSE(has_code(plain.diagnostics(yaml_uri), "world-size-divisibility"));
+}
+
+TEST_CASE("lsp: 'Disable RULE' applied to a YAML silences each finding and adds none", "[lsp]") {
+  fs::path root = mblint::test::make_temp_dir("mblint-lsp-disable-yaml");
+  std::string uri = mblint::lsp::path_to_uri(root / "override.yaml");
+  // Three errors on the TP line, whose note is suppressed already without a
+  // reason; one on cp_comm_type; and on the PP line a suppression of a rule
+  // that does not exist (itself a finding).
+  std::string text = "model:\n"
+                     "  tensor_model_parallel_size: 3  # mblint: disable=tp-without-sequence-parallel\n"
+                     "  pipeline_model_parallel_size: 1  # mblint: disable=MB999\n"
+                     "  cp_comm_type: [p2p, p2p]\n";
+  Session s({"--recipe", "llama3_8b_pretrain_config", "--nodes", "1", "--gpus-per-node", "8"});
+  s.initialize(root);
+  s.open(uri, text);
+  Json published = s.diagnostics(uri);
+  REQUIRE(has_code(published, "unused-suppression"));
+  REQUIRE(has_code(published, "heads-divisible-by-tp"));
+  REQUIRE(has_code(published, "world-size-divisibility"));
+  REQUIRE(has_code(published, "cp-comm-type-invalid"));
+  REQUIRE_FALSE(has_code(published, "tp-without-sequence-parallel"));
+  std::vector<std::string> titles;
+  disable_each(s, uri, text, published, titles);
+  INFO(text);
+  // The TP line keeps one comment: the errors joined it, with a placeholder reason.
+  size_t tp = text.find("  tensor_model_parallel_size: 3  # mblint: disable=tp-without-sequence-parallel,");
+  REQUIRE(tp != std::string::npos);
+  std::string tp_line = text.substr(tp, text.find('\n', tp) - tp);
+  CHECK(std::count(tp_line.begin(), tp_line.end(), '#') == 1);
+  for (std::string rule : {"heads-divisible-by-tp", "query-groups-divisible-by-tp", "world-size-divisibility"}) {
+    CHECK(contains(tp_line, "," + rule));
+  }
+  CHECK(tp_line.ends_with(" -- TODO: reason"));
+  CHECK(contains(text, "  pipeline_model_parallel_size: 1  # mblint: disable=MB999,unused-suppression\n"));
+  CHECK(contains(text, "  cp_comm_type: [p2p, p2p] # mblint: disable=cp-comm-type-invalid -- TODO: reason\n"));
+  CHECK(std::count(titles.begin(), titles.end(), "Disable heads-divisible-by-tp for this line (add it to the suppression there)") == 1);
+  CHECK(std::count(titles.begin(), titles.end(), "Disable cp-comm-type-invalid for this line") == 1);
+
+  // An error suppressed without a reason is not honoured: the action gives
+  // the suppression a reason instead of naming the rule twice.
+  std::string refused_uri = mblint::lsp::path_to_uri(root / "refused.yaml");
+  std::string refused = "model:\n  tensor_model_parallel_size: 3  # mblint: disable=heads-divisible-by-tp\n";
+  s.open(refused_uri, refused);
+  Json before = s.diagnostics(refused_uri);
+  REQUIRE(has_code(before, "suppression-without-reason"));
+  const Json* heads = nullptr;
+  for (const Json& d : before["diagnostics"]) {
+    if (d["code"] == "heads-divisible-by-tp") heads = &d;
+  }
+  REQUIRE(heads);
+  auto [title, after] = apply_disable(s, refused_uri, refused, 2, *heads);
+  CHECK(title == "Disable heads-divisible-by-tp for this line (give a reason to the suppression there)");
+  CHECK(refused == "model:\n  tensor_model_parallel_size: 3  # mblint: disable=heads-divisible-by-tp -- TODO: reason\n");
+  std::multiset<std::string> expected = code_set(before);
+  expected.erase("heads-divisible-by-tp");
+  expected.erase("suppression-without-reason");
+  CHECK(code_set(after) == expected);
+}
+
+TEST_CASE("lsp: 'Disable RULE' in a launch script: end of line, above the command, the whole file", "[lsp]") {
+  fs::path root = mblint::test::make_temp_dir("mblint-lsp-disable-sh");
+  Session s;
+  s.initialize(root);
+  auto disable_all = [&](const std::string& name, std::string text, std::vector<std::string>& titles) {
+    std::string uri = mblint::lsp::path_to_uri(root / name);
+    s.open(uri, text, "shellscript");
+    Json published = s.diagnostics(uri);
+    REQUIRE_FALSE(published["diagnostics"].empty());
+    disable_each(s, uri, text, published, titles);
+    return text;
+  };
+  std::string head = "#!/bin/bash\n#SBATCH --nodes=4\n#SBATCH --gres=gpu:h100:8\n"
+                     "srun --ntasks-per-node=8 python scripts/training/run_recipe.py \\\n"
+                     "    --recipe llama3_70b_pretrain_32gpu_h100_bf16_config \\\n";
+  // A finding on the command's last line: the comment ends that line.
+  std::vector<std::string> titles;
+  std::string last = disable_all("last.sh", head + "    model.cp_comm_type=[p2p,p2p]\n", titles);
+  CHECK(last == head + "    model.cp_comm_type=[p2p,p2p] # mblint: disable=cp-comm-type-invalid -- TODO: reason\n");
+  CHECK(titles == std::vector<std::string>{"Disable cp-comm-type-invalid for this line"});
+  // Findings on a continuation line: one comment alone above the command,
+  // which every further finding of the command joins.
+  titles.clear();
+  std::string middle = disable_all("middle.sh", head + "    model.tensor_model_parallel_size=3 \\\n"
+                                                       "    model.cp_comm_type=[p2p,p2p]\n", titles);
+  INFO(middle);
+  CHECK(middle.starts_with("#!/bin/bash\n#SBATCH --nodes=4\n#SBATCH --gres=gpu:h100:8\n# mblint: disable="));
+  CHECK(std::count(middle.begin(), middle.end(), '#') == 4);  // #!, two #SBATCH, one suppression
+  CHECK(contains(middle, ",cp-comm-type-invalid"));
+  CHECK(contains(middle, " -- TODO: reason\nsrun --ntasks-per-node=8"));
+  CHECK(contains(middle, "    model.tensor_model_parallel_size=3 \\\n    model.cp_comm_type=[p2p,p2p]\n"));
+  REQUIRE(titles.size() >= 2);
+  CHECK(contains(titles[0], " for this command"));
+  // A finding on an #SBATCH line (itself a comment): the whole file, below `#!`.
+  titles.clear();
+  std::string sbatch = "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --gres=gpu:h100:8\n"
+                       "srun --ntasks-per-node=8 python scripts/training/run_recipe.py \\\n"
+                       "    --recipe llama3_70b_pretrain_32gpu_h100_bf16_config\n";
+  std::string whole = disable_all("sbatch.sh", sbatch, titles);
+  CHECK(whole == "#!/bin/bash\n# mblint: disable-file=world-size-divisibility -- TODO: reason\n" + sbatch.substr(12));
+  CHECK(titles == std::vector<std::string>{"Disable world-size-divisibility in this file"});
 }

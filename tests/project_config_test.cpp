@@ -562,3 +562,24 @@ TEST_CASE("hostile project configs and trees end with located diagnostics", "[pr
   p.lint({"."});
   CHECK(p.result.files_checked == 1);
 }
+
+TEST_CASE("context launch: the script's unsaved text (the editor's overlay) is what the YAML is linted with",
+          "[project-config]") {
+  Project p;
+  p.write(".mblint.yaml", "context:\n  - {files: \"conf/*.yaml\", launch: launch/run.sbatch}\n");
+  std::string script = "#!/bin/bash\nCONFIG=$1\n"
+                       "srun torchrun --nproc-per-node 8 pretrain_llama3_8b.py --config-file \"$CONFIG\"\n";
+  p.write("launch/run.sbatch", script);
+  p.write("conf/a.yaml", "model:\n  tensor_model_parallel_size: 3\n  pipeline_model_parallel_size: 1\n"
+                         "  context_parallel_size: 1\n");
+  p.lint({"conf/a.yaml"});
+  CHECK(p.of("world-size-divisibility").size() == 1);  // 8 GPUs on disk
+  // The language server passes open buffers as the overlay: 6 GPUs unsaved.
+  std::string edited = script;
+  edited.replace(edited.find("node 8"), 6, "node 6");
+  p.options.overlay[p.dir / "launch" / "run.sbatch"] = edited;
+  p.lint({"conf/a.yaml"});
+  REQUIRE(p.result.jobs.size() == 1);
+  CHECK(p.result.jobs[0].cluster.gpus_per_node.value == 6);
+  CHECK(p.of("world-size-divisibility").empty());
+}
