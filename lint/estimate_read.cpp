@@ -356,6 +356,11 @@ bool read_parallel(const Reader& r, MemoryModel& m, std::string* why_not) {
     m.dp = recipe->num_gpus / model_ranks;
     r.assumptions.push_back(fmt::format("world size unknown: the recipe's {} GPUs (data-parallel size {})",
                                         recipe->num_gpus, m.dp));
+  } else if (d.world_size.known()) {
+    // world-size-divisibility reports the layout; estimate one replica.
+    m.dp = 1;
+    r.assumptions.push_back(fmt::format("world size {} is not a multiple of TP×PP×CP = {}: data-parallel size 1 assumed",
+                                        *d.world_size, model_ranks));
   } else {
     m.dp = 1;
     r.assumptions.push_back("world size unknown: data-parallel size 1 (give --nodes and --gpus-per-node)");

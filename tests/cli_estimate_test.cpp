@@ -126,3 +126,17 @@ TEST_CASE("estimate matches Megatron-LM's measured 7B runs within 5%", "[cli][es
     CHECK(std::abs(last / c.measured - 1) < 0.05);
   }
 }
+
+TEST_CASE("estimate: a world size TP×PP×CP does not divide is named as such, not as unknown", "[cli][estimate]") {
+  Dir dir;
+  // 6 GPUs for TP 2 x PP 2: world-size-divisibility reports it; the estimate assumes one replica.
+  Run r = run({"estimate", "model_config.yaml", "--nodes", "1", "--gpus-per-node", "6", "--gpu", "h100", "--format",
+               "json"},
+              dir.path);
+  INFO(r.out);
+  auto doc = nlohmann::json::parse(r.out);
+  REQUIRE(doc["estimate"].is_object());
+  std::string assumptions = doc["estimate"]["assumptions"].dump();
+  CHECK(assumptions.find("world size 6 is not a multiple of TP×PP×CP = 4") != std::string::npos);
+  CHECK(assumptions.find("world size unknown") == std::string::npos);
+}
