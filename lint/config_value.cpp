@@ -226,10 +226,12 @@ void merge_into(ConfigValue& base, const ConfigValue& overlay) {
   }
   if (base.kind == ValueKind::Map && overlay.kind == ValueKind::Map) {
     // Wide maps: keys -> entry index, so that merging stays linear.
+    // Reserve first: the index holds views of the keys, and a short key's
+    // characters live inside its entry, so the entries must not move after.
+    base.entries.reserve(base.entries.size() + overlay.entries.size());
     std::unordered_map<std::string_view, size_t> index;
     index.reserve(base.entries.size() + overlay.entries.size());
     for (size_t i = 0; i < base.entries.size(); ++i) index.emplace(base.entries[i].key, i);
-    base.entries.reserve(base.entries.size() + overlay.entries.size());  // keys' views stay valid
     for (const MapEntry& entry : overlay.entries) {
       auto found = index.find(entry.key);
       if (found != index.end()) {

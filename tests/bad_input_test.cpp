@@ -201,3 +201,25 @@ TEST_CASE("fuzz regression: env-var rules of two groups on one job (one-definiti
   CHECK(r.code <= 1);
   CHECK(mentions(r, "\"diagnostics\""));
 }
+
+TEST_CASE("fuzz regression: a dump merged onto a recipe with wide sections (key index of moved entries)", "[bad-input]") {
+  // fuzz_check found a heap-use-after-free in the sanitizer build: merging a
+  // wide map indexed views of its short keys, then grew the vector, which
+  // moved the entries (and the characters of their keys) away from the views.
+  Scratch s;
+  s.write("job.yaml",
+          "_target_: megatron.bridge.training.config.ConfigContainer\n"
+          "model:\n  _target_: megatron.bridge.models.llama.llama_provider.Llama3ModelProvider8B\n"
+          "  num_layers: 32\n  hidden_size: 4096\n  num_attention_heads: 32\n  num_query_groups: 8\n"
+          "  num_moe_experts: null\n  tensor_model_parallel_size: 1\n  pipeline_model_parallel_size: 1\n"
+          "  context_parallel_size: 1\n  expert_model_parallel_size: 4\n  sequence_parallel: false\n"
+          "  seq_length: 8192\n"
+          "train:\n  _target_: megatron.bridge.training.config.TrainingConfig\n  global_batch_size: 64\n"
+          "  micro_batch_size: 1\n");
+  Result r = s.check({"job.yaml", "--recipe", "deepseek_v3_pretrain_config", "--format", "json"});
+  CHECK(r.code <= 1);
+  // The dump's values won over the recipe's: the overlay was merged key by key.
+  CHECK(mentions(r, "\"diagnostics\""));
+  Result text = s.check({"job.yaml", "--recipe", "deepseek_v3_pretrain_config"});
+  CHECK(text.code <= 1);
+}

@@ -167,3 +167,23 @@ TEST_CASE("unset ETP: 1 on Bridge >= 0.6 when EP > 1, TP on older releases", "[d
   f.lint("o.yaml");
   CHECK(*f.derived().expert_tensor_parallel == *f.derived().tensor_parallel);
 }
+
+TEST_CASE("merging wide maps: every overlay key wins or is added, in order", "[job]") {
+  // More than 256 key pairs takes the indexed path; short keys live inside
+  // their entries, so the merge must not move the entries it indexed.
+  for (size_t base_keys : {size_t{8}, size_t{40}, size_t{300}}) {
+    ConfigValue base = make_map();
+    for (size_t i = 0; i < base_keys; ++i) base.entries.push_back({"k" + std::to_string(i), make_int(int64_t(i))});
+    base.entries.shrink_to_fit();  // the merge has to grow the vector
+    ConfigValue overlay = make_map();
+    for (size_t i = base_keys / 2; i < base_keys + 20; ++i) {
+      overlay.entries.push_back({"k" + std::to_string(i), make_int(int64_t(1000 + i))});
+    }
+    merge_into(base, overlay);
+    REQUIRE(base.entries.size() == base_keys + 20);
+    for (size_t i = 0; i < base.entries.size(); ++i) {
+      CHECK(base.entries[i].key == "k" + std::to_string(i));
+      CHECK(base.entries[i].value.integer == int64_t(i < base_keys / 2 ? i : 1000 + i));
+    }
+  }
+}
