@@ -4,6 +4,7 @@
 #
 #   tools/setup.sh            install, build (Release) and run the demo
 #   tools/setup.sh --no-demo  install and build only
+#   tools/setup.sh --deps-only  install only (CI: tools/test.sh builds its own way)
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -36,6 +37,8 @@ if [[ ! -f tools/node/node_modules/.package-lock.json ||
   echo "mblint setup: installing the test tools in tools/node (npm ci)"
   (cd tools/node && npm ci --no-audit --no-fund --loglevel=error)
 fi
+
+[[ "${1:-}" == --deps-only ]] && exit 0
 
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
 cmake --build build -j "$(nproc)" --target mblint
