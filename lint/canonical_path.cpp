@@ -16,15 +16,31 @@ bool plain_name(const fs::path& name) {
   return !name.empty() && name != "." && name != "..";
 }
 
+fs::path canonical_dir_uncached(CanonicalPaths& cache, const fs::path& dir);
+
 // canonical(dir), or nothing when `dir` does not exist or cannot be read.
 const fs::path* canonical_dir(CanonicalPaths& cache, const fs::path& dir) {
-  auto [it, added] = cache.dirs.try_emplace(dir.native());
-  if (added) {
-    std::error_code error;
-    it->second = fs::canonical(dir, error);
-    if (error) it->second.clear();
+  if (auto it = cache.dirs.find(dir.native()); it != cache.dirs.end()) {
+    return it->second.empty() ? nullptr : &it->second;
   }
+  fs::path canonical = canonical_dir_uncached(cache, dir);
+  auto it = cache.dirs.emplace(dir.native(), std::move(canonical)).first;
   return it->second.empty() ? nullptr : &it->second;
+}
+
+// A directory that is no symlink, under a canonical parent, is that parent
+// with its name: one lstat per directory instead of a readlink per component.
+fs::path canonical_dir_uncached(CanonicalPaths& cache, const fs::path& dir) {
+  std::error_code error;
+  fs::path name = dir.filename();
+  if (dir.is_absolute() && plain_name(name) && dir.parent_path() != dir) {
+    if (const fs::path* parent = canonical_dir(cache, dir.parent_path())) {
+      fs::file_status status = fs::symlink_status(dir, error);
+      if (!error && fs::exists(status) && !fs::is_symlink(status)) return *parent / name;
+    }
+  }
+  fs::path canonical = fs::canonical(dir, error);
+  return error ? fs::path() : canonical;
 }
 
 // A file that is not a symlink, in an existing directory, is canonical(dir)/name:

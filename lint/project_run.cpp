@@ -58,12 +58,20 @@ struct Configs {
     return index;
   }
 
+  // The nearest .mblint.yaml (find_project_config), each directory on the
+  // way up asked once: a tree of thousands of files shares its parents.
   int for_dir(const fs::path& dir) {
     if (options.no_project_config) return kNoConfig;
     if (options.project_config) return forced;
     if (auto it = by_dir.find(dir); it != by_dir.end()) return it->second;
-    std::optional<fs::path> found = find_project_config(dir);
-    int index = found ? load(*found, Span{}) : kNoConfig;
+    fs::path at = dir.lexically_normal();
+    std::error_code error;
+    int index = kNoConfig;
+    if (fs::is_regular_file(at / kProjectConfigName, error)) {
+      index = load(at / kProjectConfigName, Span{});
+    } else if (at.has_parent_path() && at.parent_path() != at) {
+      index = for_dir(at.parent_path());
+    }
     by_dir[dir] = index;
     return index;
   }
