@@ -86,7 +86,8 @@ ReadResult read_source_file(SourceSet& sources, const std::filesystem::path& pat
   std::string read_key = canonical_or_same(sources.canonical, path).native();
   read_key.append(1, '\0').append(display);
   if (auto it = sources.read_from_disk.find(read_key);
-      it != sources.read_from_disk.end() && sources.files[it->second].text.size() <= max_bytes) {
+      it != sources.read_from_disk.end() && static_cast<size_t>(it->second) < sources.files.size() &&
+      sources.files[it->second].text.size() <= max_bytes) {
     result.file = it->second;
     return result;
   }

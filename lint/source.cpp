@@ -19,6 +19,10 @@ std::vector<uint32_t> compute_line_starts(std::string_view text) {
 FileId add_source(SourceSet& sources, std::string path, std::string text, bool synthetic) {
   // A file read twice in one run (a launch script linted on its own and for a
   // project context) keeps one id, so its findings are reported once.
+  if (sources.indexed > sources.files.size()) {  // files were dropped by hand: index them again
+    sources.by_path.clear();
+    sources.indexed = 0;
+  }
   for (; sources.indexed < sources.files.size(); ++sources.indexed) {
     sources.by_path.emplace(sources.files[sources.indexed].path, static_cast<FileId>(sources.indexed));
   }
