@@ -168,6 +168,7 @@ int run_check(const std::vector<std::string>& args, RuleSet rules, const CliEnvi
                      {report.format, report.fail_on, use_color(report.color, env)});
   }
 
+  options.keep_jobs = false;  // the report needs the diagnostics and the sources only
   LintResult result = run_lint(sources, options, rules);
   if (report.write_baseline) return write_baseline_file(report, env, sources, result);
   size_t hidden = 0;

@@ -82,6 +82,15 @@ ReadResult read_source_file(SourceSet& sources, const std::filesystem::path& pat
     }
     return result;
   }
+  // Read once per run: a file the walk read is read again by the build of its job.
+  std::string read_key = canonical_or_same(sources.canonical, path).native();
+  read_key.append(1, '\0').append(display);
+  if (auto it = sources.read_from_disk.find(read_key);
+      it != sources.read_from_disk.end() && static_cast<size_t>(it->second) < sources.files.size() &&
+      sources.files[it->second].text.size() <= max_bytes) {
+    result.file = it->second;
+    return result;
+  }
   std::error_code error;
   auto status = std::filesystem::status(path, error);
   if (error || !std::filesystem::exists(status)) {
@@ -124,6 +133,7 @@ ReadResult read_source_file(SourceSet& sources, const std::filesystem::path& pat
     return result;
   }
   result.file = add_source(sources, std::move(display), std::move(text));
+  sources.read_from_disk.emplace(std::move(read_key), result.file);
   return result;
 }
 

@@ -148,22 +148,36 @@ struct Resolver {
     return out;
   }
 
-  void walk(ConfigValue& node, std::vector<std::string>& path) {
+  // Where the walk is: a key of a map or an index of a list. The path is
+  // spelled out only for a value that holds a reference (most hold none).
+  struct Step {
+    const std::string* key = nullptr;
+    size_t index = 0;
+  };
+
+  static std::vector<std::string> spelled(const std::vector<Step>& steps) {
+    std::vector<std::string> path;
+    path.reserve(steps.size());
+    for (const Step& step : steps) path.push_back(step.key ? *step.key : std::to_string(step.index));
+    return path;
+  }
+
+  void walk(ConfigValue& node, std::vector<Step>& steps) {
     if (node.kind == ValueKind::String && has_interpolation(node.text)) {
-      node = resolve(node, path, 0);
+      node = resolve(node, spelled(steps), 0);
       return;
     }
     if (node.is_map()) {
       for (MapEntry& entry : node.entries) {
-        path.push_back(entry.key);
-        walk(entry.value, path);
-        path.pop_back();
+        steps.push_back(Step{&entry.key, 0});
+        walk(entry.value, steps);
+        steps.pop_back();
       }
     } else if (node.is_list()) {
       for (size_t i = 0; i < node.items.size(); ++i) {
-        path.push_back(std::to_string(i));
-        walk(node.items[i], path);
-        path.pop_back();
+        steps.push_back(Step{nullptr, i});
+        walk(node.items[i], steps);
+        steps.pop_back();
       }
     }
   }
@@ -175,8 +189,8 @@ bool has_interpolation(const std::string& text) { return text.find("${") != std:
 
 InterpolationResult resolve_interpolations(ConfigValue& root) {
   Resolver resolver{root, 0, {}};
-  std::vector<std::string> path;
-  resolver.walk(root, path);
+  std::vector<Resolver::Step> steps;
+  resolver.walk(root, steps);
   return resolver.result;
 }
 

@@ -155,6 +155,10 @@ struct LintOptions {
   // Text to lint instead of a file's bytes on disk, keyed by canonical path:
   // `check --fix` re-lints its edits before anything is written.
   std::map<std::filesystem::path, std::string> overlay;
+  // run_lint keeps every job and its derived quantities in LintResult (the
+  // language server and `estimate` read them); `check` only needs the
+  // diagnostics and lets each job go once its checks ran.
+  bool keep_jobs = true;
 };
 
 }  // namespace mblint

@@ -334,12 +334,6 @@ std::string display_path(const fs::path& path, const fs::path& base_dir) {
   return path.lexically_normal().string();
 }
 
-fs::path canonical_or_same(const fs::path& path) {
-  std::error_code error;
-  fs::path canonical = fs::weakly_canonical(path, error);
-  return error ? path.lexically_normal() : canonical;
-}
-
 // --- launch scripts ----------------------------------------------------------------
 
 struct ScriptContext {
@@ -364,7 +358,7 @@ void load_config_file(Job& job, const Launch& launch, ScriptContext& context) {
     if (!fs::exists(path)) path = resolve_relative(named, context.options.base_dir);
   }
   Span where = span_of(word, 0, word.text.size());
-  fs::path canonical = canonical_or_same(path);
+  fs::path canonical = canonical_or_same(context.sources.canonical, path);
   FileId file = kNoFile;
   if (auto it = context.loaded.find(canonical); it != context.loaded.end()) {
     file = it->second;
@@ -556,28 +550,36 @@ Job job_from_yaml(FileId file, SourceSet& sources, const LintOptions& options) {
   return job;
 }
 
-Span argument_span(const LintOptions& options, size_t index, const SourceSet& sources) {
-  // Paths are located in the "<command-line>" source by their text.
-  if (options.command_line_file == kNoFile) return {};
+// Where each path stands in the "<command-line>" source, found by its text
+// in one pass (a check of a whole tree names thousands).
+std::vector<Span> argument_spans(const LintOptions& options, const SourceSet& sources) {
+  std::vector<Span> spans(options.paths.size());
+  if (options.command_line_file == kNoFile) return spans;
   const SourceFile& line = sources.files[options.command_line_file];
   size_t at = 0;
-  for (size_t i = 0; i <= index; ++i) {
+  for (size_t i = 0; i < options.paths.size(); ++i) {
     size_t found = line.text.find(options.paths[i], at);
-    if (found == std::string::npos) return {};
-    at = found + (i == index ? 0 : options.paths[i].size());
+    if (found == std::string::npos) break;
+    spans[i] = make_span(options.command_line_file, found, found + options.paths[i].size());
+    at = found + options.paths[i].size();
   }
-  return make_span(options.command_line_file, at, at + options.paths[index].size());
+  return spans;
 }
 
 }  // namespace
 
-BuildResult build_jobs(SourceSet& sources, const LintOptions& options) {
+BuildResult build_jobs(SourceSet& sources, const LintOptions& options, const JobSink& each) {
   BuildResult result;
+  auto keep = [&](Job&& job) {
+    if (each) each(job);
+    else result.jobs.push_back(std::move(job));
+  };
   std::vector<FileId> scripts;
   std::vector<std::pair<FileId, fs::path>> yamls;
+  std::vector<Span> arguments = argument_spans(options, sources);
   for (size_t i = 0; i < options.paths.size(); ++i) {
     fs::path path = resolve_relative(options.paths[i], options.base_dir);
-    ReadResult read = read_source_file(sources, path, options.paths[i], argument_span(options, i, sources),
+    ReadResult read = read_source_file(sources, path, options.paths[i], arguments[i],
                                        kMaxInputBytes, &options.overlay);
     if (read.problem) {
       result.problems.push_back(std::move(*read.problem));
@@ -586,12 +588,12 @@ BuildResult build_jobs(SourceSet& sources, const LintOptions& options) {
     ++result.files_checked;
     switch (file_type(sources.files[read.file])) {
       case FileType::Script: scripts.push_back(read.file); break;
-      case FileType::Yaml: yamls.emplace_back(read.file, canonical_or_same(path)); break;
+      case FileType::Yaml: yamls.emplace_back(read.file, canonical_or_same(sources.canonical, path)); break;
       case FileType::Other:
         result.problems.push_back(problem(
             "unreadable-file", Severity::Note,
             fmt::format("'{}' is neither a YAML file nor a launch script; mblint skipped it", options.paths[i]),
-            argument_span(options, i, sources),
+            arguments[i],
             "mblint reads *.yaml, *.yml, *.json, *.sh, *.sbatch, *.slurm and scripts that start with #!"));
         break;
     }
@@ -602,11 +604,11 @@ BuildResult build_jobs(SourceSet& sources, const LintOptions& options) {
   for (FileId script : scripts) {
     fs::path script_path = resolve_relative(sources.files[script].path, options.base_dir);
     ScriptContext context{sources, options, referenced, loaded, script_path.parent_path()};
-    for (Job& job : jobs_from_script(script, context)) result.jobs.push_back(std::move(job));
+    for (Job& job : jobs_from_script(script, context)) keep(std::move(job));
   }
   for (const auto& [file, path] : yamls) {
     if (referenced.count(path)) continue;  // linted with the script that launches it
-    result.jobs.push_back(job_from_yaml(file, sources, options));
+    keep(job_from_yaml(file, sources, options));
   }
   return result;
 }

@@ -5,6 +5,7 @@
 // --set, then Megatron Bridge's rewrites.
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include "lint/diagnostic.h"
@@ -19,7 +20,10 @@ struct BuildResult {
   size_t files_checked = 0;
 };
 
-BuildResult build_jobs(SourceSet& sources, const LintOptions& options);
+// Each job goes to `each` as soon as it is built when given (then `jobs` stays
+// empty), so that a caller can check it and let it go.
+using JobSink = std::function<void(Job&)>;
+BuildResult build_jobs(SourceSet& sources, const LintOptions& options, const JobSink& each = {});
 
 // A job described by mblint's command line alone (--recipe, --set, --nodes,
 // --gpu ...), as if an empty override file were linted with those options:

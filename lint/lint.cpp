@@ -1,6 +1,7 @@
 #include "lint/lint.h"
 
 #include <algorithm>
+#include <iterator>
 
 #include "lint/fix_insert.h"
 #include "lint/fix_syntax.h"
@@ -33,23 +34,28 @@ void fill_rule_codes(std::vector<Diagnostic>& diagnostics, RuleSet rules) {
 
 LintResult run_lint(SourceSet& sources, const LintOptions& options, RuleSet rules) {
   LintResult result;
+  // Each job is checked as soon as it is built; only with keep_jobs does it
+  // stay (with its value trees) once its diagnostics are made.
+  std::vector<Diagnostic> found;
+  auto check = [&](Job& job, const ProjectConfig* config, const Thresholds& thresholds) {
+    Derived derived = derive(job);
+    if (config) apply_config_nvlink_domain(*config, options, derived);
+    size_t first = found.size();
+    found.insert(found.end(), job.problems.begin(), job.problems.end());
+    check_job(job, derived, thresholds, rules, found);
+    place_setting_fixes(found, first, job, sources);
+    if (config) apply_rule_settings(*config, found, first);  // rules.disable / rules.severity
+    fill_subjects(job, sources, std::span(found).subspan(first));
+    if (!options.keep_jobs) return;
+    result.jobs.push_back(std::move(job));
+    result.derived.push_back(std::move(derived));
+  };
   // Directories walked, each file under its .mblint.yaml (lint/project_run.h).
-  ProjectBuild built = build_project(sources, options, rules);
+  ProjectBuild built = build_project(sources, options, rules, check);
   result.files_checked = built.files_checked;
   result.diagnostics = std::move(built.problems);
-  result.jobs = std::move(built.jobs);
-  for (size_t i = 0; i < result.jobs.size(); ++i) {
-    const Job& job = result.jobs[i];
-    const ProjectConfig* config = built.job_configs[i];
-    result.derived.push_back(derive(job));
-    if (config) apply_config_nvlink_domain(*config, options, result.derived.back());
-    size_t first = result.diagnostics.size();
-    result.diagnostics.insert(result.diagnostics.end(), job.problems.begin(), job.problems.end());
-    check_job(job, result.derived.back(), built.job_thresholds[i], rules, result.diagnostics);
-    place_setting_fixes(result.diagnostics, first, job, sources);
-    if (config) apply_rule_settings(*config, result.diagnostics, first);  // rules.disable / rules.severity
-    fill_subjects(job, sources, std::span(result.diagnostics).subspan(first));
-  }
+  result.diagnostics.insert(result.diagnostics.end(), std::make_move_iterator(found.begin()),
+                            std::make_move_iterator(found.end()));
   apply_suppressions(sources, rules, result.diagnostics);
   fill_rule_codes(result.diagnostics, rules);
   fit_fix_edits(result.diagnostics, sources);

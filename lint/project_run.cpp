@@ -19,12 +19,6 @@ namespace {
 
 constexpr int kNoConfig = -1;
 
-fs::path canonical_or_same(const fs::path& path) {
-  std::error_code error;
-  fs::path canonical = fs::weakly_canonical(path, error);
-  return error ? path.lexically_normal() : canonical;
-}
-
 fs::path absolute_path(const fs::path& path, const fs::path& base_dir) {
   return (path.is_absolute() ? path : base_dir / path).lexically_normal();
 }
@@ -53,7 +47,7 @@ struct Configs {
   int forced = kNoConfig;  // --config FILE
 
   int load(const fs::path& path, Span requested_at) {
-    fs::path key = canonical_or_same(path);
+    fs::path key = canonical_or_same(sources.canonical, path);
     if (auto it = by_file.find(key); it != by_file.end()) return it->second;
     auto config = std::make_unique<ProjectConfig>(load_project_config(
         sources, absolute_path(path, options.base_dir),
@@ -64,12 +58,20 @@ struct Configs {
     return index;
   }
 
+  // The nearest .mblint.yaml (find_project_config), each directory on the
+  // way up asked once: a tree of thousands of files shares its parents.
   int for_dir(const fs::path& dir) {
     if (options.no_project_config) return kNoConfig;
     if (options.project_config) return forced;
     if (auto it = by_dir.find(dir); it != by_dir.end()) return it->second;
-    std::optional<fs::path> found = find_project_config(dir);
-    int index = found ? load(*found, Span{}) : kNoConfig;
+    fs::path at = dir.lexically_normal();
+    std::error_code error;
+    int index = kNoConfig;
+    if (fs::is_regular_file(at / kProjectConfigName, error)) {
+      index = load(at / kProjectConfigName, Span{});
+    } else if (at.has_parent_path() && at.parent_path() != at) {
+      index = for_dir(at.parent_path());
+    }
     by_dir[dir] = index;
     return index;
   }
@@ -93,7 +95,7 @@ std::vector<Input> expand_paths(const LintOptions& options, Configs& configs) {
   std::vector<Input> inputs;
   std::set<fs::path> seen;
   auto add = [&](Input input) {
-    if (!seen.insert(canonical_or_same(input.path)).second) return;  // a file named twice is read once
+    if (!seen.insert(canonical_or_same(configs.sources.canonical, input.path)).second) return;  // a file named twice is read once
     input.config = configs.for_dir(input.path.parent_path());
     inputs.push_back(std::move(input));
   };
@@ -149,29 +151,34 @@ struct Builder {
   ProjectBuild& build;
   std::set<fs::path> walked;      // canonical paths of walked files
   std::set<fs::path> referenced;  // canonical paths of YAML files a built script read
+  const ProjectJobSink& each;
 
   LintOptions options_for(int config) const {
     const ProjectConfig* project = configs.get(config);
     return project ? options_with_config(options, *project) : options;
   }
 
-  // Build `unit` and keep its jobs; returns how many named files it read.
+  // Build `unit` and keep its jobs (or hand each to `each`); returns how many
+  // named files it read.
   size_t run(LintOptions unit, int config) {
-    BuildResult built = build_jobs(sources, unit);
-    for (Diagnostic& d : built.problems) build.problems.push_back(std::move(d));
     const ProjectConfig* project = configs.get(config);
-    for (Job& job : built.jobs) {
-      fs::path primary = canonical_or_same(absolute_path(sources.files[job.primary].path, options.base_dir));
+    BuildResult built = build_jobs(sources, unit, [&](Job& job) {
+      fs::path primary = canonical_or_same(sources.canonical, absolute_path(sources.files[job.primary].path, options.base_dir));
       if (walked.count(primary)) silence_non_config(sources, job);
       for (FileId file : job.files) {
         if (file != job.primary)
-          referenced.insert(canonical_or_same(absolute_path(sources.files[file].path, options.base_dir)));
+          referenced.insert(canonical_or_same(sources.canonical, absolute_path(sources.files[file].path, options.base_dir)));
       }
       if (project) apply_config_cluster(*project, options, job);
+      if (each) {
+        each(job, project, unit.thresholds);
+        return;
+      }
       build.jobs.push_back(std::move(job));
       build.job_configs.push_back(project);
       build.job_thresholds.push_back(unit.thresholds);
-    }
+    });
+    for (Diagnostic& d : built.problems) build.problems.push_back(std::move(d));
     return built.files_checked;
   }
 };
@@ -202,7 +209,7 @@ void build_yaml_units(Builder& builder, int config, const std::vector<const Inpu
   std::vector<std::string> plain;
   std::map<const ContextEntry*, std::vector<std::string>> by_context;
   for (const Input* input : yamls) {
-    if (builder.referenced.count(canonical_or_same(input->path))) {
+    if (builder.referenced.count(canonical_or_same(builder.sources.canonical, input->path))) {
       ++builder.build.files_checked;  // linted with the script that launches it
       continue;
     }
@@ -210,10 +217,10 @@ void build_yaml_units(Builder& builder, int config, const std::vector<const Inpu
     if (entry && entry->launch) {
       LintOptions unit = options_with_context(base, *entry);
       unit.paths = {display_path(entry->launch_path, builder.options.base_dir), input->display};
-      unit.launch_config_file = canonical_or_same(input->path);
+      unit.launch_config_file = canonical_or_same(builder.sources.canonical, input->path);
       builder.run(std::move(unit), config);
       ++builder.build.files_checked;
-      if (!builder.referenced.count(canonical_or_same(input->path))) report_unused_launch(builder.build, *entry);
+      if (!builder.referenced.count(canonical_or_same(builder.sources.canonical, input->path))) report_unused_launch(builder.build, *entry);
     } else if (entry) {
       by_context[entry].push_back(input->display);
     } else {
@@ -234,7 +241,8 @@ void build_yaml_units(Builder& builder, int config, const std::vector<const Inpu
 
 }  // namespace
 
-ProjectBuild build_project(SourceSet& sources, const LintOptions& options, RuleSet rules) {
+ProjectBuild build_project(SourceSet& sources, const LintOptions& options, RuleSet rules,
+                           const ProjectJobSink& each) {
   ProjectBuild build;
   Configs configs{sources, options, rules, build, {}, {}, kNoConfig};
   if (options.project_config && !options.no_project_config) {
@@ -246,10 +254,10 @@ ProjectBuild build_project(SourceSet& sources, const LintOptions& options, RuleS
   for (const Input& input : inputs) {
     (void)read_source_file(sources, input.path, input.display, Span{}, kMaxInputBytes, &options.overlay);
   }
-  Builder builder{sources, options, configs, build, {}, {}};
+  Builder builder{sources, options, configs, build, {}, {}, each};
   std::map<int, Group> groups;
   for (const Input& input : inputs) {
-    if (input.walked) builder.walked.insert(canonical_or_same(input.path));
+    if (input.walked) builder.walked.insert(canonical_or_same(sources.canonical, input.path));
     Group& group = groups[input.config];
     (is_yaml_name(input.path) ? group.yamls : group.scripts).push_back(&input);
   }

@@ -6,6 +6,7 @@
 // recipe, a cluster, or the launch script that runs them).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -27,6 +28,10 @@ struct ProjectBuild {
   std::vector<std::unique_ptr<ProjectConfig>> configs;  // owns what job_configs point to
 };
 
-ProjectBuild build_project(SourceSet& sources, const LintOptions& options, RuleSet rules);
+// Each job goes to `each` with its config and thresholds as soon as it is
+// built when given (then `jobs`, `job_configs` and `job_thresholds` stay empty).
+using ProjectJobSink = std::function<void(Job&, const ProjectConfig*, const Thresholds&)>;
+ProjectBuild build_project(SourceSet& sources, const LintOptions& options, RuleSet rules,
+                           const ProjectJobSink& each = {});
 
 }  // namespace mblint

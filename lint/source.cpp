@@ -19,11 +19,21 @@ std::vector<uint32_t> compute_line_starts(std::string_view text) {
 FileId add_source(SourceSet& sources, std::string path, std::string text, bool synthetic) {
   // A file read twice in one run (a launch script linted on its own and for a
   // project context) keeps one id, so its findings are reported once.
+  if (sources.indexed > sources.files.size()) {  // files were dropped by hand: index them again
+    sources.by_path.clear();
+    sources.indexed = 0;
+  }
+  for (; sources.indexed < sources.files.size(); ++sources.indexed) {
+    sources.by_path.emplace(sources.files[sources.indexed].path, static_cast<FileId>(sources.indexed));
+  }
   if (!synthetic) {
-    for (size_t i = 0; i < sources.files.size(); ++i) {
-      const SourceFile& known = sources.files[i];
-      if (!known.synthetic && known.path == path && known.text == text) return static_cast<FileId>(i);
+    auto [begin, end] = sources.by_path.equal_range(path);
+    FileId found = kNoFile;
+    for (auto it = begin; it != end; ++it) {
+      const SourceFile& known = sources.files[it->second];
+      if (!known.synthetic && known.text == text && (found == kNoFile || it->second < found)) found = it->second;
     }
+    if (found != kNoFile) return found;
   }
   SourceFile file;
   file.path = std::move(path);
@@ -31,7 +41,10 @@ FileId add_source(SourceSet& sources, std::string path, std::string text, bool s
   file.text = std::move(text);
   file.synthetic = synthetic;
   sources.files.push_back(std::move(file));
-  return static_cast<FileId>(sources.files.size() - 1);
+  FileId id = static_cast<FileId>(sources.files.size() - 1);
+  sources.by_path.emplace(sources.files.back().path, id);
+  sources.indexed = sources.files.size();
+  return id;
 }
 
 LineCol line_col(const SourceFile& file, uint32_t offset) {

@@ -6,7 +6,10 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
+
+#include "lint/canonical_path.h"
 
 namespace mblint {
 
@@ -40,6 +43,12 @@ struct SourceFile {
 // All files of one lint run. Jobs refer to files by FileId.
 struct SourceSet {
   std::vector<SourceFile> files;
+  // Indexes that keep a run over thousands of files linear. Files are added
+  // by add_source (which indexes the files added any other way on its next call).
+  std::unordered_multimap<std::string, FileId> by_path;  // SourceFile.path -> ids
+  size_t indexed = 0;                                     // files[0, indexed) are in by_path
+  std::unordered_map<std::string, FileId> read_from_disk;  // read_source_file: canonical path + display -> id
+  CanonicalPaths canonical;
 };
 
 FileId add_source(SourceSet& sources, std::string path, std::string text,

@@ -320,8 +320,10 @@ class TreeBuilder : public YAML::EventHandler {
       entry->value = std::move(value);  // the last value wins (PyYAML, yq)
       return;
     }
-    frame.node.entries.push_back(MapEntry{frame.key, std::move(value)});
-    if (!frame.index.empty()) frame.index.emplace(frame.key, frame.node.entries.size() - 1);
+    MapEntry& added = frame.node.entries.emplace_back();  // the key moves in: read again only at the next key
+    added.key = std::move(frame.key);
+    added.value = std::move(value);
+    if (!frame.index.empty()) frame.index.emplace(added.key, frame.node.entries.size() - 1);
   }
 
   static MapEntry* find_entry(Frame& frame, const std::string& key) {

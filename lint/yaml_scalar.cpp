@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <string>
 
 #include <re2/re2.h>
@@ -150,8 +151,24 @@ bool may_resolve(std::string_view text) {
   return text.size() <= 5 && std::string_view("yYnNtTfFoO").find(c) != std::string_view::npos;
 }
 
+// A plain decimal integer without a leading zero and short enough for
+// int64 ("8192", "-1"): every flavor's int resolver takes it and none of the
+// others does, so it is typed without running them.
+std::optional<int64_t> plain_decimal(std::string_view text) {
+  size_t i = !text.empty() && (text[0] == '-' || text[0] == '+') ? 1 : 0;
+  size_t digits = text.size() - i;
+  if (digits == 0 || digits > 18 || (text[i] == '0' && digits > 1)) return std::nullopt;
+  int64_t value = 0;
+  for (size_t k = i; k < text.size(); ++k) {
+    if (text[k] < '0' || text[k] > '9') return std::nullopt;
+    value = value * 10 + (text[k] - '0');
+  }
+  return text[0] == '-' ? -value : value;
+}
+
 ConfigValue type_yaml11(std::string_view text, bool omegaconf) {
   if (!may_resolve(text)) return make_string(std::string(text));
+  if (auto value = plain_decimal(text)) return make_int(*value);
   const Resolvers& r = resolvers();
   re2::StringPiece piece(text.data(), text.size());
   if (RE2::FullMatch(piece, r.yaml11_bool)) {
@@ -167,6 +184,7 @@ ConfigValue type_yaml11(std::string_view text, bool omegaconf) {
 
 ConfigValue type_yaml12(std::string_view text) {
   if (!may_resolve(text)) return make_string(std::string(text));
+  if (auto value = plain_decimal(text)) return make_int(*value);
   const Resolvers& r = resolvers();
   re2::StringPiece piece(text.data(), text.size());
   if (text.empty() || text == "~" || text == "null" || text == "Null" || text == "NULL") return make_null();

@@ -123,9 +123,8 @@ const LmDefault* find_default(std::span<const LmDefault> table, std::string_view
 
 // A section that is None in a dump (comm_overlap: null) has no fields.
 bool inside_null_section(const Job& job, std::string_view path) {
-  std::vector<std::string> segments = split_path(path);
-  for (size_t n = 1; n < segments.size(); ++n) {
-    const ConfigValue* node = find_path(job.config, join_path(segments, n));
+  for (size_t dot = path.find('.'); dot != std::string_view::npos; dot = path.find('.', dot + 1)) {
+    const ConfigValue* node = find_path(job.config, path.substr(0, dot));  // each enclosing section
     if (node && node->is_null()) return true;
   }
   return false;
