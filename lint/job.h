@@ -132,6 +132,8 @@ struct CommandLineValue {
   Span span;  // in the synthetic "<command-line>" source
 };
 
+struct YamlCache;  // lint/yaml_patch.h
+
 struct LintOptions {
   std::vector<std::string> paths;
   std::filesystem::path base_dir;  // relative paths resolve here (the cwd)
@@ -155,6 +157,8 @@ struct LintOptions {
   // Text to lint instead of a file's bytes on disk, keyed by canonical path:
   // `check --fix` re-lints its edits before anything is written.
   std::map<std::filesystem::path, std::string> overlay;
+  // YAML parses kept between runs (the language server's); null: parse every file.
+  YamlCache* yaml_cache = nullptr;
 };
 
 }  // namespace mblint
