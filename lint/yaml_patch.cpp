@@ -28,15 +28,18 @@ void for_each_span(ConfigValue& value, Visit& visit) {
 }
 
 template <typename Visit>
+void visit_problem_spans(Diagnostic& problem, Visit& visit) {
+  visit(problem.where);
+  for (Note& note : problem.notes) visit(note.where);
+  for (Fix& fix : problem.fixes) {
+    for (TextEdit& edit : fix.edits) visit(edit.where);
+  }
+}
+
+template <typename Visit>
 void for_each_span(YamlDocument& document, Visit& visit) {
   for_each_span(document.root, visit);
-  for (Diagnostic& problem : document.problems) {
-    visit(problem.where);
-    for (Note& note : problem.notes) visit(note.where);
-    for (Fix& fix : problem.fixes) {
-      for (TextEdit& edit : fix.edits) visit(edit.where);
-    }
-  }
+  for (Diagnostic& problem : document.problems) visit_problem_spans(problem, visit);
 }
 
 void restamp(YamlDocument& document, FileId from, FileId to) {
@@ -177,6 +180,87 @@ bool only_duplicate_keys(const std::vector<Diagnostic>& problems) {
                      [](const Diagnostic& problem) { return problem.rule == "duplicate-key"; });
 }
 
+// --- section edits -----------------------------------------------------------------
+
+constexpr size_t kMaxSectionPatchBytes = 1u << 20;  // far below load_yaml's node limit
+
+size_t line_start_of(std::string_view text, size_t at) {
+  if (at == 0) return 0;
+  size_t newline = text.rfind('\n', at - 1);
+  return newline == std::string_view::npos ? 0 : newline + 1;
+}
+
+// What starts a line at column 0: inside a section only blank lines,
+// indented lines and comments; a top-level key line starts a section.
+enum class LineStart { Inside, Key, Other };
+
+LineStart classify_line(std::string_view text, size_t start) {
+  if (start >= text.size()) return LineStart::Inside;
+  char c = text[start];
+  if (c == ' ' || c == '#' || c == '\n' || c == '\r') return LineStart::Inside;
+  if (is_alnum(c) || c == '_') return LineStart::Key;
+  return LineStart::Other;
+}
+
+// Every line starting in [from, to) is inside a section.
+bool all_inside(std::string_view text, size_t from, size_t to) {
+  for (size_t at = from; at < to;) {
+    if (classify_line(text, at) != LineStart::Inside) return false;
+    size_t newline = text.find('\n', at);
+    if (newline == std::string_view::npos) break;
+    at = newline + 1;
+  }
+  return true;
+}
+
+// `key:` alone on its line (the section's value starts on the next line).
+bool bare_key_line(std::string_view line) {
+  size_t at = 0;
+  while (at < line.size() && is_key_char(line[at])) ++at;
+  return at > 0 && at + 1 == line.size() && line[at] == ':';
+}
+
+enum class Where { Before, Inside, After, Mixed };
+
+// Where a problem's spans lie relative to the section (T_start, end).
+Where place_of(const Diagnostic& problem, uint32_t section_begin, uint32_t section_end) {
+  bool before = false, inside = false, after = false;
+  auto note = [&](const Span& span) {
+    if (!span.valid()) return;
+    if (span.end <= section_begin) before = true;
+    else if (span.begin > section_begin && span.end <= section_end) inside = true;
+    else if (span.begin >= section_end) after = true;
+    else before = inside = after = true;
+  };
+  note(problem.where);
+  for (const Note& n : problem.notes) note(n.where);
+  if (before + inside + after != 1) return before || inside || after ? Where::Mixed : Where::Before;
+  return before ? Where::Before : inside ? Where::Inside : Where::After;
+}
+
+// A quoted scalar or flow collection over several lines: yaml-cpp reads an
+// unclosed one on to the end of the text, past where the section was cut.
+bool has_multiline_flow(const ConfigValue& value, std::string_view text) {
+  const Span& span = value.where.value;
+  if (span.begin < span.end && span.end <= text.size() && std::string_view("[{'\"").find(text[span.begin]) != std::string_view::npos &&
+      text.substr(span.begin, span.end - span.begin).find('\n') != std::string_view::npos) {
+    return true;
+  }
+  for (const ConfigValue& item : value.items) {
+    if (has_multiline_flow(item, text)) return true;
+  }
+  for (const MapEntry& entry : value.entries) {
+    if (has_multiline_flow(entry.value, text)) return true;
+  }
+  return false;
+}
+
+void set_block_map_end(ConfigValue& map) {
+  uint32_t end = map.where.value.begin;
+  for (const MapEntry& entry : map.entries) end = std::max(end, entry.value.where.value.end);
+  map.where.value.end = end;
+}
+
 }  // namespace
 
 YamlDocument load_yaml_cached(YamlCache* cache, const SourceSet& sources, FileId file, YamlFlavor flavor,
@@ -255,10 +339,123 @@ bool patch_scalar_edit(ParsedYaml& parsed, const ByteEdit& edit) {
   return true;
 }
 
+bool patch_section_edit(ParsedYaml& parsed, const ByteEdit& edit) {
+  const std::string& before = parsed.text;
+  YamlDocument& document = parsed.document;
+  if (!document.ok || !only_duplicate_keys(document.problems) || !document.root.is_map()) return false;
+  if (edit.begin > edit.end || edit.end > before.size() || before.size() > kMaxSectionPatchBytes) return false;
+  if (before.compare(0, 3, "\xEF\xBB\xBF") == 0) return false;  // a byte-order mark
+  if (may_copy_values(before) || may_copy_values(edit.replacement)) return false;
+  // The section's key line: the nearest top-level line at or before the edit,
+  // left as it is (the edit may start at its end: Enter after `train:`).
+  size_t section = line_start_of(before, edit.begin);
+  while (classify_line(before, section) == LineStart::Inside) {
+    if (section == 0) return false;
+    section = line_start_of(before, section - 1);
+  }
+  size_t key_line_end = line_content_end(before, section);
+  if (classify_line(before, section) != LineStart::Key || edit.begin < key_line_end) return false;
+  if (key_line_end >= before.size() || before[key_line_end] != '\n') return false;
+  if (!bare_key_line(std::string_view(before).substr(section, key_line_end - section))) return false;
+  // The next top-level key line, at or after the edit's end, also untouched.
+  size_t next = line_start_of(before, edit.end);
+  if (next < edit.end) {
+    size_t newline = before.find('\n', edit.end);
+    next = newline == std::string::npos ? before.size() : newline + 1;
+  }
+  while (next < before.size() && classify_line(before, next) == LineStart::Inside) {
+    size_t newline = before.find('\n', next);
+    next = newline == std::string::npos ? before.size() : newline + 1;
+  }
+  if (next < before.size() && classify_line(before, next) != LineStart::Key) return false;
+  if (!all_inside(before, key_line_end + 1, next)) return false;
+  // The old tree: the section is the root entry keyed at `section`, and the
+  // entry after it (if any) is keyed at `next`.
+  auto& entries = document.root.entries;
+  auto found = std::find_if(entries.begin(), entries.end(),
+                            [&](const MapEntry& entry) { return entry.value.where.key.begin == section; });
+  if (found == entries.end()) return false;
+  size_t index = static_cast<size_t>(found - entries.begin());
+  bool last = index + 1 == entries.size();
+  if (last != (next >= before.size())) return false;
+  if (!last && entries[index + 1].value.where.key.begin != next) return false;
+  for (const Diagnostic& problem : document.problems) {
+    if (place_of(problem, static_cast<uint32_t>(section), static_cast<uint32_t>(next)) == Where::Mixed) return false;
+  }
+
+  // The new text up to the next section, everything before this section
+  // blanked (offsets and line numbers stay), parsed alone.
+  std::string after = before;
+  after.replace(edit.begin, edit.end - edit.begin, edit.replacement);
+  int64_t delta = static_cast<int64_t>(edit.replacement.size()) - static_cast<int64_t>(edit.end - edit.begin);
+  size_t new_next = static_cast<size_t>(static_cast<int64_t>(next) + delta);
+  // The key line and the next section's line are still whole lines.
+  size_t key_line = key_line_end + 1 - section;
+  if (after.compare(section, key_line, before, section, key_line) != 0) return false;
+  if (new_next < after.size() && after[new_next - 1] != '\n') return false;
+  if (!all_inside(after, key_line_end + 1, new_next)) return false;
+  // The next section's key line is parsed too: whether the section's last
+  // value continues onto it is decided there (yaml-cpp lets a plain scalar
+  // run on to a column-0 line), and it must stay the next entry.
+  size_t cut = after.find('\n', new_next);
+  cut = last || cut == std::string::npos ? after.size() : cut + 1;
+  SourceSet alone;
+  std::string partial = after.substr(0, cut);
+  for (size_t i = 0; i < section; ++i) {
+    if (partial[i] != '\n' && partial[i] != '\r') partial[i] = ' ';
+  }
+  FileId id = add_source(alone, "section.yaml", std::move(partial));
+  YamlDocument reparsed = load_yaml(alone, id, parsed.flavor, parsed.layer);
+  if (!reparsed.ok || !only_duplicate_keys(reparsed.problems) || !reparsed.root.is_map() ||
+      reparsed.root.entries.size() != (last ? 1u : 2u)) {
+    return false;
+  }
+  if (!last && (reparsed.root.entries[1].key != entries[index + 1].key ||
+                reparsed.root.entries[1].value.where.key.begin != new_next)) {
+    return false;
+  }
+  MapEntry& fresh = reparsed.root.entries.front();
+  if (has_multiline_flow(fresh.value, after)) return false;
+  restamp(reparsed, id, parsed.file);
+  if (fresh.key != found->key || fresh.value.where.key != found->value.where.key) return false;
+  for (const Diagnostic& problem : reparsed.problems) {
+    if (place_of(problem, static_cast<uint32_t>(section), static_cast<uint32_t>(new_next)) != Where::Inside) return false;
+  }
+
+  // Certain now: swap the section in, move what follows.
+  auto shift = [&](Span& span) {
+    if (span.file != parsed.file) return;
+    if (span.begin >= next) span.begin = static_cast<uint32_t>(span.begin + delta);
+    if (span.end >= next) span.end = static_cast<uint32_t>(span.end + delta);
+  };
+  found->value = std::move(fresh.value);
+  for (size_t i = index + 1; i < entries.size(); ++i) for_each_span(entries[i].value, shift);
+  set_block_map_end(document.root);
+  // Problems in document order: before the section, in it (new), after it.
+  std::vector<Diagnostic> problems, later;
+  for (Diagnostic& problem : document.problems) {
+    Where where = place_of(problem, static_cast<uint32_t>(section), static_cast<uint32_t>(next));
+    if (where == Where::Before) problems.push_back(std::move(problem));
+    if (where == Where::After) {
+      visit_problem_spans(problem, shift);
+      later.push_back(std::move(problem));
+    }
+  }
+  for (Diagnostic& problem : reparsed.problems) problems.push_back(std::move(problem));
+  for (Diagnostic& problem : later) problems.push_back(std::move(problem));
+  document.problems = std::move(problems);
+  parsed.text = std::move(after);
+  return true;
+}
+
 void note_edit(YamlCache& cache, std::string_view before, const ByteEdit& edit) {
   for (ParsedYaml& entry : cache.entries) {  // one entry per flavor the text was read as
     if (entry.text.size() != before.size() || entry.text != before) continue;
-    if (patch_scalar_edit(entry, edit)) ++cache.patches;
+    if (patch_scalar_edit(entry, edit)) {
+      ++cache.patches;
+    } else if (patch_section_edit(entry, edit)) {
+      ++cache.section_patches;
+    }
   }
 }
 

@@ -33,7 +33,7 @@ struct ParsedYaml {
 struct YamlCache {
   std::vector<ParsedYaml> entries;
   size_t capacity = 8;
-  size_t hits = 0, parses = 0, patches = 0;  // for tests and the benchmark
+  size_t hits = 0, parses = 0, patches = 0, section_patches = 0;  // for tests
 };
 
 // load_yaml with the default limits, answered from `cache` when it holds a
@@ -55,9 +55,16 @@ struct ByteEdit {
 // and the caller must parse the new text.
 bool patch_scalar_edit(ParsedYaml& parsed, const ByteEdit& edit);
 
+// Update `parsed` for an edit confined to one top-level section of a block
+// mapping (the lines after a `section:` line and before the next top-level
+// key, which both stay as they are): that section alone is re-parsed and
+// put in place of the old one, later spans moved. Lines may be added or
+// removed. False when in doubt (`parsed` unchanged).
+bool patch_section_edit(ParsedYaml& parsed, const ByteEdit& edit);
+
 // Bring the cache along with an edit of a text it may hold: the entry for
-// `before` becomes the entry for the edited text when patch_scalar_edit
-// succeeds (otherwise it stays, for an undo, until newer parses push it out).
+// `before` becomes the entry for the edited text when patch_scalar_edit or
+// patch_section_edit succeeds (otherwise it stays, for an undo, until newer parses push it out).
 void note_edit(YamlCache& cache, std::string_view before, const ByteEdit& edit);
 
 }  // namespace mblint

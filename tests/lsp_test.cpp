@@ -596,7 +596,9 @@ TEST_CASE("lsp: value edits take the patched parse and publish exactly what a fu
   s.request("shutdown", nullptr);
   s.notify("exit", Json::object());
   CHECK(s.wait_exit() == 0);
-  // Every value edit was patched; the structural one and the open parsed.
+  // Every value edit was patched, the structural one re-parsed its section
+  // only; the open was the one full parse.
   CHECK(s.server.yaml_cache.patches == 6);
-  CHECK(s.server.yaml_cache.parses == 2);
+  CHECK(s.server.yaml_cache.section_patches == 1);
+  CHECK(s.server.yaml_cache.parses == 1);
 }

@@ -1,9 +1,11 @@
-// Patching a YAML parse for a one-line value edit (lint/yaml_patch.h): every
+// Patching a YAML parse for a value edit or an edit inside one top-level
+// section (lint/yaml_patch.h): every
 // patch the code accepts must equal a full parse of the edited text, value
 // for value and span for span. Random edits over every fixture YAML.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <random>
 
@@ -86,7 +88,26 @@ ByteEdit random_edit(const std::string& text, std::mt19937& random, std::string&
   if (end == std::string::npos) end = text.size();
   size_t colon = text.find(": ", begin);
   bool has_value = colon != std::string::npos && colon < end;
-  switch (pick(6)) {
+  const std::vector<std::string> kLines = {"  new_key: 1\n", "  - item\n", "    nested: x\n", "# comment\n", "\n",
+                                           "  lr: 3e-4\n", "top: 1\n", "  block: |\n    text\n", "  q: \"a\n",
+                                           "  flow: [1, 2]\n", "- 1\n", "\tbad: 1\n", "  sub:\n    a: 1\n    b: 2\n"};
+  switch (pick(9)) {
+    case 6: {  // insert whole lines at a line start
+      replacement = kLines[pick(kLines.size())];
+      return ByteEdit{static_cast<uint32_t>(begin), static_cast<uint32_t>(begin), replacement};
+    }
+    case 7: {  // delete this line, or this and the next
+      size_t to = end;
+      if (pick(2) && to < text.size()) to = text.find('\n', to + 1);
+      to = to == std::string::npos ? text.size() : std::min(text.size(), to + 1);
+      replacement.clear();
+      return ByteEdit{static_cast<uint32_t>(begin), static_cast<uint32_t>(to), replacement};
+    }
+    case 8: {  // Enter at the end of the line, then a new entry or a copy of this line
+      replacement = "\n";
+      replacement.append(pick(2) ? std::string_view(text).substr(begin, end - begin) : std::string_view("  added: 2"));
+      return ByteEdit{static_cast<uint32_t>(end), static_cast<uint32_t>(end), replacement};
+    }
     case 0:
     case 1:
     case 2: {  // rewrite the value, the common edit
@@ -127,10 +148,12 @@ std::vector<fs::path> fixture_yamls() {
 
 }  // namespace
 
-TEST_CASE("yaml patch: random one-line edits of every fixture YAML equal a full re-parse", "[yaml][lsp]") {
-  std::mt19937 random(20261129);
+TEST_CASE("yaml patch: random edits of every fixture YAML, patched, equal a full re-parse", "[yaml][lsp]") {
+  // MBLINT_PATCH_SEED=N explores other edits; the default keeps runs reproducible.
+  const char* seed = std::getenv("MBLINT_PATCH_SEED");
+  std::mt19937 random(seed ? static_cast<unsigned>(std::strtoul(seed, nullptr, 10)) : 20261129u);
   const YamlFlavor flavors[] = {YamlFlavor::PyYaml, YamlFlavor::OmegaConf, YamlFlavor::Yaml12};
-  size_t patched = 0, refused = 0, files = 0;
+  size_t patched = 0, section_patched = 0, refused = 0, files = 0;
   for (const fs::path& path : fixture_yamls()) {
     std::string text = mblint::test::read_file(path);
     if (text.size() > 200'000) continue;
@@ -142,8 +165,10 @@ TEST_CASE("yaml patch: random one-line edits of every fixture YAML equal a full 
       std::string after = current.text;
       after.replace(edit.begin, edit.end - edit.begin, replacement);
       ParsedYaml candidate = current;
-      if (patch_scalar_edit(candidate, edit)) {
-        ++patched;
+      bool scalar = patch_scalar_edit(candidate, edit);
+      bool section = !scalar && patch_section_edit(candidate, edit);
+      if (scalar || section) {
+        ++(scalar ? patched : section_patched);
         ParsedYaml full = parse(after, flavor, current.file);
         INFO(path.string() << "\nbefore:\n" << current.text << "\nafter:\n" << after);
         REQUIRE(candidate.text == after);
@@ -161,9 +186,10 @@ TEST_CASE("yaml patch: random one-line edits of every fixture YAML equal a full 
       }
     }
   }
-  INFO(patched << " patched, " << refused << " refused");
+  INFO(patched << " value patches, " << section_patched << " section patches, " << refused << " refused");
   CHECK(files > 100);
   CHECK(patched > 3000);  // the property was exercised, not refused away
+  CHECK(section_patched > 3000);
   CHECK(refused > 2000);
 }
 
