@@ -152,15 +152,27 @@ bool next_lines_end_value(std::string_view text, size_t line_end, size_t indent)
   return true;
 }
 
-ConfigValue* find_value(ConfigValue& node, Span value, Span key) {
+// The node at `value` keyed at `key`; null when absent or inside a flow
+// collection (`[a,\n b]`: there a plain scalar runs on over line ends).
+ConfigValue* find_value(ConfigValue& node, Span value, Span key, std::string_view text) {
   if (node.where.value == value && node.where.key == key) return &node;
+  uint32_t begin = node.where.value.begin;
+  if (begin < text.size() && (text[begin] == '[' || text[begin] == '{')) return nullptr;
   for (ConfigValue& item : node.items) {
-    if (ConfigValue* found = find_value(item, value, key)) return found;
+    if (ConfigValue* found = find_value(item, value, key, text)) return found;
   }
   for (MapEntry& entry : node.entries) {
-    if (ConfigValue* found = find_value(entry.value, value, key)) return found;
+    if (ConfigValue* found = find_value(entry.value, value, key, text)) return found;
   }
   return nullptr;
+}
+
+// The loaded node is what the line's text reads as: nothing was read from
+// beyond the line.
+bool same_scalar(const ConfigValue& a, const ConfigValue& b) {
+  bool reals = a.real == b.real || (a.real != a.real && b.real != b.real);  // NaN
+  return a.kind == b.kind && a.boolean == b.boolean && a.integer == b.integer && reals && a.text == b.text &&
+         a.quoted == b.quoted;
 }
 
 bool is_scalar(const ConfigValue& value) { return value.kind != ValueKind::Map && value.kind != ValueKind::List; }
@@ -312,7 +324,8 @@ bool patch_scalar_edit(ParsedYaml& parsed, const ByteEdit& edit) {
   }
   std::string_view old_value = old_line.substr(old_entry->value_begin);
   std::string_view new_value = std::string_view(new_line).substr(new_entry->value_begin);
-  if (!simple_scalar(old_value, parsed.flavor)) return false;
+  std::optional<ConfigValue> old_typed = simple_scalar(old_value, parsed.flavor);
+  if (!old_typed) return false;
   std::optional<ConfigValue> typed = simple_scalar(new_value, parsed.flavor);
   if (!typed || !next_lines_end_value(before, line_end, old_entry->indent)) return false;
 
@@ -320,8 +333,8 @@ bool patch_scalar_edit(ParsedYaml& parsed, const ByteEdit& edit) {
   auto offset = [](size_t at) { return static_cast<uint32_t>(at); };
   Span old_span = make_span(file, offset(line_begin + old_entry->value_begin), offset(line_end));
   Span key_span = make_span(file, offset(line_begin + old_entry->indent), offset(line_begin + old_entry->key_end));
-  ConfigValue* node = find_value(document.root, old_span, key_span);
-  if (!node || !is_scalar(*node)) return false;
+  ConfigValue* node = find_value(document.root, old_span, key_span, before);
+  if (!node || !is_scalar(*node) || !same_scalar(*node, *old_typed)) return false;
 
   // Certain now: rewrite the node, then move every later offset.
   int64_t delta = static_cast<int64_t>(new_line.size()) - static_cast<int64_t>(old_line.size());
