@@ -167,6 +167,22 @@ ConfigValue* find_value(ConfigValue& node, Span value, Span key, std::string_vie
   return nullptr;
 }
 
+bool is_scalar(const ConfigValue& value) { return value.kind != ValueKind::Map && value.kind != ValueKind::List; }
+
+// Nodes keyed at `key`, or scalars with a value span touching [begin, end]. One (the
+// node edited) unless the YAML is odd (`? ` explicit keys can give two
+// nodes one key span, and an empty value's span is found by reading the
+// text after its key's colon).
+size_t nodes_near(const ConfigValue& node, Span key, uint32_t begin, uint32_t end) {
+  const Span& value = node.where.value;
+  bool touches = value.file == key.file && is_scalar(node) &&
+                 ((value.begin >= begin && value.begin <= end) || (value.end >= begin && value.end <= end));
+  size_t count = node.where.key == key || touches ? 1 : 0;  // containers end where their last value does
+  for (const ConfigValue& item : node.items) count += nodes_near(item, key, begin, end);
+  for (const MapEntry& entry : node.entries) count += nodes_near(entry.value, key, begin, end);
+  return count;
+}
+
 // The loaded node is what the line's text reads as: nothing was read from
 // beyond the line.
 bool same_scalar(const ConfigValue& a, const ConfigValue& b) {
@@ -174,8 +190,6 @@ bool same_scalar(const ConfigValue& a, const ConfigValue& b) {
   return a.kind == b.kind && a.boolean == b.boolean && a.integer == b.integer && reals && a.text == b.text &&
          a.quoted == b.quoted;
 }
-
-bool is_scalar(const ConfigValue& value) { return value.kind != ValueKind::Map && value.kind != ValueKind::List; }
 
 // Anchors, aliases and merge keys copy values around the tree: a patched
 // value could be one of several copies. Any `&`, `*` or `<<` in the text
@@ -335,6 +349,7 @@ bool patch_scalar_edit(ParsedYaml& parsed, const ByteEdit& edit) {
   Span key_span = make_span(file, offset(line_begin + old_entry->indent), offset(line_begin + old_entry->key_end));
   ConfigValue* node = find_value(document.root, old_span, key_span, before);
   if (!node || !is_scalar(*node) || !same_scalar(*node, *old_typed)) return false;
+  if (nodes_near(document.root, key_span, old_span.begin, old_span.end) != 1) return false;
 
   // Certain now: rewrite the node, then move every later offset.
   int64_t delta = static_cast<int64_t>(new_line.size()) - static_cast<int64_t>(old_line.size());
