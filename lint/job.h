@@ -123,6 +123,11 @@ struct Job {
   bool trains = true;
 
   std::vector<Diagnostic> problems;  // input problems found while loading
+
+  // is_bridge_job's answer (rules/config_support.h), kept by the first rule
+  // that asks: its census of the config's keys then runs once per job, not
+  // once per rule. Jobs do not change once their checks run.
+  mutable std::optional<bool> bridge_file_plausible;
 };
 
 // One rule-independent fact about the lint run: where mblint's own command
@@ -131,6 +136,8 @@ struct CommandLineValue {
   std::string text;
   Span span;  // in the synthetic "<command-line>" source
 };
+
+struct YamlCache;  // lint/yaml_patch.h
 
 struct LintOptions {
   std::vector<std::string> paths;
@@ -145,6 +152,8 @@ struct LintOptions {
   std::optional<CommandLineValue> dialect;  // bridge, megatron-lm, nemo; detected when absent
   FileId command_line_file = kNoFile;
   Thresholds thresholds;
+  // YAML parses kept between runs (the language server's); null: parse every file.
+  YamlCache* yaml_cache = nullptr;
   // Project config (lint/project_config.h): --config FILE, or --no-config to
   // ignore every .mblint.yaml; otherwise the nearest one above each file.
   std::optional<CommandLineValue> project_config;

@@ -19,6 +19,7 @@
 #include "lint/schema.h"
 #include "lint/shell.h"
 #include "lint/yaml_loader.h"
+#include "lint/yaml_patch.h"
 
 namespace fs = std::filesystem;
 
@@ -300,7 +301,8 @@ struct LoadedYaml {
   ConfigValue root;
 };
 
-LoadedYaml load_config_yaml(const SourceSet& sources, FileId file, std::vector<Diagnostic>& problems) {
+LoadedYaml load_config_yaml(const SourceSet& sources, FileId file, std::vector<Diagnostic>& problems,
+                            YamlCache* cache) {
   LoadedYaml loaded;
   const SourceFile& source = sources.files[file];
   if (auto bad = first_invalid_utf8(source.text)) {
@@ -316,7 +318,7 @@ LoadedYaml load_config_yaml(const SourceSet& sources, FileId file, std::vector<D
   YamlFlavor flavor = loaded.dump ? YamlFlavor::PyYaml
                       : has_top_level_key(source.text, "MODEL_ARGS") ? YamlFlavor::Yaml12
                                                                       : YamlFlavor::OmegaConf;
-  YamlDocument document = load_yaml(sources, file, flavor, Layer::ConfigFile);
+  YamlDocument document = load_yaml_cached(cache, sources, file, flavor, Layer::ConfigFile);
   for (Diagnostic& d : document.problems) problems.push_back(std::move(d));
   loaded.ok = document.ok;
   loaded.root = std::move(document.root);
@@ -377,7 +379,7 @@ void load_config_file(Job& job, const Launch& launch, ScriptContext& context) {
   }
   context.referenced.insert(canonical);
   job.files.push_back(file);
-  LoadedYaml yaml = load_config_yaml(context.sources, file, job.problems);
+  LoadedYaml yaml = load_config_yaml(context.sources, file, job.problems, context.options.yaml_cache);
   if (!yaml.ok || !yaml.root.is_map()) return;
   hoist_transformer_fields(yaml.root, job);
   merge_into(job.config, yaml.root);
@@ -521,7 +523,7 @@ Job job_from_yaml(FileId file, SourceSet& sources, const LintOptions& options) {
   job.primary = file;
   job.files.push_back(file);
   job.config = make_map();
-  LoadedYaml yaml = load_config_yaml(sources, file, job.problems);
+  LoadedYaml yaml = load_config_yaml(sources, file, job.problems, options.yaml_cache);
   job.kind = InputKind::NotAConfig;
   if (!yaml.ok) return job;
   // The dialect comes from the content unless --dialect says otherwise.

@@ -87,8 +87,16 @@ void did_change(Server& server, const Json& params) {
       auto position = [](const Json& p) {
         return Position{p.at("line").get<uint32_t>(), p.at("character").get<uint32_t>()};
       };
-      apply_change(document.text, position(range->at("start")), position(range->at("end")), text);
+      ByteRange bytes = to_byte_range(document.text, position(range->at("start")), position(range->at("end")));
+      std::string_view replacement = text;
+      note_edit(server.yaml_cache, document.text, ByteEdit{bytes.begin, bytes.end, replacement});
+      document.text.replace(bytes.begin, bytes.end - bytes.begin, text);
     } else {
+      // A whole new text: the part that differs is the edit.
+      ByteRange bytes = changed_range(document.text, text);
+      size_t kept_suffix = document.text.size() - bytes.end;
+      std::string_view replacement = std::string_view(text).substr(bytes.begin, text.size() - kept_suffix - bytes.begin);
+      note_edit(server.yaml_cache, document.text, ByteEdit{bytes.begin, bytes.end, replacement});
       document.text = text;
     }
   }

@@ -21,6 +21,7 @@
 #include "lint/render.h"  // kRulesDocsUrl: where `code` links to
 #include "lint/rule.h"
 #include "lint/source.h"
+#include "lint/yaml_patch.h"
 
 namespace mblint::lsp {
 
@@ -76,6 +77,8 @@ struct Server {
   std::vector<std::filesystem::path> scripts;
   bool scripts_listed = false;
   std::map<std::string, CachedScript> script_cache;  // by path
+  // YAML parses of recent texts; a value edit patches its document's parse.
+  YamlCache yaml_cache;
   bool exit = false;
   int exit_code = 0;
 };

@@ -69,11 +69,24 @@ uint32_t to_offset(std::string_view text, const std::vector<uint32_t>& starts, P
   return at;
 }
 
-void apply_change(std::string& text, Position begin, Position end, std::string_view replacement) {
+ByteRange to_byte_range(std::string_view text, Position begin, Position end) {
   std::vector<uint32_t> starts = line_starts(text);
   uint32_t from = to_offset(text, starts, begin);
-  uint32_t to = std::max(from, to_offset(text, starts, end));
-  text.replace(from, to - from, replacement);
+  return ByteRange{from, std::max(from, to_offset(text, starts, end))};
+}
+
+void apply_change(std::string& text, Position begin, Position end, std::string_view replacement) {
+  ByteRange range = to_byte_range(text, begin, end);
+  text.replace(range.begin, range.end - range.begin, replacement);
+}
+
+ByteRange changed_range(std::string_view before, std::string_view after) {
+  size_t limit = std::min(before.size(), after.size());
+  size_t prefix = 0;
+  while (prefix < limit && before[prefix] == after[prefix]) ++prefix;
+  size_t suffix = 0;
+  while (suffix < limit - prefix && before[before.size() - 1 - suffix] == after[after.size() - 1 - suffix]) ++suffix;
+  return ByteRange{static_cast<uint32_t>(prefix), static_cast<uint32_t>(before.size() - suffix)};
 }
 
 }  // namespace mblint::lsp

@@ -27,7 +27,21 @@ Position to_position(std::string_view text, const std::vector<uint32_t>& starts,
 // its terminator), as the protocol asks.
 uint32_t to_offset(std::string_view text, const std::vector<uint32_t>& starts, Position position);
 
+// Bytes [begin, end) of a text.
+struct ByteRange {
+  uint32_t begin = 0;
+  uint32_t end = 0;
+};
+
+// The bytes an LSP range covers (begin <= end, clamped as to_offset does).
+ByteRange to_byte_range(std::string_view text, Position begin, Position end);
+
 // Replace the range [begin, end) of `text` (an incremental didChange).
 void apply_change(std::string& text, Position begin, Position end, std::string_view replacement);
+
+// The one range of `before` that a replacement of the whole text changed:
+// everything outside it is a common prefix or suffix. Lets a full-text
+// didChange take the same fast paths as an incremental one.
+ByteRange changed_range(std::string_view before, std::string_view after);
 
 }  // namespace mblint::lsp

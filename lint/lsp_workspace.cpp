@@ -175,6 +175,7 @@ std::shared_ptr<const LintSnapshot> lint_document(Server& server, const Document
   CliEnvironment env{ignored, ignored, false, {}, base};
   LintOptions options;
   read_job_options(args, line, env, options);
+  options.yaml_cache = &server.yaml_cache;
   // Open documents are linted from their unsaved text.
   for (const auto& [uri, open] : server.documents) {
     if (!open.path.empty()) options.overlay[fs::path(open.path)] = open.text;

@@ -112,7 +112,9 @@ bool is_bridge_job(const Job& job) {
   if (job.dialect != Dialect::Bridge) return false;
   bool bridge = job.kind == InputKind::BridgeOverrideYaml || job.kind == InputKind::BridgeDump ||
                 (job.kind == InputKind::LaunchScript && job.entry != EntryPoint::MegatronLM);
-  return bridge && plausible_bridge_file(job);
+  if (!bridge) return false;
+  if (!job.bridge_file_plausible) job.bridge_file_plausible = plausible_bridge_file(job);
+  return *job.bridge_file_plausible;
 }
 
 bool is_serialization_key(std::string_view key) {

@@ -831,3 +831,82 @@ TEST_CASE("lsp: 'Disable RULE' in a launch script: end of line, above the comman
   CHECK(whole == "#!/bin/bash\n# mblint: disable-file=world-size-divisibility -- TODO: reason\n" + sbatch.substr(12));
   CHECK(titles == std::vector<std::string>{"Disable world-size-divisibility in this file"});
 }
+
+// --- latency work: value edits patch the previous parse (lint/yaml_patch.h) ------------------
+
+namespace {
+
+// What a fresh server (nothing cached) publishes for `text`.
+Json fresh_diagnostics(const fs::path& root, const std::string& uri, const std::string& text) {
+  Session fresh;
+  fresh.initialize(root);
+  fresh.open(uri, text);
+  return fresh.diagnostics(uri)["diagnostics"];
+}
+
+}  // namespace
+
+TEST_CASE("lsp: value edits take the patched parse and publish exactly what a full lint publishes", "[lsp]") {
+  fs::path root = mblint::test::make_temp_dir("mblint-lsp-patch");
+  std::string uri = mblint::lsp::path_to_uri(root / "config.yaml");
+  std::string text = mblint::test::read_file(mblint::test::source_dir() /
+                                             "fixtures/rules/moe-router-padding-invalid/fires-dump-no-fp8/config.yaml");
+  // Value edits (line, old value, new value) that change the findings, then a
+  // structural edit, then value edits again on the re-parsed text.
+  struct Edit {
+    uint32_t line;
+    std::string key;
+    std::string value;
+  };
+  const std::vector<Edit> edits = {
+      {8, "  tensor_model_parallel_size: ", "3"},   // heads no longer divisible
+      {15, "  moe_router_padding_for_quantization: ", "false"},  // the finding goes away
+      {8, "  tensor_model_parallel_size: ", "'2'"},  // a quoted string
+      {3, "  num_layers: ", "null"},
+  };
+  Session s;
+  s.initialize(root);
+  s.open(uri, text);
+  s.diagnostics(uri);
+  int version = 1;
+  auto apply = [&](Json change) {
+    s.change(uri, ++version, change);
+    if (change.contains("range")) {
+      text = apply_edits(text, Json::array({Json{{"range", change["range"]}, {"newText", change["text"]}}}));
+    } else {
+      text = change["text"].get<std::string>();
+    }
+    Json published = s.diagnostics(uri);
+    CHECK(published["version"] == version);
+    INFO(text);
+    CHECK(published["diagnostics"] == fresh_diagnostics(root, uri, text));
+    return published;
+  };
+  auto value_edit = [&](const Edit& edit) {
+    size_t begin = 0;
+    for (uint32_t i = 0; i < edit.line; ++i) begin = text.find('\n', begin) + 1;
+    size_t end = text.find('\n', begin);
+    REQUIRE(text.compare(begin, edit.key.size(), edit.key) == 0);
+    auto from = static_cast<uint32_t>(edit.key.size());
+    return apply(Json{{"range", range(edit.line, from, edit.line, static_cast<uint32_t>(end - begin))},
+                      {"text", edit.value}});
+  };
+  CHECK(has_code(value_edit(edits[0]), "heads-divisible-by-tp"));
+  CHECK_FALSE(has_code(value_edit(edits[1]), "moe-router-padding-invalid"));
+  value_edit(edits[2]);
+  apply(Json{{"range", range(17, 0, 17, 0)}, {"text", "  exit_interval: 5\n  eval_iters: 2\n"}});  // structural
+  value_edit(edits[3]);
+  value_edit(Edit{21, "  micro_batch_size: ", "3"});  // moved down by the structural edit
+  // A client that sends the whole text: the same fast path, the same result.
+  std::string whole = text;
+  whole.replace(whole.find("num_layers: null"), 16, "num_layers: 6");
+  apply(Json{{"text", whole}});
+  s.request("shutdown", nullptr);
+  s.notify("exit", Json::object());
+  CHECK(s.wait_exit() == 0);
+  // Every value edit was patched, the structural one re-parsed its section
+  // only; the open was the one full parse.
+  CHECK(s.server.yaml_cache.patches == 6);
+  CHECK(s.server.yaml_cache.section_patches == 1);
+  CHECK(s.server.yaml_cache.parses == 1);
+}

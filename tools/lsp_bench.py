@@ -1,6 +1,9 @@
 #!/usr/bin/env python3
 """Latency of `mblint lsp`: from a didChange to its publishDiagnostics, on a
-3,000-line ConfigContainer dump.
+3,000-line ConfigContainer dump, for two kinds of change: typing in a value
+(`tensor_model_parallel_size: 1` -> `2`, the common edit) and a structural
+edit (a line added, then replaced) in a small section, in the largest
+section, and at the top level.
 
 The dump starts from the fixture dump of moe-router-padding-invalid (a real
 dump layout: `_target_` per section), every section filled with the
@@ -139,34 +142,72 @@ def main():
     lines = text.splitlines()
     line = next(i for i, l in enumerate(lines) if l.startswith("  tensor_model_parallel_size:"))
     column = len("  tensor_model_parallel_size: ")
-    latencies = []
-    cpu_before = server_cpu_seconds(client.process.pid)
+    train = next(i for i, l in enumerate(lines) if l == "train:")
+    version = [1]
+
+    def timed(changes):
+        """Send each change as one didChange; wall ms to its publish, and server CPU ms per change."""
+        latencies = []
+        cpu_before = server_cpu_seconds(client.process.pid)
+        for change in changes:
+            version[0] += 1
+            start = time.perf_counter()
+            client.send({"jsonrpc": "2.0", "method": "textDocument/didChange",
+                         "params": {"textDocument": {"uri": uri, "version": version[0]}, "contentChanges": [change]}})
+            published = client.publish(uri, version[0])
+            latencies.append((time.perf_counter() - start) * 1000)
+            # A broken document would time the parser's early exit, not a lint.
+            assert not any(d.get("code") == "yaml-syntax" for d in published["diagnostics"]), change
+            time.sleep(0.01)  # a typist, not a burst
+        cpu_ms = (server_cpu_seconds(client.process.pid) - cpu_before) * 1000 / len(changes)
+        return sorted(latencies), cpu_ms, published
+
+    # Typing in a value: tensor_model_parallel_size 1 -> 2 -> 3 ... Every text
+    # is new (a server may remember texts it has seen; an undo would be free).
+    value_edits = []
+    width = len(lines[line]) - column
     for i in range(args.iterations):
-        version = i + 2
-        value = "2" if i % 2 == 0 else "1"
-        change = {"range": {"start": {"line": line, "character": column}, "end": {"line": line, "character": column + 1}},
-                  "text": value}
-        start = time.perf_counter()
-        client.send({"jsonrpc": "2.0", "method": "textDocument/didChange",
-                     "params": {"textDocument": {"uri": uri, "version": version}, "contentChanges": [change]}})
-        published = client.publish(uri, version)
-        latencies.append((time.perf_counter() - start) * 1000)
-        time.sleep(0.01)  # a typist, not a burst
-    cpu_ms = (server_cpu_seconds(client.process.pid) - cpu_before) * 1000 / args.iterations
+        value_edits.append({"range": {"start": {"line": line, "character": column},
+                                      "end": {"line": line, "character": column + width}},
+                            "text": str(i + 2)})
+        width = len(str(i + 2))
+    # Structural edits: a new line, then that line replaced by another new one
+    # (lines are added and removed; every text new). mblint re-parses only the
+    # top-level section an edit stays in, so where it lands matters: the
+    # 30-line train section, the 2,300-line dataset section (the data blend),
+    # and a new top-level key (the whole file is re-parsed).
+    def line_edits(at, make):
+        edits = []
+        for i in range(args.iterations):
+            end_line = at + (0 if i == 0 else 1)
+            edits.append({"range": {"start": {"line": at, "character": 0}, "end": {"line": end_line, "character": 0}},
+                          "text": make(i)})
+        return edits
+
+    # Inside the blend list (one line lower: the train edits leave a line).
+    blend = next(i for i, l in enumerate(lines) if l == "  blend:") + 2 + 1
+    kinds = [
+        ("value edit", value_edits),
+        ("structural, train (30 lines)", line_edits(train + 1, lambda i: f"  bench_added_key_{i}: 1\n")),
+        ("structural, dataset (2,300 lines)", line_edits(blend, lambda i: f"    - /lustre/data/bench_{i}_text_document\n")),
+        ("new top-level key", line_edits(train, lambda i: f"bench_section_{i}: 1\n")),
+    ]
+    results = [(name, timed(edits)) for name, edits in kinds]
     start = time.perf_counter()
     client.request("textDocument/hover", {"textDocument": {"uri": uri}, "position": {"line": line, "character": 4}})
     hover_ms = (time.perf_counter() - start) * 1000
     client.request("shutdown", None)
     client.send({"jsonrpc": "2.0", "method": "exit"})
     client.process.wait(timeout=10)
-    latencies.sort()
     print(f"document: {len(lines)} lines, {len(text)} bytes; {len(first['diagnostics'])} diagnostics on open, "
-          f"{len(published['diagnostics'])} after the last change")
+          f"{len(results[0][1][2]['diagnostics'])} after the value edits")
     print(f"open -> diagnostics: {open_ms:.2f} ms")
-    print(f"didChange -> publishDiagnostics over {len(latencies)} changes: min {latencies[0]:.2f} ms, "
-          f"median {statistics.median(latencies):.2f} ms, p95 {latencies[int(len(latencies) * 0.95) - 1]:.2f} ms, "
-          f"max {latencies[-1]:.2f} ms")
-    print(f"server CPU time per change (user + system, from /proc; independent of machine load): {cpu_ms:.2f} ms")
+    print("didChange -> publishDiagnostics, wall ms (client included) and server CPU ms per change "
+          "(user + system from /proc, independent of machine load):")
+    for name, (latencies, cpu_ms, _) in results:
+        print(f"  {name:34s} n={len(latencies)}: median {statistics.median(latencies):6.2f} ms, "
+              f"p90 {latencies[max(0, int(len(latencies) * 0.9) - 1)]:6.2f} ms, min {latencies[0]:6.2f} ms, "
+              f"max {latencies[-1]:6.2f} ms; CPU {cpu_ms:6.2f} ms")
     print(f"hover: {hover_ms:.2f} ms")
 
 
