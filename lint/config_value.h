@@ -52,12 +52,12 @@ struct MapEntry;
 struct ConfigValue {
   ValueKind kind = ValueKind::Null;
   bool boolean = false;
+  bool quoted = false;  // a quoted scalar: never typed, always a string
   int64_t integer = 0;
   double real = 0.0;
   // String contents; for Unknown the expression that could not be evaluated
   // statically ("${oc.env:TP}", "$SLURM_NNODES").
   std::string text;
-  bool quoted = false;  // a quoted scalar: never typed, always a string
   std::vector<ConfigValue> items;  // List
   std::vector<MapEntry> entries;   // Map, in source order
   Provenance where;

@@ -104,7 +104,9 @@ class TreeBuilder : public YAML::EventHandler {
   TreeBuilder(const SourceSet& sources, FileId file, YamlFlavor flavor, Layer layer,
               const YamlLimits& limits, std::vector<Diagnostic>& problems)
       : source_(sources.files[file]), file_(file), flavor_(flavor), layer_(layer),
-        limits_(limits), problems_(problems) {}
+        limits_(limits), problems_(problems) {
+    stack_.reserve(16);  // typical nesting depth: frames are not moved as the stack grows
+  }
 
   bool finished() const { return finished_; }
   ConfigValue take_root() { return std::move(root_); }
@@ -139,29 +141,24 @@ class TreeBuilder : public YAML::EventHandler {
     count_nodes(1, mark);
     Span span = scalar_span(source_, file_, position(mark), in_flow());
     bool plain = tag == "?";
-    ConfigValue value;
-    if (plain) {
-      value = type_plain_scalar(text, flavor_);
-    } else if (tag == "tag:yaml.org,2002:int" || tag == "tag:yaml.org,2002:float" ||
-               tag == "tag:yaml.org,2002:bool" || tag == "tag:yaml.org,2002:null") {
-      value = type_plain_scalar(text, flavor_);  // explicit core tags: type the text
-    } else {
-      value = make_string(text);
-      value.quoted = true;
-    }
+    // Explicit core tags type the text like a plain scalar; anything else is a string.
+    bool typed = plain || tag == "tag:yaml.org,2002:int" || tag == "tag:yaml.org,2002:float" ||
+                 tag == "tag:yaml.org,2002:bool" || tag == "tag:yaml.org,2002:null";
+    ConfigValue value = typed ? type_plain_scalar(text, flavor_) : make_string(text);
+    value.quoted = !typed;
     value.where = provenance(span);
     complete(std::move(value), anchor, mark, text, plain);
   }
 
   void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
                        YAML::EmitterStyle::value style) override {
-    open(make_list(), mark, anchor, style);
+    open(ValueKind::List, mark, anchor, style);
   }
   void OnSequenceEnd() override { close(); }
 
   void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
                   YAML::EmitterStyle::value style) override {
-    open(make_map(), mark, anchor, style);
+    open(ValueKind::Map, mark, anchor, style);
   }
   void OnMapEnd() override {
     apply_merge_keys(stack_.back());
@@ -249,7 +246,8 @@ class TreeBuilder : public YAML::EventHandler {
     }
   }
 
-  void open(ConfigValue node, const YAML::Mark& mark, YAML::anchor_t anchor,
+  // The frame is built in place on the stack: a node is moved once, when it is complete.
+  void open(ValueKind kind, const YAML::Mark& mark, YAML::anchor_t anchor,
             YAML::EmitterStyle::value style) {
     count_nodes(1, mark);
     if (stack_.size() >= limits_.max_depth) {
@@ -258,30 +256,29 @@ class TreeBuilder : public YAML::EventHandler {
                          mark};
     }
     Span start = make_span(file_, position(mark), position(mark));
-    node.where = provenance(start);
-    Frame frame;
-    frame.node = std::move(node);
+    Frame& frame = stack_.emplace_back();
+    frame.node.kind = kind;
+    frame.node.where = provenance(start);
     frame.flow = style == YAML::EmitterStyle::Flow ||
                  (position(mark) < source_.text.size() &&
                   (source_.text[position(mark)] == '[' || source_.text[position(mark)] == '{'));
     frame.anchor = anchor;
     frame.nodes_at_start = nodes_;
-    stack_.push_back(std::move(frame));
   }
 
   void close() {
-    Frame frame = std::move(stack_.back());
-    stack_.pop_back();
+    Frame& frame = stack_.back();
     set_container_end(frame);
     ConfigValue node = std::move(frame.node);
     if (frame.anchor != YAML::NullAnchor) {
       anchors_[frame.anchor] = Anchored{node, nodes_ - frame.nodes_at_start + 1};
     }
+    stack_.pop_back();
     complete(std::move(node), YAML::NullAnchor, YAML::Mark(), "", false);
   }
 
   // A node is finished: it is a map key, a map value, a list item or the root.
-  void complete(ConfigValue value, YAML::anchor_t anchor, const YAML::Mark&, const std::string& text,
+  void complete(ConfigValue&& value, YAML::anchor_t anchor, const YAML::Mark&, const std::string& text,
                 bool plain) {
     if (anchor != YAML::NullAnchor) anchors_[anchor] = Anchored{value, 1};
     if (stack_.empty()) {
@@ -310,7 +307,7 @@ class TreeBuilder : public YAML::EventHandler {
     return text;
   }
 
-  void add_entry(Frame& frame, ConfigValue value) {
+  void add_entry(Frame& frame, ConfigValue&& value) {
     if (frame.key_mergeable) {
       frame.merge_sources.push_back(std::move(value));
       return;
