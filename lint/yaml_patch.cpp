@@ -287,6 +287,193 @@ void set_block_map_end(ConfigValue& map) {
   map.where.value.end = end;
 }
 
+
+// --- block edits (an edit between siblings of a nested map or block sequence) -------
+
+// Where a child of a block collection starts: its key, or its item's `-`.
+std::optional<size_t> child_start(const ConfigValue& container, size_t k, std::string_view text) {
+  if (container.kind == ValueKind::Map) {
+    const Span& key = container.entries[k].value.where.key;
+    if (!key.valid() || key.begin >= text.size()) return std::nullopt;
+    return key.begin;
+  }
+  size_t at = container.items[k].where.value.begin;
+  if (at > text.size()) return std::nullopt;
+  while (at > 0 && text[at - 1] == ' ') --at;
+  if (at == 0 || text[at - 1] != '-') return std::nullopt;
+  return at - 1;
+}
+
+// A child whose line holds nothing before it but the indentation: the line
+// can start a parse of its own.
+struct ChildLine {
+  size_t line = 0;    // offset of the line start
+  size_t column = 0;  // where the key or `-` stands on it
+  bool clean = false;
+};
+
+std::optional<std::vector<ChildLine>> child_lines(const ConfigValue& container, std::string_view text) {
+  size_t count = container.kind == ValueKind::Map ? container.entries.size() : container.items.size();
+  std::vector<ChildLine> lines;
+  lines.reserve(count);
+  std::optional<size_t> column;
+  for (size_t k = 0; k < count; ++k) {
+    auto start = child_start(container, k, text);
+    if (!start) return std::nullopt;
+    ChildLine line{line_start_of(text, *start), 0, false};
+    line.column = *start - line.line;
+    line.clean = std::all_of(text.begin() + static_cast<std::ptrdiff_t>(line.line),
+                             text.begin() + static_cast<std::ptrdiff_t>(*start), [](char c) { return c == ' '; });
+    if (line.clean) {
+      if (column && *column != line.column) return std::nullopt;
+      column = line.column;
+    }
+    lines.push_back(line);
+  }
+  return lines;
+}
+
+bool is_block_collection(const ConfigValue& value, std::string_view text) {
+  if (value.kind == ValueKind::Map ? value.entries.empty() : value.kind != ValueKind::List || value.items.empty()) {
+    return false;
+  }
+  uint32_t begin = value.where.value.begin;
+  return begin < text.size() && text[begin] != '[' && text[begin] != '{';
+}
+
+// The lines re-parsed for an edit: children [first, next) of `container`
+// are replaced by what the text from `begin` up to child `next`'s line reads
+// as; child `next`'s line is parsed too and must read as the next child.
+struct BlockWindow {
+  ConfigValue* container = nullptr;
+  size_t first = 0, next = 0;
+  size_t begin = 0;       // offset of child `first`'s line (same before and after the edit)
+  size_t old_next = 0;    // offset of child `next`'s line before the edit
+  size_t column = 0;
+  bool starts_at_edit = false;  // the window's first line is new text
+};
+
+// How a line at the children's column starts: a key, an item, or neither
+// (then nothing is assumed about how the line before it ends).
+int line_class(std::string_view text, size_t at, ValueKind kind) {
+  if (at >= text.size()) return 0;
+  size_t end = line_content_end(text, at);
+  std::string_view line = text.substr(at, end - at);
+  if (kind == ValueKind::List) return line.size() >= 2 && line[0] == '-' && line[1] == ' ' ? 2 : 0;
+  if (line.empty() || !(is_alnum(line[0]) || line[0] == '_')) return 0;
+  size_t colon = line.find(':');
+  bool key = colon != std::string_view::npos && (colon + 1 == line.size() || line[colon + 1] == ' ');
+  return key ? 1 : 0;
+}
+
+// `indentless`: a list written at its key's column (`key:` then `- a` below
+// it). yaml-cpp closes what is in such a list differently from a list that
+// starts a text, so no window is made at that level (only inside its items).
+std::optional<BlockWindow> find_window(ConfigValue& container, std::string_view text, const ByteEdit& edit,
+                                       size_t depth, bool indentless) {
+  if (depth > 64) return std::nullopt;
+  auto lines = child_lines(container, text);
+  if (!lines || lines->empty()) return std::nullopt;
+  const auto& at = *lines;
+  size_t count = at.size();
+  auto first_next = [&](size_t from) {
+    size_t n = from;
+    while (n < count && at[n].line < edit.end) ++n;
+    return n;
+  };
+  auto child = [&](size_t k) -> ConfigValue& {
+    return container.kind == ValueKind::Map ? container.entries[k].value : container.items[k];
+  };
+  // A duplicate key leaves its entry where the key was first written, with
+  // the last value: then the children are out of line order, and only a
+  // window inside one of them is looked for.
+  bool ordered = std::is_sorted(at.begin(), at.end(), [](const ChildLine& a, const ChildLine& b) { return a.line < b.line; });
+  // The edit starts at a child's line: lines are inserted before it or
+  // replace it and maybe more. Not the first child: the collection starts there.
+  for (size_t k = 1; ordered && !indentless && k < count; ++k) {
+    if (at[k].line != edit.begin || !at[k].clean) continue;
+    size_t next = first_next(k);
+    if (next >= count || !at[next].clean) return std::nullopt;
+    return BlockWindow{&container, k, next, at[k].line, at[next].line, at[k].column, true};
+  }
+  // Otherwise the window starts at the last child whose first line ends before the edit.
+  size_t first = count;
+  for (size_t k = 0; k < count; ++k) {
+    size_t newline = text.find('\n', at[k].line);
+    if (newline == std::string_view::npos || newline >= edit.begin) continue;
+    if (first == count || at[k].line > at[first].line) first = k;
+  }
+  if (first == count) return std::nullopt;
+  size_t region_end = text.size();  // where the next child's line starts
+  for (size_t k = 0; k < count; ++k) {
+    if (at[k].line > at[first].line) region_end = std::min(region_end, at[k].line);
+  }
+  if (edit.end <= region_end && is_block_collection(child(first), text)) {  // a window in it is smaller
+    ConfigValue& inside = child(first);
+    size_t begin = inside.where.value.begin;
+    bool list_at_key = container.kind == ValueKind::Map && inside.kind == ValueKind::List &&
+                       begin - line_start_of(text, begin) <= at[first].column;
+    if (auto inner = find_window(inside, text, edit, depth + 1, list_at_key)) return inner;
+  }
+  if (!ordered || indentless) return std::nullopt;
+  size_t next = first_next(first + 1);
+  if (next >= count || !at[first].clean || !at[next].clean) return std::nullopt;
+  return BlockWindow{&container, first, next, at[first].line, at[next].line, at[first].column, false};
+}
+
+// Every line of a window may be parsed on its own at the children's column:
+// nothing less indented (that would close the collection), a list's lines
+// at its column are items, no tabs, carriage returns or document markers.
+bool window_lines_fit(std::string_view window, size_t column, ValueKind kind) {
+  if (window.find_first_of("\t\r") != std::string_view::npos) return false;
+  for (size_t at = 0; at < window.size();) {
+    size_t end = window.find('\n', at);
+    if (end == std::string_view::npos) end = window.size();
+    std::string_view line = window.substr(at, end - at);
+    size_t indent = line.find_first_not_of(' ');
+    if (indent != std::string_view::npos && line[indent] != '#') {
+      if (indent < column) return false;
+      if (indent == 0 && (line[0] == '%' || line.substr(0, 3) == "---" || line.substr(0, 3) == "...")) return false;
+      if (indent == column && kind == ValueKind::List && line_class(line, indent, kind) != 2 &&
+          line.substr(indent) != "-") {
+        return false;
+      }
+    }
+    at = end + 1;
+  }
+  return true;
+}
+
+// No node outside the window's children points into its lines (a null list
+// item's span is the token after it, which can be the window's first): such
+// a node would read differently after the edit. The window's children and
+// the next child (its spans move with it) are skipped.
+bool clear_of_window(const ConfigValue& node, const BlockWindow& window, size_t from, size_t to) {
+  auto inside = [&](const Span& span) {
+    return span.valid() && ((span.begin >= from && span.begin <= to) || (span.end > from && span.end <= to));
+  };
+  if (inside(node.where.key) || (is_scalar(node) && inside(node.where.value))) return false;
+  bool is_container = &node == window.container;
+  size_t count = node.kind == ValueKind::Map ? node.entries.size() : node.items.size();
+  for (size_t k = 0; k < count; ++k) {
+    if (is_container && k >= window.first && k <= window.next) continue;
+    const ConfigValue& child = node.kind == ValueKind::Map ? node.entries[k].value : node.items[k];
+    if (!clear_of_window(child, window, from, to)) return false;
+  }
+  return true;
+}
+
+// Every span of `value` lies in [0, limit] of the window: nothing points past
+// the cut (a null at the end of the window's text, say).
+bool spans_within(ConfigValue& value, FileId file, size_t limit) {
+  bool inside = true;
+  auto check = [&](Span& span) {
+    if (span.file == file && span.valid() && (span.begin > limit || span.end > limit)) inside = false;
+  };
+  for_each_span(value, check);
+  return inside;
+}
+
 }  // namespace
 
 YamlDocument load_yaml_cached(YamlCache* cache, const SourceSet& sources, FileId file, YamlFlavor flavor,
@@ -476,11 +663,121 @@ bool patch_section_edit(ParsedYaml& parsed, const ByteEdit& edit) {
   return true;
 }
 
+bool patch_block_edit(ParsedYaml& parsed, const ByteEdit& edit) {
+  const std::string& before = parsed.text;
+  YamlDocument& document = parsed.document;
+  if (!document.ok || !only_duplicate_keys(document.problems) || !is_block_collection(document.root, before)) {
+    return false;
+  }
+  if (edit.begin > edit.end || edit.end > before.size() || before.size() > kMaxSectionPatchBytes) return false;
+  if (before.compare(0, 3, "\xEF\xBB\xBF") == 0 || before.front() == '%' || before.compare(0, 3, "---") == 0 ||
+      before.find("\n%") != std::string::npos || before.find("\n---") != std::string::npos) {
+    return false;  // a byte-order mark, directives or document markers
+  }
+  if (may_copy_values(before) || may_copy_values(edit.replacement)) return false;
+  auto window = find_window(document.root, before, edit, 0, false);
+  if (!window) return false;
+  // A duplicate key before or after the window stays as it is (its spans
+  // moved); one with a span in it is left to a full parse.
+  for (const Diagnostic& problem : document.problems) {
+    Where where = place_of(problem, static_cast<uint32_t>(window->begin), static_cast<uint32_t>(window->old_next));
+    if (where != Where::Before && where != Where::After) return false;
+  }
+  ConfigValue& container = *window->container;
+  ValueKind kind = container.kind;
+  if (!clear_of_window(document.root, *window, window->begin, window->old_next + window->column)) return false;
+  int64_t delta = static_cast<int64_t>(edit.replacement.size()) - static_cast<int64_t>(edit.end - edit.begin);
+  std::string after = before;
+  after.replace(edit.begin, edit.end - edit.begin, edit.replacement);
+  auto new_next = static_cast<size_t>(static_cast<int64_t>(window->old_next) + delta);
+  // The next child's line is still a whole line, where it moved to.
+  if (new_next <= window->begin || new_next >= after.size() || after[new_next - 1] != '\n') return false;
+  size_t begin = window->begin;
+  size_t column = window->column;
+  if (window->starts_at_edit) {
+    // New text where a child started: it must start a child the same way
+    // (at the column, a key or an item), so that the child before it ends
+    // there as it did.
+    bool indented = std::all_of(after.begin() + static_cast<std::ptrdiff_t>(begin),
+                                after.begin() + static_cast<std::ptrdiff_t>(begin + column), [](char c) { return c == ' '; });
+    int was = line_class(before, begin + column, kind);
+    if (!indented || was == 0 || line_class(after, begin + column, kind) != was) return false;
+  }
+  size_t cut = after.find('\n', new_next);
+  cut = cut == std::string::npos ? after.size() : cut + 1;
+  std::string_view window_text = std::string_view(after).substr(begin, cut - begin);
+  if (!window_lines_fit(window_text, column, kind)) return false;
+
+  SourceSet alone;
+  FileId id = add_source(alone, "block.yaml", std::string(window_text));
+  YamlDocument fresh = load_yaml(alone, id, parsed.flavor, parsed.layer);
+  std::string_view fresh_text = alone.files[id].text;
+  if (!fresh.ok || !fresh.problems.empty() || fresh.root.kind != kind || !is_block_collection(fresh.root, fresh_text)) {
+    return false;
+  }
+  auto lines = child_lines(fresh.root, fresh_text);
+  if (!lines || lines->empty()) return false;
+  size_t kept = lines->size() - 1;
+  size_t limit = new_next - begin;
+  // The window's last child is the next child, where it now starts.
+  if (!lines->back().clean || lines->back().line != limit || lines->back().column != column) return false;
+  if (kind == ValueKind::Map && fresh.root.entries.back().key != container.entries[window->next].key) return false;
+  for (size_t k = 0; k < kept; ++k) {
+    ConfigValue& value = kind == ValueKind::Map ? fresh.root.entries[k].value : fresh.root.items[k];
+    if ((*lines)[k].column != column || has_multiline_flow(value, fresh_text) || !spans_within(value, id, limit)) {
+      return false;
+    }
+  }
+  if (kind == ValueKind::Map) {  // a new key the map already has elsewhere: a duplicate-key problem
+    for (size_t k = 0; k < kept; ++k) {
+      const std::string& key = fresh.root.entries[k].key;
+      for (size_t other = 0; other < container.entries.size(); ++other) {
+        if ((other < window->first || other >= window->next) && container.entries[other].key == key) return false;
+      }
+    }
+  }
+
+  // Certain now: move what follows the window, then swap its children in.
+  FileId file = parsed.file;
+  size_t old_next = window->old_next;
+  auto shift = [&](Span& span) {
+    if (span.file != file) return;
+    if (span.begin >= old_next) span.begin = static_cast<uint32_t>(static_cast<int64_t>(span.begin) + delta);
+    if (span.end >= old_next) span.end = static_cast<uint32_t>(static_cast<int64_t>(span.end) + delta);
+  };
+  for_each_span(document, shift);
+  auto place = [&](Span& span) {
+    if (span.file != id) return;
+    span.file = file;
+    span.begin = static_cast<uint32_t>(span.begin + begin);
+    span.end = static_cast<uint32_t>(span.end + begin);
+  };
+  auto first = static_cast<std::ptrdiff_t>(window->first);
+  auto next = static_cast<std::ptrdiff_t>(window->next);
+  if (kind == ValueKind::Map) {
+    auto& entries = fresh.root.entries;
+    for (size_t k = 0; k < kept; ++k) for_each_span(entries[k].value, place);
+    container.entries.erase(container.entries.begin() + first, container.entries.begin() + next);
+    container.entries.insert(container.entries.begin() + first, std::make_move_iterator(entries.begin()),
+                             std::make_move_iterator(entries.begin() + static_cast<std::ptrdiff_t>(kept)));
+  } else {
+    auto& items = fresh.root.items;
+    for (size_t k = 0; k < kept; ++k) for_each_span(items[k], place);
+    container.items.erase(container.items.begin() + first, container.items.begin() + next);
+    container.items.insert(container.items.begin() + first, std::make_move_iterator(items.begin()),
+                           std::make_move_iterator(items.begin() + static_cast<std::ptrdiff_t>(kept)));
+  }
+  parsed.text = std::move(after);
+  return true;
+}
+
 void note_edit(YamlCache& cache, std::string_view before, const ByteEdit& edit) {
   for (ParsedYaml& entry : cache.entries) {  // one entry per flavor the text was read as
     if (entry.text.size() != before.size() || entry.text != before) continue;
     if (patch_scalar_edit(entry, edit)) {
       ++cache.patches;
+    } else if (patch_block_edit(entry, edit)) {
+      ++cache.block_patches;
     } else if (patch_section_edit(entry, edit)) {
       ++cache.section_patches;
     }

@@ -33,7 +33,7 @@ struct ParsedYaml {
 struct YamlCache {
   std::vector<ParsedYaml> entries;
   size_t capacity = 8;
-  size_t hits = 0, parses = 0, patches = 0, section_patches = 0;  // for tests
+  size_t hits = 0, parses = 0, patches = 0, block_patches = 0, section_patches = 0;  // for tests
 };
 
 // load_yaml with the default limits, answered from `cache` when it holds a
@@ -62,9 +62,18 @@ bool patch_scalar_edit(ParsedYaml& parsed, const ByteEdit& edit);
 // removed. False when in doubt (`parsed` unchanged).
 bool patch_section_edit(ParsedYaml& parsed, const ByteEdit& edit);
 
+// Update `parsed` for an edit between children of one block collection at
+// any depth (a nested map's entries, a block sequence's items): the children
+// from the last one whose first line the edit leaves alone (or from the
+// child whose line the edit starts at) up to the next untouched child are
+// re-parsed alone and put in place of the old ones, later spans moved. This
+// also covers a new top-level key between sections. False when in doubt
+// (`parsed` unchanged); never when the parse has problems.
+bool patch_block_edit(ParsedYaml& parsed, const ByteEdit& edit);
+
 // Bring the cache along with an edit of a text it may hold: the entry for
-// `before` becomes the entry for the edited text when patch_scalar_edit or
-// patch_section_edit succeeds (otherwise it stays, for an undo, until newer parses push it out).
+// `before` becomes the entry for the edited text when patch_scalar_edit,
+// patch_block_edit or patch_section_edit succeeds (otherwise it stays, for an undo, until newer parses push it out).
 void note_edit(YamlCache& cache, std::string_view before, const ByteEdit& edit);
 
 }  // namespace mblint

@@ -897,6 +897,10 @@ TEST_CASE("lsp: value edits take the patched parse and publish exactly what a fu
   apply(Json{{"range", range(17, 0, 17, 0)}, {"text", "  exit_interval: 5\n  eval_iters: 2\n"}});  // structural
   value_edit(edits[3]);
   value_edit(Edit{21, "  micro_batch_size: ", "3"});  // moved down by the structural edit
+  // Structural edits between siblings re-parse just those lines: a nested
+  // entry, then a new top-level key between sections.
+  apply(Json{{"range", range(21, 0, 21, 0)}, {"text", "  exit_duration_in_mins: 30\n"}});
+  apply(Json{{"range", range(16, 0, 16, 0)}, {"text", "rng:\n  seed: 5\n"}});
   // A client that sends the whole text: the same fast path, the same result.
   std::string whole = text;
   whole.replace(whole.find("num_layers: null"), 16, "num_layers: 6");
@@ -904,9 +908,11 @@ TEST_CASE("lsp: value edits take the patched parse and publish exactly what a fu
   s.request("shutdown", nullptr);
   s.notify("exit", Json::object());
   CHECK(s.wait_exit() == 0);
-  // Every value edit was patched, the structural one re-parsed its section
-  // only; the open was the one full parse.
+  // Every value edit was patched, the first structural one (before a
+  // section's first entry) re-parsed its section, the others their lines;
+  // the open was the one full parse.
   CHECK(s.server.yaml_cache.patches == 6);
+  CHECK(s.server.yaml_cache.block_patches == 2);
   CHECK(s.server.yaml_cache.section_patches == 1);
   CHECK(s.server.yaml_cache.parses == 1);
 }

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <random>
@@ -91,7 +92,37 @@ ByteEdit random_edit(const std::string& text, std::mt19937& random, std::string&
   const std::vector<std::string> kLines = {"  new_key: 1\n", "  - item\n", "    nested: x\n", "# comment\n", "\n",
                                            "  lr: 3e-4\n", "top: 1\n", "  block: |\n    text\n", "  q: \"a\n",
                                            "  flow: [1, 2]\n", "- 1\n", "\tbad: 1\n", "  sub:\n    a: 1\n    b: 2\n"};
-  switch (pick(9)) {
+  switch (pick(13)) {
+    case 9: {  // a sibling before this line: the line again, its key renamed (any depth)
+      size_t indent = text.find_first_not_of(' ', begin);
+      indent = indent == std::string::npos ? end : std::min(indent, end);
+      std::string line = text.substr(begin, end - begin);
+      size_t key = indent - begin;
+      if (key < line.size() && line[key] == '-' && key + 2 < line.size()) key += 2;
+      line.insert(std::min(key, line.size()), pick(2) ? "n_" : "");
+      replacement = line + "\n";
+      return ByteEdit{static_cast<uint32_t>(begin), static_cast<uint32_t>(begin), replacement};
+    }
+    case 10:
+    case 11:
+    case 12: {  // a new top-level key before a top-level line, or replacing that line
+      std::vector<size_t> top;
+      for (size_t start : starts) {
+        if (start < text.size() && text[start] != ' ' && text[start] != '\n' && text[start] != '#') top.push_back(start);
+      }
+      size_t at = top.empty() ? begin : top[pick(top.size())];
+      const std::vector<std::string> kTop = {"new_top: 1\n", "new_top:\n  a: 1\n  b: [1, 2]\n", "new_list:\n- x\n- y: 1\n",
+                                             "train: 2\n", "new_top: 'q'\n# c\n", "new_top: a\n  b\n", "new_top:\n"};
+      replacement = kTop[pick(kTop.size())];
+      size_t name = replacement.find("new_");  // a fresh key most of the time, so not a duplicate
+      if (name != std::string::npos && pick(4) != 0) replacement.insert(name + 4, std::to_string(pick(100000)) + "_");
+      size_t to = at;
+      if (pick(3) == 0) {
+        to = text.find('\n', at);
+        to = to == std::string::npos ? text.size() : to + 1;
+      }
+      return ByteEdit{static_cast<uint32_t>(at), static_cast<uint32_t>(to), replacement};
+    }
     case 6: {  // insert whole lines at a line start
       replacement = kLines[pick(kLines.size())];
       return ByteEdit{static_cast<uint32_t>(begin), static_cast<uint32_t>(begin), replacement};
@@ -153,7 +184,7 @@ TEST_CASE("yaml patch: random edits of every fixture YAML, patched, equal a full
   const char* seed = std::getenv("MBLINT_PATCH_SEED");
   std::mt19937 random(seed ? static_cast<unsigned>(std::strtoul(seed, nullptr, 10)) : 20261129u);
   const YamlFlavor flavors[] = {YamlFlavor::PyYaml, YamlFlavor::OmegaConf, YamlFlavor::Yaml12};
-  size_t patched = 0, section_patched = 0, refused = 0, files = 0;
+  size_t patched = 0, block_patched = 0, section_patched = 0, refused = 0, files = 0, top_keys = 0, nested = 0;
   for (const fs::path& path : fixture_yamls()) {
     std::string text = mblint::test::read_file(path);
     if (text.size() > 200'000) continue;
@@ -164,19 +195,37 @@ TEST_CASE("yaml patch: random edits of every fixture YAML, patched, equal a full
       ByteEdit edit = random_edit(current.text, random, replacement);
       std::string after = current.text;
       after.replace(edit.begin, edit.end - edit.begin, replacement);
-      ParsedYaml candidate = current;
-      bool scalar = patch_scalar_edit(candidate, edit);
-      bool section = !scalar && patch_section_edit(candidate, edit);
-      if (scalar || section) {
-        ++(scalar ? patched : section_patched);
+      // Each patch on its own copy: every one is checked whenever it applies.
+      ParsedYaml scalar = current, block = current, section = current;
+      bool scalar_ok = patch_scalar_edit(scalar, edit);
+      bool block_ok = patch_block_edit(block, edit);
+      bool section_ok = patch_section_edit(section, edit);
+      patched += scalar_ok;
+      block_patched += block_ok;
+      if (block_ok) {  // which block edits: a new top-level key, or lines inside nested collections
+        bool at_line_start = edit.begin == 0 || current.text[edit.begin - 1] == '\n';
+        char first = replacement.empty() ? ' ' : replacement.front();
+        top_keys += at_line_start && edit.begin == edit.end && (std::isalnum(static_cast<unsigned char>(first)) || first == '_');
+        size_t line = current.text.rfind('\n', edit.begin == 0 ? 0 : edit.begin - 1);
+        line = edit.begin == 0 || line == std::string::npos ? 0 : line + 1;
+        nested += line < current.text.size() && current.text[line] == ' ' && (replacement.empty() || first == ' ' || !at_line_start);
+      }
+      section_patched += section_ok;
+      if (scalar_ok || block_ok || section_ok) {
         ParsedYaml full = parse(after, flavor, current.file);
         INFO(path.string() << "\nbefore:\n" << current.text << "\nafter:\n" << after);
-        REQUIRE(candidate.text == after);
-        REQUIRE(dump(candidate.document) == dump(full.document));
-        current = std::move(candidate);
+        for (ParsedYaml* candidate : {&scalar, &block, &section}) {
+          if (candidate == &scalar ? !scalar_ok : candidate == &block ? !block_ok : !section_ok) continue;
+          INFO((candidate == &scalar ? "value patch" : candidate == &block ? "block patch" : "section patch"));
+          REQUIRE(candidate->text == after);
+          REQUIRE(dump(candidate->document) == dump(full.document));
+        }
+        current = std::move(scalar_ok ? scalar : block_ok ? block : section);
       } else {
         ++refused;
-        REQUIRE(candidate.text == current.text);
+        REQUIRE(scalar.text == current.text);
+        REQUIRE(block.text == current.text);
+        REQUIRE(section.text == current.text);
         // Go on from the edited text unless it broke the file (then no later
         // edit could patch): structure changes between value edits.
         ParsedYaml full = parse(after, flavor, current.file);
@@ -186,9 +235,13 @@ TEST_CASE("yaml patch: random edits of every fixture YAML, patched, equal a full
       }
     }
   }
-  INFO(patched << " value patches, " << section_patched << " section patches, " << refused << " refused");
+  INFO(patched << " value patches, " << block_patched << " block patches (" << top_keys << " new top-level keys, "
+                << nested << " nested edits), " << section_patched << " section patches, " << refused << " refused");
   CHECK(files > 100);
   CHECK(patched > 3000);  // the property was exercised, not refused away
+  CHECK(block_patched > 5000);
+  CHECK(top_keys > 1000);
+  CHECK(nested > 3000);
   CHECK(section_patched > 3000);
   CHECK(refused > 2000);
 }
@@ -248,4 +301,50 @@ TEST_CASE("yaml patch: the cache answers the same text, re-stamps the file id, a
   CHECK(cache.hits == 2);
   CHECK(dump(edited) == dump(load_yaml(third, three, YamlFlavor::OmegaConf, Layer::ConfigFile)));
   CHECK(edited.root.entries[0].value.integer == 42);
+}
+
+TEST_CASE("yaml patch: an edit between nested siblings re-parses those lines alone", "[yaml][lsp]") {
+  // The shape of a data blend in a dump: a list of lists, a duplicate key
+  // before it (the `blend: null` a dataclass default leaves).
+  std::string text =
+      "model:\n  a: 1\ntrain:\n  b: 2\ndataset:\n  blend: null\n  seq: 4\n  blend:\n  - - /d/s0\n    - /d/s1\n"
+      "    - /d/s2\n    - /d/s3\n  - null\n";
+  auto try_edit = [&](const std::string& from_text, size_t begin, size_t end, std::string_view replacement,
+                      YamlFlavor flavor = YamlFlavor::PyYaml) {
+    ParsedYaml parsed = parse(from_text, flavor);
+    bool ok = patch_block_edit(parsed, ByteEdit{static_cast<uint32_t>(begin), static_cast<uint32_t>(end), replacement});
+    std::string after = from_text;
+    after.replace(begin, end - begin, replacement);
+    if (ok) CHECK(dump(parsed.document) == dump(parse(after, flavor).document));
+    CHECK(parsed.text == (ok ? after : from_text));
+    return ok;
+  };
+  size_t s2 = text.find("    - /d/s2");
+  CHECK(try_edit(text, s2, s2, "    - /d/new\n"));                      // an item inserted
+  CHECK(try_edit(text, s2, s2 + 12, "    - /d/other\n    - /d/more\n"));  // an item replaced by two
+  CHECK(try_edit(text, s2 + 6, s2 + 10, "x"));                          // an item's text (after the line before)
+  size_t train = text.find("train:");
+  CHECK(try_edit(text, train, train, "new_section: 1\n"));              // a new top-level key
+  CHECK(try_edit(text, train, train, "new_section:\n  x: [1, 2]\n"));
+  size_t b = text.find("  b: 2");
+  CHECK(try_edit(text, b + 6, b + 6, "\n  c: 3"));                        // Enter at the end of a nested entry
+  // Refused, for the section patch or a full parse.
+  CHECK_FALSE(try_edit(text, train, train, "model: 2\n"));              // a duplicate top-level key
+  CHECK_FALSE(try_edit(text, b, b, "  b: 5\n"));                        // a duplicate nested key
+  CHECK_FALSE(try_edit(text, train, train, "  deeper: 1\n"));           // not at the children's column
+  CHECK_FALSE(try_edit(text, train, train, "- item\n"));                // a list item in a map
+  CHECK_FALSE(try_edit(text, s2, s2, "  seq2: 1\n"));                    // closes the inner list
+  CHECK_FALSE(try_edit(text, s2, s2, "    - 'open\n"));                  // an unclosed quote
+  std::string empty_value = "a:\n  k:\n  j: 1\nb: 2\n";
+  size_t j = empty_value.find("  j");
+  CHECK_FALSE(try_edit(empty_value, j, j, "  - x\n"));                   // would be k's value (indentless list)
+  size_t last = text.find("    - /d/s3");
+  CHECK_FALSE(try_edit(text, last, last + 12, "    - /d/s4\n"));       // the last item: the list around it is indentless
+  // An empty list item's span is the token after it: here the line the edit inserts before.
+  std::string null_item = "a:\n  - 1\n  -\nb: 2\nc: 3\n";
+  size_t b_line = null_item.find("b: 2");
+  CHECK_FALSE(try_edit(null_item, b_line, b_line, "d: 4\n"));
+  CHECK(try_edit(null_item, null_item.find("c: 3"), null_item.find("c: 3"), "d: 4\n"));
+  std::string anchored = "a:\n  k: &x 1\n  j: 1\nb: *x\n";
+  CHECK_FALSE(try_edit(anchored, anchored.find("  j"), anchored.find("  j"), "  i: 2\n"));
 }
