@@ -1,5 +1,6 @@
-// Patching a YAML parse for a value edit or an edit inside one top-level
-// section (lint/yaml_patch.h): every
+// Patching a YAML parse for a value edit, an edit between siblings of a
+// block collection, or an edit inside one top-level section
+// (lint/yaml_patch.h): every
 // patch the code accepts must equal a full parse of the edited text, value
 // for value and span for span. Random edits over every fixture YAML.
 #include <catch2/catch.hpp>

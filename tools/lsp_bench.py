@@ -173,9 +173,10 @@ def main():
         width = len(str(i + 2))
     # Structural edits: a new line, then that line replaced by another new one
     # (lines are added and removed; every text new). mblint re-parses only the
-    # top-level section an edit stays in, so where it lands matters: the
-    # 30-line train section, the 2,300-line dataset section (the data blend),
-    # and a new top-level key (the whole file is re-parsed).
+    # lines between the untouched siblings around an edit, or failing that the
+    # top-level section it stays in, so where it lands matters: the 30-line
+    # train section, inside the 2,300-line dataset section (the data blend),
+    # and a new top-level key between two sections.
     def line_edits(at, make):
         edits = []
         for i in range(args.iterations):
