@@ -1,9 +1,13 @@
 #include "lint/lsp_server.h"
 
+#include <algorithm>
 #include <csignal>
+#include <fstream>
+#include <sstream>
 
 #include "lint/cli_common.h"
 #include "lint/lsp_transport.h"
+#include "lint/project_config.h"
 
 namespace mblint::lsp {
 
@@ -126,6 +130,62 @@ void did_save(Server& server, const Json& params) {
   }
 }
 
+// What the client watches for us: the files a lint reads besides the open ones.
+Json watch_registration() {
+  Json watchers = Json::array();
+  for (const char* glob : {"**/*.{yaml,yml}", "**/*.{sh,bash,sbatch,slurm}", "**/.mblint.yaml"}) {
+    watchers.push_back(Json{{"globPattern", glob}});
+  }
+  Json registration{{"id", "mblint-watched-files"},
+                    {"method", "workspace/didChangeWatchedFiles"},
+                    {"registerOptions", {{"watchers", std::move(watchers)}}}};
+  return Json{{"jsonrpc", "2.0"},
+              {"id", "mblint-register-watchers"},
+              {"method", "client/registerCapability"},
+              {"params", {{"registrations", Json::array({std::move(registration)})}}}};
+}
+
+std::string disk_text(const std::string& path) {
+  constexpr std::uintmax_t kMaxBytes = 1u << 20;  // scripts and configs are small
+  std::error_code error;
+  auto size = std::filesystem::file_size(path, error);
+  if (error || size > kMaxBytes) return "";
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Files changed outside the editor (a checkout, a generator, another tool).
+// An open file's buffer is what the lints read, so only closed files count:
+// the open documents whose last lint read one, that a script now launches,
+// or that a project config governs are linted again.
+void did_change_watched_files(Server& server, const Json& params) {
+  server.scripts_listed = false;  // a launch script may have been created or deleted
+  for (const Json& change : params.at("changes")) {
+    std::string path = uri_to_path(change.at("uri").get<std::string>());
+    if (path.empty()) continue;
+    Document on_disk;
+    on_disk.path = canonical_path(path);
+    on_disk.uri = path_to_uri(on_disk.path);
+    bool open = std::any_of(server.documents.begin(), server.documents.end(),
+                            [&](const auto& entry) { return entry.second.path == on_disk.path; });
+    if (open) continue;
+    if (std::filesystem::path(on_disk.path).filename() == kProjectConfigName) {
+      // Created, changed or deleted: every open file under it is linted again.
+      std::string dir = std::filesystem::path(on_disk.path).parent_path().string() + "/";
+      for (auto& [uri, other] : server.documents) {
+        if (other.path.rfind(dir, 0) == 0) other.pending = true;
+      }
+      continue;
+    }
+    on_disk.text = disk_text(on_disk.path);  // "" when deleted
+    for (auto& [uri, other] : server.documents) {
+      if (lints_together(server, other, on_disk)) other.pending = true;
+    }
+  }
+}
+
 void handle_notification(Server& server, const std::string& method, const Json& params, std::vector<Json>& out) {
   if (method == "exit") {
     server.exit = true;
@@ -137,8 +197,9 @@ void handle_notification(Server& server, const std::string& method, const Json& 
   if (method == "textDocument/didChange") return did_change(server, params);
   if (method == "textDocument/didClose") return did_close(server, params, out);
   if (method == "textDocument/didSave") return did_save(server, params);
-  if (method == "workspace/didChangeWatchedFiles") {
-    server.scripts_listed = false;
+  if (method == "workspace/didChangeWatchedFiles") return did_change_watched_files(server, params);
+  if (method == "initialized") {
+    if (server.client_watches_files) out.push_back(watch_registration());
     return;
   }
   // initialized, $/cancelRequest, $/setTrace, workspace/didChangeConfiguration...: nothing to do.
@@ -157,6 +218,13 @@ void handle_request(Server& server, const Json& id, const std::string& method, c
       return;
     }
     read_roots(server, params);
+    const Json* watch = &params;
+    for (const char* key : {"capabilities", "workspace", "didChangeWatchedFiles"}) {
+      watch = watch->is_object() && watch->contains(key) ? &(*watch)[key] : nullptr;
+      if (!watch) break;
+    }
+    server.client_watches_files = watch && watch->is_object() && watch->contains("dynamicRegistration") &&
+                                  (*watch)["dynamicRegistration"] == true;
     server.state = ServerState::Running;
     out.push_back(response(id, Json{{"capabilities", capabilities()},
                                     {"serverInfo", {{"name", "mblint"}, {"version", kVersion}}}}));

@@ -81,6 +81,10 @@ struct Server {
   YamlCache yaml_cache;
   bool exit = false;
   int exit_code = 0;
+  // The client can watch files for us (workspace/didChangeWatchedFiles with
+  // dynamic registration): launch scripts, YAML and .mblint.yaml changed
+  // outside the editor re-lint the open documents that read them.
+  bool client_watches_files = false;
 };
 
 // --- the protocol (lsp_server.cpp) -----------------------------------------------------------

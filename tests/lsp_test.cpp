@@ -916,3 +916,86 @@ TEST_CASE("lsp: value edits take the patched parse and publish exactly what a fu
   CHECK(s.server.yaml_cache.section_patches == 1);
   CHECK(s.server.yaml_cache.parses == 1);
 }
+
+// --- files changed outside the editor -----------------------------------------------------------
+
+TEST_CASE("lsp: launch scripts and project configs changed on disk re-lint the open YAML (watched files)", "[lsp]") {
+  fs::path root = mblint::test::make_temp_dir("mblint-lsp-watched");
+  fs::path script = root / "launch.sh";
+  std::string yaml_uri = mblint::lsp::path_to_uri(root / "override.yaml");
+  std::string script_uri = mblint::lsp::path_to_uri(script);
+  auto write = [](const fs::path& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; };
+  auto watched = [&](Session& s, const std::string& uri, int type) {
+    s.notify("workspace/didChangeWatchedFiles", Json{{"changes", Json::array({Json{{"uri", uri}, {"type", type}}})}});
+  };
+  Session s({"--recipe", "llama3_8b_pretrain_config"});
+  Json capabilities{{"workspace", {{"didChangeWatchedFiles", {{"dynamicRegistration", true}}}}}};
+  Json init = s.request("initialize", Json{{"processId", nullptr},
+                                          {"rootUri", mblint::lsp::path_to_uri(root)},
+                                          {"capabilities", capabilities}});
+  REQUIRE(init.contains("result"));
+  s.notify("initialized", Json::object());
+  // The server asks the client to watch the files a lint reads.
+  std::optional<Json> registration = s.read_message();
+  REQUIRE(registration);
+  CHECK((*registration)["method"] == "client/registerCapability");
+  Json registered = (*registration)["params"]["registrations"][0];
+  CHECK(registered["method"] == "workspace/didChangeWatchedFiles");
+  CHECK(registered["registerOptions"]["watchers"].size() == 3);
+  s.send(Json{{"jsonrpc", "2.0"}, {"id", (*registration)["id"]}, {"result", nullptr}});  // the client's answer
+
+  s.open(yaml_uri, "model:\n  tensor_model_parallel_size: 3\n");
+  CHECK_FALSE(has_code(s.diagnostics(yaml_uri), "world-size-divisibility"));
+  // A checkout adds the script that launches the YAML on 8 GPUs: TP 3 does not divide them.
+  write(script, "#!/bin/bash\ntorchrun --nnodes=1 --nproc-per-node=8 pretrain.py --config-file override.yaml\n");
+  watched(s, script_uri, 1);
+  CHECK(has_code(s.diagnostics(yaml_uri), "world-size-divisibility"));
+  // Another tool gives it 6 GPUs per node.
+  write(script, "#!/bin/bash\ntorchrun --nnodes=1 --nproc-per-node=6 pretrain.py --config-file override.yaml\n");
+  watched(s, script_uri, 2);
+  CHECK_FALSE(has_code(s.diagnostics(yaml_uri), "world-size-divisibility"));
+  // A project config that turns the rule's error into... nothing: disabled.
+  write(script, "#!/bin/bash\ntorchrun --nnodes=1 --nproc-per-node=8 pretrain.py --config-file override.yaml\n");
+  watched(s, script_uri, 2);
+  CHECK(has_code(s.diagnostics(yaml_uri), "world-size-divisibility"));
+  write(root / ".mblint.yaml", "rules:\n  disable: [world-size-divisibility]\n");
+  watched(s, mblint::lsp::path_to_uri(root / ".mblint.yaml"), 1);
+  CHECK_FALSE(has_code(s.diagnostics(yaml_uri), "world-size-divisibility"));
+  fs::remove(root / ".mblint.yaml");
+  watched(s, mblint::lsp::path_to_uri(root / ".mblint.yaml"), 3);
+  CHECK(has_code(s.diagnostics(yaml_uri), "world-size-divisibility"));
+  // The script is deleted: the YAML is linted alone again.
+  fs::remove(script);
+  watched(s, script_uri, 3);
+  CHECK_FALSE(has_code(s.diagnostics(yaml_uri), "world-size-divisibility"));
+  // An open file's buffer wins over its file on disk: a change on disk to it is ignored.
+  s.open(script_uri, "#!/bin/bash\ntorchrun --nnodes=1 --nproc-per-node=8 pretrain.py --config-file override.yaml\n",
+         "shellscript");
+  s.diagnostics(script_uri);
+  CHECK(has_code(s.diagnostics(yaml_uri), "world-size-divisibility"));
+  write(script, "#!/bin/bash\necho nothing\n");
+  watched(s, script_uri, 2);
+  Json hover = s.request("textDocument/hover", Json{{"textDocument", {{"uri", yaml_uri}}},
+                                                    {"position", {{"line", 1}, {"character", 4}}}});
+  CHECK(hover.contains("result"));
+  s.request("shutdown", nullptr);
+  s.notify("exit", Json::object());
+  CHECK(s.wait_exit() == 0);
+  fs::remove_all(root);
+}
+
+TEST_CASE("lsp: a client that cannot watch files is not asked to", "[lsp]") {
+  fs::path root = mblint::test::make_temp_dir("mblint-lsp-nowatch");
+  Session s;
+  s.initialize(root);  // no workspace capabilities
+  std::string uri = mblint::lsp::path_to_uri(root / "a.yaml");
+  s.open(uri, "model:\n  tensor_model_parallel_size: 2\n");
+  s.diagnostics(uri);
+  for (const Json& message : s.notifications) CHECK(message.value("method", "") != "client/registerCapability");
+  // A malformed capability is no reason to fail initialize.
+  Session t;
+  Json bad{{"workspace", {{"didChangeWatchedFiles", {{"dynamicRegistration", "yes"}}}}}};
+  CHECK(t.request("initialize", Json{{"rootUri", mblint::lsp::path_to_uri(root)}, {"capabilities", bad}})
+            .contains("result"));
+  fs::remove_all(root);
+}
