@@ -4,8 +4,6 @@
 // (`- {files: "conf/*.yaml", launch: launch/run.sbatch}`, for a script whose
 // `--config-file "$1"` mblint cannot resolve by reading it).
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 
 #include "lint/lsp_server.h"
 #include "lint/project_config.h"
@@ -48,11 +46,8 @@ bool reads(const Document& reader, const std::string& uri) {
 
 // Whether the buffer holds what the file on disk holds.
 bool saved(const Document& document) {
-  std::ifstream in(document.path, std::ios::binary);
-  if (!in) return false;
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str() == document.text;
+  std::optional<std::string> text = read_small_file(document.path, document.text.size());
+  return text && *text == document.text;
 }
 
 }  // namespace

@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <csignal>
-#include <fstream>
-#include <sstream>
 
 #include "lint/cli_common.h"
 #include "lint/lsp_transport.h"
@@ -145,17 +143,6 @@ Json watch_registration() {
               {"params", {{"registrations", Json::array({std::move(registration)})}}}};
 }
 
-std::string disk_text(const std::string& path) {
-  constexpr std::uintmax_t kMaxBytes = 1u << 20;  // scripts and configs are small
-  std::error_code error;
-  auto size = std::filesystem::file_size(path, error);
-  if (error || size > kMaxBytes) return "";
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 // Files changed outside the editor (a checkout, a generator, another tool).
 // An open file's buffer is what the lints read, so only closed files count:
 // the open documents whose last lint read one, that a script now launches,
@@ -179,7 +166,8 @@ void did_change_watched_files(Server& server, const Json& params) {
       }
       continue;
     }
-    on_disk.text = disk_text(on_disk.path);  // "" when deleted
+    constexpr std::uintmax_t kMaxBytes = 1u << 20;  // scripts and configs are small
+    on_disk.text = read_small_file(on_disk.path, kMaxBytes).value_or("");  // "" when deleted
     for (auto& [uri, other] : server.documents) {
       if (lints_together(server, other, on_disk)) other.pending = true;
     }

@@ -106,6 +106,8 @@ Json error_response(const Json& id, int code, std::string_view message);
 // --- documents and the workspace (lsp_workspace.cpp) ---------------------------------------
 
 std::string uri_to_path(std::string_view uri);  // "" when not a file:// uri
+// A file's bytes; nullopt when it cannot be read or is over `max_bytes`.
+std::optional<std::string> read_small_file(const std::filesystem::path& path, std::uintmax_t max_bytes);
 std::string path_to_uri(const std::filesystem::path& path);
 std::string canonical_path(const std::filesystem::path& path);
 

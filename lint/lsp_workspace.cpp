@@ -48,12 +48,8 @@ const std::string& script_text(Server& server, const fs::path& path) {
   auto it = server.script_cache.find(key);
   if (it != server.script_cache.end() && it->second.modified == modified) return it->second.text;
   CachedScript cached{modified, {}};
-  auto size = fs::file_size(path, error);
-  if (!error && size <= kMaxScriptBytes) {
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream text;
-    text << in.rdbuf();
-    cached.text = text.str();
+  if (std::optional<std::string> text = read_small_file(path, kMaxScriptBytes)) {
+    cached.text = std::move(*text);
     if (cached.text.find("config-file") == std::string::npos && cached.text.find("config_file") == std::string::npos) {
       cached.text.clear();
     }
@@ -73,6 +69,17 @@ fs::path workspace_base(const Server& server, const std::string& path) {
   }
   if (!path.empty()) return fs::path(path).parent_path();
   return server.cwd;
+}
+
+std::optional<std::string> read_small_file(const fs::path& path, std::uintmax_t max_bytes) {
+  std::error_code error;
+  auto size = fs::file_size(path, error);
+  if (error || size > max_bytes) return std::nullopt;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
 }
 
 std::string uri_to_path(std::string_view uri) {
