@@ -102,9 +102,10 @@ std::vector<Input> expand_paths(const LintOptions& options, Configs& configs) {
   for (const std::string& arg : options.paths) {
     fs::path path = absolute_path(arg, options.base_dir);
     std::error_code error;
-    if (!fs::is_directory(path, error)) {
+    fs::file_status status = fs::status(path, error);
+    if (!fs::is_directory(status)) {
       // A missing path stays: the job builder reports it where it was named.
-      if (fs::exists(path, error) && configs.excluded(path)) continue;
+      if (fs::exists(status) && configs.excluded(path)) continue;
       add(Input{path, arg, false});
       continue;
     }

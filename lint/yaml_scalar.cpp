@@ -1,6 +1,8 @@
 #include "lint/yaml_scalar.h"
 
 #include <cmath>
+#include <cstdlib>
+#include <initializer_list>
 #include <limits>
 #include <optional>
 #include <string>
@@ -166,9 +168,48 @@ std::optional<int64_t> plain_decimal(std::string_view text) {
   return text[0] == '-' ? -value : value;
 }
 
-ConfigValue type_yaml11(std::string_view text, bool omegaconf) {
-  if (!may_resolve(text)) return make_string(std::string(text));
-  if (auto value = plain_decimal(text)) return make_int(*value);
+// A scalar that starts with a letter can only be a bool or null word: every
+// int and float pattern starts with a digit, a sign or a dot.
+bool starts_with_letter(std::string_view text) {
+  char c = text.empty() ? '0' : static_cast<char>(text[0] | 0x20);
+  return c >= 'a' && c <= 'z';
+}
+
+bool is_one_of(std::string_view text, std::initializer_list<std::string_view> words) {
+  for (std::string_view word : words) {
+    if (text == word) return true;
+  }
+  return false;
+}
+
+// `[-+]?[0-9]+\.[0-9]*` with an optional `[eE][-+][0-9]+` ("0.5", "3.0e-05"):
+// every flavor's float resolver takes it and none of the others does.
+bool simple_decimal_float(std::string_view text) {
+  size_t i = !text.empty() && (text[0] == '-' || text[0] == '+') ? 1 : 0;
+  auto digits = [&] {
+    size_t start = i;
+    while (i < text.size() && text[i] >= '0' && text[i] <= '9') ++i;
+    return i > start;
+  };
+  if (!digits() || i >= text.size() || text[i] != '.') return false;
+  ++i;
+  digits();
+  if (i == text.size()) return true;
+  if (text[i] != 'e' && text[i] != 'E') return false;
+  if (++i >= text.size() || (text[i] != '-' && text[i] != '+')) return false;
+  ++i;
+  return digits() && i == text.size();
+}
+
+ConfigValue decimal_float(std::string_view text) {
+  char buffer[64];
+  if (text.size() >= sizeof buffer) return yaml_float(text);
+  text.copy(buffer, text.size());
+  buffer[text.size()] = '\0';
+  return make_float(std::strtod(buffer, nullptr));
+}
+
+ConfigValue type_yaml11_by_resolvers(std::string_view text, bool omegaconf) {
   const Resolvers& r = resolvers();
   re2::StringPiece piece(text.data(), text.size());
   if (RE2::FullMatch(piece, r.yaml11_bool)) {
@@ -182,9 +223,20 @@ ConfigValue type_yaml11(std::string_view text, bool omegaconf) {
   return make_string(std::string(text));
 }
 
-ConfigValue type_yaml12(std::string_view text) {
+ConfigValue type_yaml11(std::string_view text, bool omegaconf) {
   if (!may_resolve(text)) return make_string(std::string(text));
   if (auto value = plain_decimal(text)) return make_int(*value);
+  if (simple_decimal_float(text)) return decimal_float(text);
+  if (starts_with_letter(text)) {
+    if (is_one_of(text, {"true", "True", "TRUE", "yes", "Yes", "YES", "on", "On", "ON"})) return make_bool(true);
+    if (is_one_of(text, {"false", "False", "FALSE", "no", "No", "NO", "off", "Off", "OFF"})) return make_bool(false);
+    if (is_one_of(text, {"null", "Null", "NULL"})) return make_null();
+    return make_string(std::string(text));
+  }
+  return type_yaml11_by_resolvers(text, omegaconf);
+}
+
+ConfigValue type_yaml12_by_resolvers(std::string_view text) {
   const Resolvers& r = resolvers();
   re2::StringPiece piece(text.data(), text.size());
   if (text.empty() || text == "~" || text == "null" || text == "Null" || text == "NULL") return make_null();
@@ -194,6 +246,19 @@ ConfigValue type_yaml12(std::string_view text) {
   return make_string(std::string(text));
 }
 
+ConfigValue type_yaml12(std::string_view text) {
+  if (!may_resolve(text)) return make_string(std::string(text));
+  if (auto value = plain_decimal(text)) return make_int(*value);
+  if (simple_decimal_float(text)) return decimal_float(text);
+  if (starts_with_letter(text)) {
+    if (is_one_of(text, {"true", "True", "TRUE"})) return make_bool(true);
+    if (is_one_of(text, {"false", "False", "FALSE"})) return make_bool(false);
+    if (is_one_of(text, {"null", "Null", "NULL"})) return make_null();
+    return make_string(std::string(text));
+  }
+  return type_yaml12_by_resolvers(text);
+}
+
 }  // namespace
 
 ConfigValue type_plain_scalar(std::string_view text, YamlFlavor flavor) {
@@ -201,6 +266,15 @@ ConfigValue type_plain_scalar(std::string_view text, YamlFlavor flavor) {
     case YamlFlavor::OmegaConf: return type_yaml11(text, /*omegaconf=*/true);
     case YamlFlavor::PyYaml: return type_yaml11(text, /*omegaconf=*/false);
     case YamlFlavor::Yaml12: return type_yaml12(text);
+  }
+  return make_string(std::string(text));
+}
+
+ConfigValue type_plain_scalar_by_resolvers(std::string_view text, YamlFlavor flavor) {
+  switch (flavor) {
+    case YamlFlavor::OmegaConf: return type_yaml11_by_resolvers(text, /*omegaconf=*/true);
+    case YamlFlavor::PyYaml: return type_yaml11_by_resolvers(text, /*omegaconf=*/false);
+    case YamlFlavor::Yaml12: return type_yaml12_by_resolvers(text);
   }
   return make_string(std::string(text));
 }

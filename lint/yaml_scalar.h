@@ -23,4 +23,9 @@ std::string_view yaml_flavor_name(YamlFlavor flavor);
 // Map/List/Unknown). Provenance is left empty for the caller to fill.
 ConfigValue type_plain_scalar(std::string_view text, YamlFlavor flavor);
 
+// The same typing by the published resolver patterns alone, without the
+// shortcuts type_plain_scalar takes for common scalars: the reference the
+// shortcuts are tested against.
+ConfigValue type_plain_scalar_by_resolvers(std::string_view text, YamlFlavor flavor);
+
 }  // namespace mblint

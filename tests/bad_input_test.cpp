@@ -2,10 +2,14 @@
 // located diagnostic (or silence) and a normal exit code.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
+#include <sys/stat.h>
+
 #include "lint/cli.h"
+#include "lint/file_reader.h"
 #include "rules/registry.h"
 #include "tests/test_support.h"
 
@@ -76,6 +80,35 @@ TEST_CASE("invalid UTF-8 in YAML is located at the first bad byte", "[bad-input]
   CHECK(s.check({"bad.sh"}).code == 0);  // bash does not care
 }
 
+TEST_CASE("the first invalid UTF-8 byte is found at every offset", "[bad-input]") {
+  // The scan skips ASCII eight bytes at a time: put the bad byte, and valid
+  // multi-byte characters, at every position around those words.
+  for (size_t at = 0; at < 40; ++at) {
+    std::string text(48, 'a');
+    text[at] = '\xe9';
+    INFO("bad byte at " << at);
+    CHECK(first_invalid_utf8(text) == at);
+    std::string valid(48, 'a');
+    const char rocket[] = "\xf0\x9f\x9a\x80";  // a 4-byte character
+    std::copy(rocket, rocket + 4, valid.begin() + static_cast<std::ptrdiff_t>(at));
+    CHECK_FALSE(first_invalid_utf8(valid).has_value());
+    valid[at + 3] = 'a';  // cut short by the text that follows
+    CHECK(first_invalid_utf8(valid) == at);
+  }
+  std::string cut(47, 'a');
+  CHECK(first_invalid_utf8(cut.append("\xc3")) == 47);
+  std::string whole(46, 'a');
+  CHECK_FALSE(first_invalid_utf8(whole.append("\xc3\xa9")).has_value());
+}
+
+TEST_CASE("a FIFO named as a config is read without waiting for a writer", "[bad-input]") {
+  // Opening a FIFO blocks until something writes to it; mblint must not hang.
+  Scratch s;
+  REQUIRE(::mkfifo((s.dir() / "pipe.yaml").c_str(), 0600) == 0);
+  Result r = s.check({"pipe.yaml"});
+  CHECK(r.code == 0);  // nothing written: an empty config
+}
+
 TEST_CASE("a 100 MB file is refused without being read", "[bad-input]") {
   Scratch s;
   {
@@ -93,7 +126,7 @@ TEST_CASE("10,000-deep nesting is a located diagnostic", "[bad-input]") {
   s.write("flow.yaml", "model: " + std::string(10000, '[') + std::string(10000, ']') + "\n");
   std::string deep_map;
   for (int i = 0; i < 10000; ++i) deep_map += "{a: ";
-  deep_map += "1" + std::string(10000, '}') + "\n";
+  deep_map.append("1").append(10000, '}').append("\n");
   s.write("map.yaml", "model: " + deep_map);
   for (const char* name : {"flow.yaml", "map.yaml"}) {
     INFO(name);

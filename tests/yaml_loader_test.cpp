@@ -2,10 +2,14 @@
 // limits, and the typing vectors observed with PyYAML and OmegaConf.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+#include <cstring>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "lint/yaml_loader.h"
+#include "lint/yaml_scalar.h"
 #include "tests/test_support.h"
 
 using namespace mblint;
@@ -245,4 +249,55 @@ TEST_CASE("typing matches the observed PyYAML and OmegaConf vectors", "[yaml][sh
     }
   }
   CHECK(checked >= 30);
+}
+
+namespace {
+
+bool same_typed_value(const ConfigValue& a, const ConfigValue& b) {
+  if (a.kind != b.kind) return false;
+  switch (a.kind) {
+    case ValueKind::Bool: return a.boolean == b.boolean;
+    case ValueKind::Int: return a.integer == b.integer;
+    case ValueKind::Float:
+      return (std::isnan(a.real) && std::isnan(b.real)) || std::memcmp(&a.real, &b.real, sizeof a.real) == 0;
+    default: return a.text == b.text;
+  }
+}
+
+}  // namespace
+
+TEST_CASE("the typing shortcuts give what the published resolvers give", "[yaml][typing]") {
+  std::vector<std::string> scalars = {"", "~", "0", "-0", "+1", "007", "0.5", "-0.5", "+3.", "1.0e-05", "1.0E+3",
+                                      "1.0e5", "1e-4", "1_000", "1:30", "0x1F", "0b101", "0o17", ".5", ".inf",
+                                      "-.inf", ".nan", "12345678901234567890", "3.14.15", "1.0e-", "1.0e+",
+                                      "tp", "fp16", "bf16", "yes", "Yes", "YES", "yES", "no", "No", "NO", "on",
+                                      "On", "ON", "oN", "off", "Off", "OFF", "true", "True", "TRUE", "tRUE",
+                                      "false", "False", "FALSE", "null", "Null", "NULL", "nULL", "y", "n", "t", "f"};
+  // Random texts over the characters numbers, bools and nulls are made of.
+  const std::string alphabet = "0123456789.-+eE_:xob~nulyesfatrNULYESFATR";
+  uint64_t state = 20261129;
+  auto next = [&] {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<uint32_t>(state >> 33);
+  };
+  for (int i = 0; i < 200000; ++i) {
+    std::string text;
+    size_t length = next() % 9;
+    for (size_t k = 0; k < length; ++k) text += alphabet[next() % alphabet.size()];
+    scalars.push_back(text);
+  }
+  int differences = 0;
+  for (YamlFlavor flavor : {YamlFlavor::OmegaConf, YamlFlavor::PyYaml, YamlFlavor::Yaml12}) {
+    for (const std::string& text : scalars) {
+      ConfigValue fast = type_plain_scalar(text, flavor);
+      ConfigValue reference = type_plain_scalar_by_resolvers(text, flavor);
+      if (!same_typed_value(fast, reference)) {
+        INFO("'" << text << "' with " << yaml_flavor_name(flavor) << ": " << to_display(fast) << " against "
+                  << to_display(reference));
+        CHECK(false);
+        if (++differences > 20) return;
+      }
+    }
+  }
+  CHECK(differences == 0);
 }
