@@ -59,7 +59,7 @@ fs::path compute(CanonicalPaths& cache, const fs::path& path) {
 
 }  // namespace
 
-fs::path canonical_or_same(CanonicalPaths& cache, const fs::path& path) {
+const fs::path& canonical_or_same(CanonicalPaths& cache, const fs::path& path) {
   auto [it, added] = cache.paths.try_emplace(path.native());
   if (added) it->second = compute(cache, path);
   return it->second;

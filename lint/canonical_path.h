@@ -16,8 +16,9 @@ struct CanonicalPaths {
 };
 
 // std::filesystem::weakly_canonical(path), or path.lexically_normal() when
-// that fails; the same answer, remembered in `cache`.
-std::filesystem::path canonical_or_same(CanonicalPaths& cache, const std::filesystem::path& path);
+// that fails; the same answer, remembered in `cache` (the reference stays
+// valid as long as the cache).
+const std::filesystem::path& canonical_or_same(CanonicalPaths& cache, const std::filesystem::path& path);
 
 // The same without a cache.
 std::filesystem::path canonical_or_same(const std::filesystem::path& path);

@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "lint/file_reader.h"
 #include "lint/file_walk.h"
@@ -42,19 +45,21 @@ struct Configs {
   const LintOptions& options;
   RuleSet rules;
   ProjectBuild& build;
-  std::map<fs::path, int> by_dir;
-  std::map<fs::path, int> by_file;
+  // Keyed by path strings: comparing std::filesystem::paths splits them into
+  // components each time, and a tree of thousands of files asks often.
+  std::unordered_map<std::string, int> by_dir;
+  std::unordered_map<std::string, int> by_file;
   int forced = kNoConfig;  // --config FILE
 
   int load(const fs::path& path, Span requested_at) {
-    fs::path key = canonical_or_same(sources.canonical, path);
-    if (auto it = by_file.find(key); it != by_file.end()) return it->second;
+    const fs::path& key = canonical_or_same(sources.canonical, path);
+    if (auto it = by_file.find(key.native()); it != by_file.end()) return it->second;
     auto config = std::make_unique<ProjectConfig>(load_project_config(
         sources, absolute_path(path, options.base_dir),
         display_path(absolute_path(path, options.base_dir), options.base_dir), requested_at, rules, build.problems));
     build.configs.push_back(std::move(config));
     int index = static_cast<int>(build.configs.size() - 1);
-    by_file[key] = index;
+    by_file[key.native()] = index;
     return index;
   }
 
@@ -63,7 +68,7 @@ struct Configs {
   int for_dir(const fs::path& dir) {
     if (options.no_project_config) return kNoConfig;
     if (options.project_config) return forced;
-    if (auto it = by_dir.find(dir); it != by_dir.end()) return it->second;
+    if (auto it = by_dir.find(dir.native()); it != by_dir.end()) return it->second;
     fs::path at = dir.lexically_normal();
     std::error_code error;
     int index = kNoConfig;
@@ -72,7 +77,7 @@ struct Configs {
     } else if (at.has_parent_path() && at.parent_path() != at) {
       index = for_dir(at.parent_path());
     }
-    by_dir[dir] = index;
+    by_dir[dir.native()] = index;
     return index;
   }
 
@@ -93,9 +98,9 @@ struct Input {
 
 std::vector<Input> expand_paths(const LintOptions& options, Configs& configs) {
   std::vector<Input> inputs;
-  std::set<fs::path> seen;
+  std::unordered_set<std::string> seen;  // canonical paths
   auto add = [&](Input input) {
-    if (!seen.insert(canonical_or_same(configs.sources.canonical, input.path)).second) return;  // a file named twice is read once
+    if (!seen.insert(canonical_or_same(configs.sources.canonical, input.path).native()).second) return;  // a file named twice is read once
     input.config = configs.for_dir(input.path.parent_path());
     inputs.push_back(std::move(input));
   };
@@ -150,8 +155,8 @@ struct Builder {
   const LintOptions& options;
   Configs& configs;
   ProjectBuild& build;
-  std::set<fs::path> walked;      // canonical paths of walked files
-  std::set<fs::path> referenced;  // canonical paths of YAML files a built script read
+  std::unordered_set<std::string> walked;      // canonical paths of walked files
+  std::unordered_set<std::string> referenced;  // canonical paths of YAML files a built script read
   const ProjectJobSink& each;
 
   LintOptions options_for(int config) const {
@@ -164,11 +169,11 @@ struct Builder {
   size_t run(LintOptions unit, int config) {
     const ProjectConfig* project = configs.get(config);
     BuildResult built = build_jobs(sources, unit, [&](Job& job) {
-      fs::path primary = canonical_or_same(sources.canonical, absolute_path(sources.files[job.primary].path, options.base_dir));
-      if (walked.count(primary)) silence_non_config(sources, job);
+      const fs::path& primary = canonical_or_same(sources.canonical, absolute_path(sources.files[job.primary].path, options.base_dir));
+      if (walked.count(primary.native())) silence_non_config(sources, job);
       for (FileId file : job.files) {
         if (file != job.primary)
-          referenced.insert(canonical_or_same(sources.canonical, absolute_path(sources.files[file].path, options.base_dir)));
+          referenced.insert(canonical_or_same(sources.canonical, absolute_path(sources.files[file].path, options.base_dir)).native());
       }
       if (project) apply_config_cluster(*project, options, job);
       if (each) {
@@ -210,7 +215,7 @@ void build_yaml_units(Builder& builder, int config, const std::vector<const Inpu
   std::vector<std::string> plain;
   std::map<const ContextEntry*, std::vector<std::string>> by_context;
   for (const Input* input : yamls) {
-    if (builder.referenced.count(canonical_or_same(builder.sources.canonical, input->path))) {
+    if (builder.referenced.count(canonical_or_same(builder.sources.canonical, input->path).native())) {
       ++builder.build.files_checked;  // linted with the script that launches it
       continue;
     }
@@ -221,7 +226,7 @@ void build_yaml_units(Builder& builder, int config, const std::vector<const Inpu
       unit.launch_config_file = canonical_or_same(builder.sources.canonical, input->path);
       builder.run(std::move(unit), config);
       ++builder.build.files_checked;
-      if (!builder.referenced.count(canonical_or_same(builder.sources.canonical, input->path))) report_unused_launch(builder.build, *entry);
+      if (!builder.referenced.count(canonical_or_same(builder.sources.canonical, input->path).native())) report_unused_launch(builder.build, *entry);
     } else if (entry) {
       by_context[entry].push_back(input->display);
     } else {
@@ -258,7 +263,7 @@ ProjectBuild build_project(SourceSet& sources, const LintOptions& options, RuleS
   Builder builder{sources, options, configs, build, {}, {}, each};
   std::map<int, Group> groups;
   for (const Input& input : inputs) {
-    if (input.walked) builder.walked.insert(canonical_or_same(sources.canonical, input.path));
+    if (input.walked) builder.walked.insert(canonical_or_same(sources.canonical, input.path).native());
     Group& group = groups[input.config];
     (is_yaml_name(input.path) ? group.yamls : group.scripts).push_back(&input);
   }

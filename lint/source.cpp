@@ -8,8 +8,9 @@ namespace {
 
 std::vector<uint32_t> compute_line_starts(std::string_view text) {
   std::vector<uint32_t> starts{0};
-  for (size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '\n') starts.push_back(static_cast<uint32_t>(i + 1));
+  starts.reserve(text.size() / 32 + 1);  // config lines are a few dozen bytes
+  for (size_t at = text.find('\n'); at != std::string_view::npos; at = text.find('\n', at + 1)) {
+    starts.push_back(static_cast<uint32_t>(at + 1));
   }
   return starts;
 }

@@ -99,7 +99,21 @@ struct Frame {
 
 constexpr size_t kIndexedMapSize = 16;
 
-class TreeBuilder : public YAML::EventHandler {
+// How a scalar was tagged: plain ("?"), a core type tag that types it like a
+// plain scalar (!!int, !!float, !!bool, !!null), or anything else (quoted, !!str, ...).
+enum class ScalarTag : uint8_t { Plain, CoreTyped, Other };
+
+ScalarTag classify_tag(const std::string& tag) {
+  if (tag == "?") return ScalarTag::Plain;
+  if (tag == "tag:yaml.org,2002:int" || tag == "tag:yaml.org,2002:float" || tag == "tag:yaml.org,2002:bool" ||
+      tag == "tag:yaml.org,2002:null") {
+    return ScalarTag::CoreTyped;
+  }
+  return ScalarTag::Other;
+}
+
+// Builds the value tree from the parser's events (replayed by EventLog).
+class TreeBuilder {
  public:
   TreeBuilder(const SourceSet& sources, FileId file, YamlFlavor flavor, Layer layer,
               const YamlLimits& limits, std::vector<Diagnostic>& problems)
@@ -111,10 +125,10 @@ class TreeBuilder : public YAML::EventHandler {
   bool finished() const { return finished_; }
   ConfigValue take_root() { return std::move(root_); }
 
-  void OnDocumentStart(const YAML::Mark&) override {}
-  void OnDocumentEnd() override { finished_ = true; }
+  void OnDocumentStart(const YAML::Mark&) {}
+  void OnDocumentEnd() { finished_ = true; }
 
-  void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override {
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) {
     // An empty value (`key:`) has no text of its own: point just after the
     // key's colon, where a value would be written.
     Span span = empty_value_span();
@@ -128,7 +142,7 @@ class TreeBuilder : public YAML::EventHandler {
     complete(std::move(value), anchor, mark, /*plain_text=*/"~", /*plain=*/true);
   }
 
-  void OnAlias(const YAML::Mark& mark, YAML::anchor_t anchor) override {
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t anchor) {
     auto it = anchors_.find(anchor);
     if (it == anchors_.end()) return;  // yaml-cpp reports unknown anchors itself
     count_nodes(it->second.node_count, mark);
@@ -136,31 +150,33 @@ class TreeBuilder : public YAML::EventHandler {
     complete(std::move(copy), YAML::NullAnchor, mark, "", false);
   }
 
-  void OnScalar(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
-                const std::string& text) override {
+  void OnScalar(const YAML::Mark& mark, ScalarTag tag, YAML::anchor_t anchor, std::string_view text) {
     count_nodes(1, mark);
     Span span = scalar_span(source_, file_, position(mark), in_flow());
-    bool plain = tag == "?";
+    bool plain = tag == ScalarTag::Plain;
+    if (anchor == YAML::NullAnchor && expecting_key()) {
+      // Half the scalars of a config are keys: only their text and place are
+      // kept, so they are neither typed nor built into a value.
+      set_key(text, span, plain);
+      return;
+    }
     // Explicit core tags type the text like a plain scalar; anything else is a string.
-    bool typed = plain || tag == "tag:yaml.org,2002:int" || tag == "tag:yaml.org,2002:float" ||
-                 tag == "tag:yaml.org,2002:bool" || tag == "tag:yaml.org,2002:null";
-    ConfigValue value = typed ? type_plain_scalar(text, flavor_) : make_string(text);
+    bool typed = tag != ScalarTag::Other;
+    ConfigValue value = typed ? type_plain_scalar(text, flavor_) : make_string(std::string(text));
     value.quoted = !typed;
     value.where = provenance(span);
     complete(std::move(value), anchor, mark, text, plain);
   }
 
-  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
-                       YAML::EmitterStyle::value style) override {
+  void OnSequenceStart(const YAML::Mark& mark, YAML::anchor_t anchor, YAML::EmitterStyle::value style) {
     open(ValueKind::List, mark, anchor, style);
   }
-  void OnSequenceEnd() override { close(); }
+  void OnSequenceEnd() { close(); }
 
-  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
-                  YAML::EmitterStyle::value style) override {
+  void OnMapStart(const YAML::Mark& mark, YAML::anchor_t anchor, YAML::EmitterStyle::value style) {
     open(ValueKind::Map, mark, anchor, style);
   }
-  void OnMapEnd() override {
+  void OnMapEnd() {
     apply_merge_keys(stack_.back());
     close();
   }
@@ -278,8 +294,7 @@ class TreeBuilder : public YAML::EventHandler {
   }
 
   // A node is finished: it is a map key, a map value, a list item or the root.
-  void complete(ConfigValue&& value, YAML::anchor_t anchor, const YAML::Mark&, const std::string& text,
-                bool plain) {
+  void complete(ConfigValue&& value, YAML::anchor_t anchor, const YAML::Mark&, std::string_view text, bool plain) {
     if (anchor != YAML::NullAnchor) anchors_[anchor] = Anchored{value, 1};
     if (stack_.empty()) {
       root_ = std::move(value);
@@ -291,10 +306,7 @@ class TreeBuilder : public YAML::EventHandler {
       return;
     }
     if (!top.have_key) {
-      top.have_key = true;
-      top.key = key_text(value, text);
-      top.key_span = value.where.value;
-      top.key_mergeable = plain && text == "<<";
+      set_key(key_text(value, text), value.where.value, plain && text == "<<");
       return;
     }
     top.have_key = false;
@@ -302,9 +314,22 @@ class TreeBuilder : public YAML::EventHandler {
     add_entry(top, std::move(value));
   }
 
-  static std::string key_text(const ConfigValue& key, const std::string& text) {
+  bool expecting_key() const {
+    return !stack_.empty() && stack_.back().node.kind == ValueKind::Map && !stack_.back().have_key;
+  }
+
+  // The next value of the map on top of the stack belongs to this key.
+  void set_key(std::string_view text, Span span, bool plain) {
+    Frame& top = stack_.back();
+    top.have_key = true;
+    top.key = text;
+    top.key_span = span;
+    top.key_mergeable = plain && text == "<<";
+  }
+
+  static std::string key_text(const ConfigValue& key, std::string_view text) {
     if (key.kind == ValueKind::Map || key.kind == ValueKind::List) return to_display(key);
-    return text;
+    return std::string(text);
   }
 
   void add_entry(Frame& frame, ConfigValue&& value) {
@@ -391,6 +416,103 @@ class TreeBuilder : public YAML::EventHandler {
   bool finished_ = false;
 };
 
+// yaml-cpp's events, recorded as the parser reports them and replayed into a
+// TreeBuilder once the parser is done. Building the tree at each event
+// interleaves two large working sets, the parser's and the builder's (value
+// trees, malloc), and each evicts the other's code and data from the CPU
+// caches: measured, that cost more than the tree building itself.
+class EventLog : public YAML::EventHandler {
+ public:
+  EventLog(size_t source_size, size_t max_depth) : max_depth_(max_depth) {
+    texts_.reserve(source_size);
+    events_.reserve(source_size / 16);  // about one event per 16 bytes of config
+  }
+
+  void OnDocumentStart(const YAML::Mark& mark) override { add(Kind::DocumentStart, mark); }
+  void OnDocumentEnd() override { add(Kind::DocumentEnd, YAML::Mark()); }
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override { add(Kind::Null, mark, anchor); }
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t anchor) override { add(Kind::Alias, mark, anchor); }
+  void OnScalar(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
+                const std::string& text) override {
+    Event& event = add(Kind::Scalar, mark, anchor);
+    event.tag = classify_tag(tag);
+    event.text_begin = texts_.size();
+    event.text_size = text.size();
+    texts_.append(text);
+  }
+  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
+                       YAML::EmitterStyle::value style) override {
+    open(Kind::SequenceStart, mark, anchor, style);
+  }
+  void OnSequenceEnd() override { close(Kind::SequenceEnd); }
+  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
+                  YAML::EmitterStyle::value style) override {
+    open(Kind::MapStart, mark, anchor, style);
+  }
+  void OnMapEnd() override { close(Kind::MapEnd); }
+
+  // Feed the recorded events to `builder`, in order.
+  void replay(TreeBuilder& builder) const {
+    for (const Event& e : events_) {
+      switch (e.kind) {
+        case Kind::DocumentStart: builder.OnDocumentStart(e.mark); break;
+        case Kind::DocumentEnd: builder.OnDocumentEnd(); break;
+        case Kind::Null: builder.OnNull(e.mark, e.anchor); break;
+        case Kind::Alias: builder.OnAlias(e.mark, e.anchor); break;
+        case Kind::Scalar:
+          builder.OnScalar(e.mark, e.tag, e.anchor, std::string_view(texts_).substr(e.text_begin, e.text_size));
+          break;
+        case Kind::SequenceStart: builder.OnSequenceStart(e.mark, e.anchor, e.style); break;
+        case Kind::SequenceEnd: builder.OnSequenceEnd(); break;
+        case Kind::MapStart: builder.OnMapStart(e.mark, e.anchor, e.style); break;
+        case Kind::MapEnd: builder.OnMapEnd(); break;
+      }
+    }
+  }
+
+ private:
+  enum class Kind : uint8_t {
+    DocumentStart, DocumentEnd, Null, Alias, Scalar, SequenceStart, SequenceEnd, MapStart, MapEnd
+  };
+  struct Event {
+    Kind kind;
+    ScalarTag tag = ScalarTag::Plain;
+    YAML::EmitterStyle::value style = YAML::EmitterStyle::Default;
+    YAML::Mark mark;
+    YAML::anchor_t anchor = YAML::NullAnchor;
+    size_t text_begin = 0;  // a scalar's text in texts_
+    size_t text_size = 0;
+  };
+
+  Event& add(Kind kind, const YAML::Mark& mark, YAML::anchor_t anchor = YAML::NullAnchor) {
+    Event& event = events_.emplace_back();
+    event.kind = kind;
+    event.mark = mark;
+    event.anchor = anchor;
+    return event;
+  }
+
+  // The depth limit stops the parser here, not in the replay: yaml-cpp
+  // recurses per level and must not be let go arbitrarily deep.
+  void open(Kind kind, const YAML::Mark& mark, YAML::anchor_t anchor, YAML::EmitterStyle::value style) {
+    if (depth_ >= max_depth_) {
+      throw LimitReached{fmt::format("nesting deeper than {} levels; mblint stops reading here", max_depth_),
+                         mark};
+    }
+    ++depth_;
+    add(kind, mark, anchor).style = style;
+  }
+  void close(Kind kind) {
+    if (depth_ > 0) --depth_;
+    add(kind, YAML::Mark());
+  }
+
+  size_t max_depth_;
+  size_t depth_ = 0;
+  std::vector<Event> events_;
+  std::string texts_;  // the scalars' texts, one after another
+};
+
 Span mark_span(const SourceFile& file, FileId id, const YAML::Mark& mark) {
   if (mark.is_null() || mark.line < 0) return make_span(id, file.text.size(), file.text.size());
   uint32_t offset = offset_of(file, LineCol{static_cast<uint32_t>(mark.line + 1),
@@ -424,12 +546,27 @@ YamlDocument load_yaml(const SourceSet& sources, FileId file, YamlFlavor flavor,
   MemoryBuffer buffer(source.text.data(), source.text.size());
   std::istream stream(&buffer);
   TreeBuilder builder(sources, file, flavor, layer, limits, document.problems);
+  EventLog events(source.text.size(), limits.max_depth);
+  std::optional<YAML::Parser> parser;
+  bool has_document = false;
+  std::optional<LimitReached> limit;
+  std::optional<YAML::Exception> syntax_error;
   try {
-    YAML::Parser parser(stream);
-    if (!parser.HandleNextDocument(builder)) {
-      document.ok = true;  // empty file: an empty config
-      return document;
-    }
+    parser.emplace(stream);
+    has_document = parser->HandleNextDocument(events);
+  } catch (const LimitReached& reached) {
+    limit = reached;
+  } catch (const YAML::Exception& error) {
+    syntax_error = error;
+  }
+  // The tree is built from what was read, up to any error.
+  try {
+    events.replay(builder);
+  } catch (const LimitReached& reached) {
+    limit = reached;  // it came before anything the parser stopped at
+    syntax_error.reset();
+  }
+  if (!limit && !syntax_error && has_document) {
     document.ok = true;
     document.root = builder.take_root();
     // A second document: Bridge (PyYAML/OmegaConf load) refuses the file.
@@ -451,20 +588,29 @@ YamlDocument load_yaml(const SourceSet& sources, FileId file, YamlFlavor flavor,
                       YAML::EmitterStyle::value) override {}
       void OnMapEnd() override {}
     } rest;
-    if (parser.HandleNextDocument(rest) && rest.seen) {
-      document.problems.push_back(syntax_problem(
-          "a second YAML document: Megatron Bridge loads exactly one document per file",
-          mark_span(source, file, rest.start), "remove the `---` and everything after it, or split the file"));
+    try {
+      if (parser->HandleNextDocument(rest) && rest.seen) {
+        document.problems.push_back(syntax_problem(
+            "a second YAML document: Megatron Bridge loads exactly one document per file",
+            mark_span(source, file, rest.start), "remove the `---` and everything after it, or split the file"));
+      }
+    } catch (const YAML::Exception& error) {
+      syntax_error = error;  // in the second document: the first one stands
     }
-  } catch (const LimitReached& limit) {
+  } else if (!limit && !syntax_error) {
+    document.ok = true;  // empty file: an empty config
+  }
+  if (limit) {
     document.ok = false;
-    document.problems.push_back(syntax_problem(limit.message, mark_span(source, file, limit.mark),
+    document.problems.push_back(syntax_problem(limit->message, mark_span(source, file, limit->mark),
                                                "simplify the file"));
-  } catch (const YAML::Exception& error) {
-    document.ok = builder.finished();
-    if (document.ok) document.root = builder.take_root();
-    document.problems.push_back(syntax_problem(explain_parser_message(error.msg),
-                                               mark_span(source, file, error.mark),
+  } else if (syntax_error) {
+    if (!document.ok && builder.finished()) {
+      document.ok = true;
+      document.root = builder.take_root();
+    }
+    document.problems.push_back(syntax_problem(explain_parser_message(syntax_error->msg),
+                                               mark_span(source, file, syntax_error->mark),
                                                "fix the YAML syntax at this position"));
   }
   return document;

@@ -301,3 +301,19 @@ TEST_CASE("the typing shortcuts give what the published resolvers give", "[yaml]
   }
   CHECK(differences == 0);
 }
+
+TEST_CASE("a syntax error in a second document keeps the first document's values", "[yaml]") {
+  Loaded l = load("model:\n  tensor_model_parallel_size: 2\n---\nkey: [unclosed\n");
+  CHECK(l.document.ok);
+  CHECK(as_int(find_path(l.document.root, "model.tensor_model_parallel_size")) == 2);
+  REQUIRE_FALSE(l.document.problems.empty());
+  CHECK(l.document.problems.back().rule == "yaml-syntax");
+}
+
+TEST_CASE("values read before a syntax error are kept with their problems", "[yaml]") {
+  // Duplicate keys before the error are still reported, before the syntax error.
+  Loaded l = load("a: 1\na: 2\nb: [1, 2\n");
+  REQUIRE(l.document.problems.size() == 2);
+  CHECK(l.document.problems[0].rule == "duplicate-key");
+  CHECK(l.document.problems[1].rule == "yaml-syntax");
+}
