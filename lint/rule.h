@@ -3,6 +3,7 @@
 // each; a rule never parses and never prints.
 #pragma once
 
+#include <memory>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -30,10 +31,15 @@ struct Thresholds {
   double memory_headroom = 0.90;  // warn above this fraction of GPU memory
 };
 
+struct RuleMemo;  // rules/runtime_support.h
+
 struct RuleContext {
   const Job& job;
   const Derived& derived;
   const Thresholds& thresholds;
+  // Facts about the job that several rules work out (its effective
+  // precision: ten rules ask), kept by the first rule that asks.
+  mutable std::shared_ptr<RuleMemo> memo = {};
 };
 
 using RuleCheck = void (*)(const RuleContext& context, std::vector<Diagnostic>& out);

@@ -46,7 +46,7 @@ void counts(const RuleContext& context, const Precision& p, std::vector<Diagnost
 }
 
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {
-  Precision p = effective_precision(context.job);
+  const Precision& p = effective_precision(context);
   if (!p.fp8.is_set() || !p.first_last_layers_bf16.value.value_or(false)) return;
   delayed(context, p, out);
   counts(context, p, out);

@@ -9,7 +9,7 @@ namespace {
 
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   const Job& job = context.job;
-  Precision p = effective_precision(job);
+  const Precision& p = effective_precision(context);
   if (!p.bf16.value.value_or(false) || !p.fp16.value.value_or(false)) return;
   bool fp16_last = rank_of(p.fp16.where) > rank_of(p.bf16.where);
   const Setting& primary = fp16_last ? p.fp16 : p.bf16;

@@ -9,7 +9,7 @@ namespace {
 
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   const Job& job = context.job;
-  Precision p = effective_precision(job);
+  const Precision& p = effective_precision(context);
   if (p.fp4.is_set() && p.fp8.is_set()) {
     bool fp4_last = rank_of(p.fp4.where) > rank_of(p.fp8.where);
     Diagnostic diag = make_diagnostic(

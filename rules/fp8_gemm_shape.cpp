@@ -146,7 +146,7 @@ void check_weights(Shapes& s) {
 }
 
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {
-  Precision p = effective_precision(context.job);
+  const Precision& p = effective_precision(context);
   std::optional<Multiples> m = multiples_for(p);
   if (!m) return;
   Shapes s{context, p, *m, out};

@@ -47,7 +47,7 @@ void without_sharding(const RuleContext& context, const Precision& p, std::vecto
 }
 
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {
-  Precision p = effective_precision(context.job);
+  const Precision& p = effective_precision(context);
   without_fp8(context, p, out);
   without_sharding(context, p, out);
 }

@@ -49,7 +49,7 @@ void output_projection(const RuleContext& context, const Precision& p, std::vect
 }
 
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {
-  Precision p = effective_precision(context.job);
+  const Precision& p = effective_precision(context);
   custom_recipe(context, p, out);
   output_projection(context, p, out);
 }

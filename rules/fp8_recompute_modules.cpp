@@ -22,7 +22,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
     if (modules.contains(name)) hit.emplace_back(name);
   }
   if (hit.empty()) return;
-  Precision precision = effective_precision(job);
+  const Precision& precision = effective_precision(context);
   if (!precision.fp8.is_set()) return;
   bool every_recipe = version < Version{0, 14, 0};
   if (!every_recipe && !precision.fp8_recipe.is("delayed")) return;

@@ -48,7 +48,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
          "reuses its code path)",
          {note_for(aware)}, "pass --use-precision-aware-optimizer", {flag_fix(job, aware, true)});
   }
-  Precision p = effective_precision(job);
+  const Precision& p = effective_precision(context);
   if (p.fp8_param_gather.value.value_or(false) && p.fp8_recipe.is_set() && !p.fp8_recipe.is("delayed")) {
     push(context, out, offload,
          fmt::format("--optimizer-cpu-offload with --fp8-param-gather needs --fp8-recipe delayed, not {}",

@@ -72,7 +72,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   Setting step = with_step(job);
   if (!step.value.value_or(false)) return;
   if (job.versions.megatron_core >= Version{0, 19, 0} && !megatron_fsdp(job).value.value_or(false)) {
-    Precision p = effective_precision(job);
+    const Precision& p = effective_precision(context);
     Setting reuse = p.reuse_grad_buf_for_mxfp8_param_ag;
     if (job.dialect == Dialect::MegatronLM) reuse = read_flag(job, "optimizer.reuse_grad_buf_for_mxfp8_param_ag");
     if (reuse.value.value_or(false)) {

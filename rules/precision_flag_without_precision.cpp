@@ -26,7 +26,7 @@ void push(const RuleContext& context, std::vector<Diagnostic>& out, const Settin
 
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   const Job& job = context.job;
-  Precision p = effective_precision(job);
+  const Precision& p = effective_precision(context);
   Setting cross_entropy = read_flag(job, "model.fp16_lm_cross_entropy");
   if (cross_entropy.value.value_or(false) && p.fp16.value && !*p.fp16.value) {
     push(context, out, cross_entropy, "fp16_lm_cross_entropy is true but the model does not train in fp16",

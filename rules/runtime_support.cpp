@@ -787,6 +787,12 @@ Precision effective_precision(const Job& job) {
   return out;
 }
 
+const Precision& effective_precision(const RuleContext& context) {
+  if (!context.memo) context.memo = std::make_shared<RuleMemo>();
+  if (!context.memo->precision) context.memo->precision = effective_precision(context.job);
+  return *context.memo->precision;
+}
+
 // --- environment --------------------------------------------------------------
 
 EnvValue env_value(const Job& job, std::string_view name) {

@@ -146,6 +146,14 @@ struct Precision {
 
 Precision effective_precision(const Job& job);
 
+// What RuleContext keeps for the rules that run after the first to ask.
+struct RuleMemo {
+  std::optional<Precision> precision;
+};
+
+// effective_precision(context.job), worked out once per job.
+const Precision& effective_precision(const RuleContext& context);
+
 // --- environment --------------------------------------------------------------
 
 // An environment variable as the training processes see it: the launch's

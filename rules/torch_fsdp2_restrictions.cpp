@@ -36,7 +36,7 @@ void collect_common(const RuleContext& context, std::vector<Finding>& found) {
                      "state itself)",
                      note_for(dist), "set use_distributed_optimizer to false", {flag_fix(job, dist, false)}});
   }
-  Precision p = effective_precision(job);
+  const Precision& p = effective_precision(context);
   if (p.fp16.value.value_or(false)) {
     found.push_back({"torch FSDP2 does not support fp16 training", note_for(p.fp16), "train in bf16", {}});
   }
