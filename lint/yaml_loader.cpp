@@ -168,13 +168,17 @@ class TreeBuilder {
     complete(std::move(value), anchor, mark, text, plain);
   }
 
-  void OnSequenceStart(const YAML::Mark& mark, YAML::anchor_t anchor, YAML::EmitterStyle::value style) {
-    open(ValueKind::List, mark, anchor, style);
+  // `size`: how many items or entries the container will hold, at most (a
+  // replayed parse knows): its vector is allocated once.
+  void OnSequenceStart(const YAML::Mark& mark, YAML::anchor_t anchor, YAML::EmitterStyle::value style,
+                       size_t size = 0) {
+    open(ValueKind::List, mark, anchor, style).node.items.reserve(size);
   }
   void OnSequenceEnd() { close(); }
 
-  void OnMapStart(const YAML::Mark& mark, YAML::anchor_t anchor, YAML::EmitterStyle::value style) {
-    open(ValueKind::Map, mark, anchor, style);
+  void OnMapStart(const YAML::Mark& mark, YAML::anchor_t anchor, YAML::EmitterStyle::value style,
+                  size_t size = 0) {
+    open(ValueKind::Map, mark, anchor, style).node.entries.reserve(size);
   }
   void OnMapEnd() {
     apply_merge_keys(stack_.back());
@@ -263,8 +267,8 @@ class TreeBuilder {
   }
 
   // The frame is built in place on the stack: a node is moved once, when it is complete.
-  void open(ValueKind kind, const YAML::Mark& mark, YAML::anchor_t anchor,
-            YAML::EmitterStyle::value style) {
+  Frame& open(ValueKind kind, const YAML::Mark& mark, YAML::anchor_t anchor,
+              YAML::EmitterStyle::value style) {
     count_nodes(1, mark);
     if (stack_.size() >= limits_.max_depth) {
       throw LimitReached{fmt::format("nesting deeper than {} levels; mblint stops reading here",
@@ -280,6 +284,7 @@ class TreeBuilder {
                   (source_.text[position(mark)] == '[' || source_.text[position(mark)] == '{'));
     frame.anchor = anchor;
     frame.nodes_at_start = nodes_;
+    return frame;
   }
 
   void close() {
@@ -462,9 +467,9 @@ class EventLog : public YAML::EventHandler {
         case Kind::Scalar:
           builder.OnScalar(e.mark, e.tag, e.anchor, std::string_view(texts_).substr(e.text_begin, e.text_size));
           break;
-        case Kind::SequenceStart: builder.OnSequenceStart(e.mark, e.anchor, e.style); break;
+        case Kind::SequenceStart: builder.OnSequenceStart(e.mark, e.anchor, e.style, e.children); break;
         case Kind::SequenceEnd: builder.OnSequenceEnd(); break;
-        case Kind::MapStart: builder.OnMapStart(e.mark, e.anchor, e.style); break;
+        case Kind::MapStart: builder.OnMapStart(e.mark, e.anchor, e.style, e.children / 2); break;
         case Kind::MapEnd: builder.OnMapEnd(); break;
       }
     }
@@ -482,9 +487,12 @@ class EventLog : public YAML::EventHandler {
     YAML::anchor_t anchor = YAML::NullAnchor;
     size_t text_begin = 0;  // a scalar's text in texts_
     size_t text_size = 0;
+    size_t children = 0;  // a map or sequence start: the nodes directly inside (keys count)
   };
 
   Event& add(Kind kind, const YAML::Mark& mark, YAML::anchor_t anchor = YAML::NullAnchor) {
+    // A node directly inside the innermost open container (its end is no node).
+    if (!open_.empty() && kind != Kind::MapEnd && kind != Kind::SequenceEnd) ++events_[open_.back()].children;
     Event& event = events_.emplace_back();
     event.kind = kind;
     event.mark = mark;
@@ -495,20 +503,20 @@ class EventLog : public YAML::EventHandler {
   // The depth limit stops the parser here, not in the replay: yaml-cpp
   // recurses per level and must not be let go arbitrarily deep.
   void open(Kind kind, const YAML::Mark& mark, YAML::anchor_t anchor, YAML::EmitterStyle::value style) {
-    if (depth_ >= max_depth_) {
+    if (open_.size() >= max_depth_) {
       throw LimitReached{fmt::format("nesting deeper than {} levels; mblint stops reading here", max_depth_),
                          mark};
     }
-    ++depth_;
     add(kind, mark, anchor).style = style;
+    open_.push_back(events_.size() - 1);
   }
   void close(Kind kind) {
-    if (depth_ > 0) --depth_;
+    if (!open_.empty()) open_.pop_back();
     add(kind, YAML::Mark());
   }
 
   size_t max_depth_;
-  size_t depth_ = 0;
+  std::vector<size_t> open_;  // the start events of the containers not closed yet
   std::vector<Event> events_;
   std::string texts_;  // the scalars' texts, one after another
 };
