@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <map>
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -888,11 +890,38 @@ void default_global_batch(Job& job) {
 
 std::span<const MegatronLmFlag> megatron_lm_flags() { return kFlags; }
 
+namespace {
+
+// kFlags by flag and by the paths they write, built once and read-only after:
+// the job builder asks per argument word and the rules per setting.
+struct FlagIndex {
+  std::unordered_map<std::string_view, const MegatronLmFlag*> by_flag;  // the first spec of each flag
+  std::unordered_set<std::string_view> paths;                            // every path and `also`
+};
+
+const FlagIndex& flag_index() {
+  static const FlagIndex index = [] {
+    FlagIndex built;
+    for (const MegatronLmFlag& spec : kFlags) {
+      built.by_flag.emplace(spec.flag, &spec);
+      if (!spec.path.empty()) built.paths.insert(spec.path);
+      if (!spec.also.empty()) built.paths.insert(spec.also);
+    }
+    return built;
+  }();
+  return index;
+}
+
+}  // namespace
+
 const MegatronLmFlag* find_megatron_lm_flag(std::string_view flag) {
-  for (const MegatronLmFlag& spec : kFlags) {
-    if (spec.flag == flag) return &spec;
-  }
-  return nullptr;
+  const FlagIndex& index = flag_index();
+  auto it = index.by_flag.find(flag);
+  return it == index.by_flag.end() ? nullptr : it->second;
+}
+
+bool megatron_lm_flag_writes(std::string_view path) {
+  return !path.empty() && flag_index().paths.count(path) > 0;
 }
 
 MegatronLmArgs read_megatron_lm_args(const MegatronArgv& argv) { return ArgvReader(argv).read(); }

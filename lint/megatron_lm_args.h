@@ -46,6 +46,8 @@ struct MegatronLmFlag {
 // The mapped flags, in argparse's groups.
 std::span<const MegatronLmFlag> megatron_lm_flags();
 const MegatronLmFlag* find_megatron_lm_flag(std::string_view flag);
+// Some flag sets this config path (as its path or its `also`).
+bool megatron_lm_flag_writes(std::string_view path);
 
 // The argument words of one Megatron-LM launch, each mapped to where it was
 // written.

@@ -1,5 +1,8 @@
 #include <nlohmann/json.hpp>
 
+#include <ostream>
+#include <string>
+
 #include "lint/render.h"
 
 namespace mblint {
@@ -68,20 +71,37 @@ json diagnostic_json(const SourceSet& sources, const Diagnostic& d) {
   return object;
 }
 
+// `text` (a dump with indent 2) as it stands `depth` spaces in: JSON strings
+// hold no raw newlines, so every newline starts a line of the dump.
+void put_indented(std::ostream& out, const std::string& text, size_t depth) {
+  size_t start = 0;
+  for (size_t newline = text.find('\n'); newline != std::string::npos; newline = text.find('\n', start)) {
+    out.write(text.data() + start, static_cast<std::streamsize>(newline + 1 - start));
+    out << std::string(depth, ' ');
+    start = newline + 1;
+  }
+  out.write(text.data() + start, static_cast<std::streamsize>(text.size() - start));
+}
+
 }  // namespace
 
+// Written one diagnostic at a time, the same bytes as one dump of the whole
+// document: a tree with thousands of findings never builds one JSON DOM.
 void render_json(std::ostream& out, const SourceSet& sources, const std::vector<Diagnostic>& diagnostics,
                  const Summary& summary) {
-  json document = json::object();
-  document["version"] = 1;
-  json list = json::array();
-  for (const Diagnostic& d : diagnostics) list.push_back(diagnostic_json(sources, d));
-  document["diagnostics"] = std::move(list);
-  document["summary"] = {{"files", summary.files},
-                         {"errors", summary.errors},
-                         {"warnings", summary.warnings},
-                         {"notes", summary.notes}};
-  out << document.dump(2, ' ', false, json::error_handler_t::replace) << '\n';
+  out << "{\n  \"version\": 1,\n  \"diagnostics\": [";
+  for (size_t i = 0; i < diagnostics.size(); ++i) {
+    out << (i == 0 ? "\n    " : ",\n    ");
+    put_indented(out, diagnostic_json(sources, diagnostics[i]).dump(2, ' ', false, json::error_handler_t::replace),
+                 4);
+  }
+  out << (diagnostics.empty() ? "]" : "\n  ]") << ",\n  \"summary\": ";
+  json totals = {{"files", summary.files},
+                 {"errors", summary.errors},
+                 {"warnings", summary.warnings},
+                 {"notes", summary.notes}};
+  put_indented(out, totals.dump(2), 2);
+  out << "\n}\n";
 }
 
 }  // namespace mblint

@@ -24,7 +24,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
       read_flag(job, "dist.use_megatron_fsdp").value.value_or(false)) {
     return;
   }
-  auto e = job_estimate(context);
+  const auto& e = job_estimate(context);
   if (!e) return;
   double limit = e->capacity > 0 ? context.thresholds.memory_headroom * e->capacity : 0;
   auto remedies = memory_remedies(context, *e, limit);

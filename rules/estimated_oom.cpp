@@ -9,7 +9,7 @@ extern const RuleInfo kEstimatedOom;
 namespace {
 
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {
-  auto e = job_estimate(context);
+  const auto& e = job_estimate(context);
   if (!e || e->capacity <= 0 || e->total <= e->capacity) return;
   const GpuType* gpu = context.derived.gpu;
   Diagnostic diag = make_diagnostic(

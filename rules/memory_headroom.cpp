@@ -8,7 +8,7 @@ extern const RuleInfo kMemoryHeadroom;
 namespace {
 
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {
-  auto e = job_estimate(context);
+  const auto& e = job_estimate(context);
   double limit = context.thresholds.memory_headroom;
   if (!e || e->capacity <= 0 || e->total > e->capacity || e->total <= limit * e->capacity) return;
   const GpuType* gpu = context.derived.gpu;

@@ -125,9 +125,7 @@ std::vector<Candidate> candidates(const RuleContext& context, std::vector<Quanti
   return out;
 }
 
-}  // namespace
-
-std::optional<MemoryEstimate> job_estimate(const RuleContext& context) {
+std::optional<MemoryEstimate> estimate_of(const RuleContext& context) {
   if (!context.job.trains) return std::nullopt;
   // The rules judge only jobs that state every memory-relevant setting: a
   // Megatron-LM command line (the parser's defaults are known) or a full
@@ -136,6 +134,14 @@ std::optional<MemoryEstimate> job_estimate(const RuleContext& context) {
   // estimate is an upper bound (`mblint estimate` still shows it).
   if (context.job.dialect != Dialect::MegatronLM && !context.job.config_complete) return std::nullopt;
   return estimate_memory(context.job, context.derived);
+}
+
+}  // namespace
+
+const std::optional<MemoryEstimate>& job_estimate(const RuleContext& context) {
+  if (!context.memo) context.memo = std::make_shared<RuleMemo>();
+  if (!context.memo->estimate) context.memo->estimate = estimate_of(context);  // three rules ask
+  return *context.memo->estimate;
 }
 
 std::optional<MemoryEstimate> estimate_with(const RuleContext& context, const std::vector<MemoryChange>& changes) {

@@ -28,8 +28,9 @@ struct MemoryRemedy {
 };
 
 // The estimate of a training job that states all its memory settings (a
-// Megatron-LM command line or a full config dump), or nullopt.
-std::optional<MemoryEstimate> job_estimate(const RuleContext& context);
+// Megatron-LM command line or a full config dump), or nullopt; worked out
+// once per job.
+const std::optional<MemoryEstimate>& job_estimate(const RuleContext& context);
 
 // The estimate of the job with `changes` applied (the changed job re-derived).
 std::optional<MemoryEstimate> estimate_with(const RuleContext& context, const std::vector<MemoryChange>& changes);

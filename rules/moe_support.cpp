@@ -113,20 +113,13 @@ constexpr ArgDefault kMegatronLmDefaults[] = {
     {"ddp.overlap_grad_reduce", "False"},
 };
 
-bool mapped_by_a_flag(std::string_view path) {
-  for (const MegatronLmFlag& flag : megatron_lm_flags()) {
-    if (flag.path == path || flag.also == path) return true;
-  }
-  return false;
-}
-
 // Only flags mblint reads can be known to be absent: an unmapped flag is
 // skipped with its value, so its setting stays unknown. With
 // --use-checkpoint-args the checkpoint supplies what the command line omits.
 std::optional<ConfigValue> megatron_lm_default(const Job& job, std::string_view path) {
   if (job.dialect != Dialect::MegatronLM) return std::nullopt;
   if (as_bool(find_path(job.config, "checkpoint.use_checkpoint_args")).value_or(false)) return std::nullopt;
-  if (!mapped_by_a_flag(path)) return std::nullopt;
+  if (!megatron_lm_flag_writes(path)) return std::nullopt;
   for (const ArgDefault& entry : kMegatronLmDefaults) {
     if (path == entry.path) return literal(entry.value);
   }

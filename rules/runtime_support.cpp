@@ -110,12 +110,6 @@ ConfigValue literal_value(std::string_view text, Provenance where) {
   return make_string(std::string(text), std::move(where));
 }
 
-bool mapped_by_a_flag(std::string_view path) {
-  auto flags = megatron_lm_flags();
-  return std::any_of(flags.begin(), flags.end(),
-                     [&](const MegatronLmFlag& f) { return f.path == path || f.also == path; });
-}
-
 const LmDefault* find_default(std::span<const LmDefault> table, std::string_view path) {
   auto it = std::find_if(table.begin(), table.end(), [&](const LmDefault& d) { return d.path == path; });
   return it == table.end() ? nullptr : &*it;
@@ -167,7 +161,7 @@ const ConfigValue* lookup(const Job& job, std::string_view path, ConfigValue& st
     defaulted = true;
     return &storage;
   }
-  if (megatron_lm_command_line(job) && mapped_by_a_flag(path)) {
+  if (megatron_lm_command_line(job) && megatron_lm_flag_writes(path)) {
     if (const LmDefault* d = find_default(kMegatronLmDefaults, path)) {
       storage = literal_value(d->text, default_where(""));
       defaulted = true;

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "lint/estimate.h"
 #include "rules/rule_support.h"
 
 namespace mblint {
@@ -149,6 +150,7 @@ Precision effective_precision(const Job& job);
 // What RuleContext keeps for the rules that run after the first to ask.
 struct RuleMemo {
   std::optional<Precision> precision;
+  std::optional<std::optional<MemoryEstimate>> estimate;  // job_estimate (rules/memory_support.h)
 };
 
 // effective_precision(context.job), worked out once per job.

@@ -487,3 +487,23 @@ TEST_CASE("inference runs are marked as not training", "[megatron-lm]") {
     CHECK(run.lint("model_config.yaml").trains);
   }
 }
+
+TEST_CASE("the flag index answers as a scan of the flag table would", "[megatron-lm]") {
+  for (const MegatronLmFlag& spec : megatron_lm_flags()) {
+    INFO(spec.flag);
+    const MegatronLmFlag* found = find_megatron_lm_flag(spec.flag);
+    REQUIRE(found != nullptr);
+    // The first spec of a flag wins, as argparse keeps the first definition.
+    for (const MegatronLmFlag& earlier : megatron_lm_flags()) {
+      if (earlier.flag == spec.flag) {
+        CHECK(found == &earlier);
+        break;
+      }
+    }
+    if (!spec.path.empty()) CHECK(megatron_lm_flag_writes(spec.path));
+    if (!spec.also.empty()) CHECK(megatron_lm_flag_writes(spec.also));
+  }
+  CHECK(find_megatron_lm_flag("--no-such-flag") == nullptr);
+  CHECK_FALSE(megatron_lm_flag_writes("model.no_such_field"));
+  CHECK_FALSE(megatron_lm_flag_writes(""));
+}
