@@ -168,8 +168,6 @@ std::optional<int64_t> plain_decimal(std::string_view text) {
   return text[0] == '-' ? -value : value;
 }
 
-// A scalar that starts with a letter can only be a bool or null word: every
-// int and float pattern starts with a digit, a sign or a dot.
 bool starts_with_letter(std::string_view text) {
   char c = text.empty() ? '0' : static_cast<char>(text[0] | 0x20);
   return c >= 'a' && c <= 'z';
@@ -223,19 +221,6 @@ ConfigValue type_yaml11_by_resolvers(std::string_view text, bool omegaconf) {
   return make_string(std::string(text));
 }
 
-ConfigValue type_yaml11(std::string_view text, bool omegaconf) {
-  if (!may_resolve(text)) return make_string(std::string(text));
-  if (auto value = plain_decimal(text)) return make_int(*value);
-  if (simple_decimal_float(text)) return decimal_float(text);
-  if (starts_with_letter(text)) {
-    if (is_one_of(text, {"true", "True", "TRUE", "yes", "Yes", "YES", "on", "On", "ON"})) return make_bool(true);
-    if (is_one_of(text, {"false", "False", "FALSE", "no", "No", "NO", "off", "Off", "OFF"})) return make_bool(false);
-    if (is_one_of(text, {"null", "Null", "NULL"})) return make_null();
-    return make_string(std::string(text));
-  }
-  return type_yaml11_by_resolvers(text, omegaconf);
-}
-
 ConfigValue type_yaml12_by_resolvers(std::string_view text) {
   const Resolvers& r = resolvers();
   re2::StringPiece piece(text.data(), text.size());
@@ -246,28 +231,33 @@ ConfigValue type_yaml12_by_resolvers(std::string_view text) {
   return make_string(std::string(text));
 }
 
-ConfigValue type_yaml12(std::string_view text) {
+// The type of a scalar whose type is certain without the resolvers: text no
+// resolver can take, plain decimal ints and floats, and the bool and null
+// words of `flavor` (a scalar that starts with a letter can be nothing else:
+// every int and float pattern starts with a digit, a sign or a dot).
+std::optional<ConfigValue> typed_without_resolvers(std::string_view text, YamlFlavor flavor) {
   if (!may_resolve(text)) return make_string(std::string(text));
   if (auto value = plain_decimal(text)) return make_int(*value);
   if (simple_decimal_float(text)) return decimal_float(text);
-  if (starts_with_letter(text)) {
-    if (is_one_of(text, {"true", "True", "TRUE"})) return make_bool(true);
-    if (is_one_of(text, {"false", "False", "FALSE"})) return make_bool(false);
-    if (is_one_of(text, {"null", "Null", "NULL"})) return make_null();
-    return make_string(std::string(text));
+  if (!starts_with_letter(text)) return std::nullopt;
+  bool yaml11 = flavor != YamlFlavor::Yaml12;
+  if (is_one_of(text, {"true", "True", "TRUE"}) ||
+      (yaml11 && is_one_of(text, {"yes", "Yes", "YES", "on", "On", "ON"}))) {
+    return make_bool(true);
   }
-  return type_yaml12_by_resolvers(text);
+  if (is_one_of(text, {"false", "False", "FALSE"}) ||
+      (yaml11 && is_one_of(text, {"no", "No", "NO", "off", "Off", "OFF"}))) {
+    return make_bool(false);
+  }
+  if (is_one_of(text, {"null", "Null", "NULL"})) return make_null();
+  return make_string(std::string(text));
 }
 
 }  // namespace
 
 ConfigValue type_plain_scalar(std::string_view text, YamlFlavor flavor) {
-  switch (flavor) {
-    case YamlFlavor::OmegaConf: return type_yaml11(text, /*omegaconf=*/true);
-    case YamlFlavor::PyYaml: return type_yaml11(text, /*omegaconf=*/false);
-    case YamlFlavor::Yaml12: return type_yaml12(text);
-  }
-  return make_string(std::string(text));
+  if (std::optional<ConfigValue> value = typed_without_resolvers(text, flavor)) return std::move(*value);
+  return type_plain_scalar_by_resolvers(text, flavor);
 }
 
 ConfigValue type_plain_scalar_by_resolvers(std::string_view text, YamlFlavor flavor) {
