@@ -117,23 +117,20 @@ ReadResult read_source_file(SourceSet& sources, const std::filesystem::path& pat
   // One open and one fstat answer "missing?", "a directory?" and "how large?"
   // (a linter over a whole tree pays each system call per file). O_NONBLOCK:
   // opening a FIFO nobody writes to must not hang; reads block again below.
-  FileDescriptor fd{::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK)};
-  if (fd.value < 0) {
-    if (errno == ENOENT || errno == ENOTDIR) {
-      result.problem = unreadable(fmt::format("cannot read '{}': no such file", display), requested_at,
-                                  "check the path (relative paths start from the current directory)");
-    } else {
-      result.problem = unreadable(fmt::format("cannot read '{}': {}", display, std::strerror(errno)), requested_at,
-                                  "check the file's permissions");
-    }
-    return result;
-  }
-  struct stat info {};
-  if (::fstat(fd.value, &info) != 0) {
+  auto system_error = [&] {  // what open, fstat or read said, in errno
     result.problem = unreadable(fmt::format("cannot read '{}': {}", display, std::strerror(errno)), requested_at,
                                 "check the file's permissions");
     return result;
+  };
+  FileDescriptor fd{::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK)};
+  if (fd.value < 0 && (errno == ENOENT || errno == ENOTDIR)) {
+    result.problem = unreadable(fmt::format("cannot read '{}': no such file", display), requested_at,
+                                "check the path (relative paths start from the current directory)");
+    return result;
   }
+  if (fd.value < 0) return system_error();
+  struct stat info {};
+  if (::fstat(fd.value, &info) != 0) return system_error();
   if (S_ISDIR(info.st_mode)) {
     result.problem = unreadable(fmt::format("'{}' is a directory", display), requested_at,
                                 "name the launch scripts and YAML files to check");
@@ -154,11 +151,7 @@ ReadResult read_source_file(SourceSet& sources, const std::filesystem::path& pat
   while (true) {
     ssize_t got = ::read(fd.value, buffer, sizeof buffer);
     if (got < 0 && errno == EINTR) continue;
-    if (got < 0) {
-      result.problem = unreadable(fmt::format("cannot read '{}': {}", display, std::strerror(errno)), requested_at,
-                                  "check the file's permissions");
-      return result;
-    }
+    if (got < 0) return system_error();
     if (got == 0) break;
     text.append(buffer, static_cast<size_t>(got));
     // All the size fstat saw: done without another read to see the end.
