@@ -38,7 +38,7 @@ struct RuleContext {
   const Derived& derived;
   const Thresholds& thresholds;
   // Facts about the job that several rules work out (its effective
-  // precision: ten rules ask), kept by the first rule that asks.
+  // precision, its memory estimate), kept by the first rule that asks.
   mutable std::shared_ptr<RuleMemo> memo = {};
 };
 

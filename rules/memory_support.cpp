@@ -139,9 +139,9 @@ std::optional<MemoryEstimate> estimate_of(const RuleContext& context) {
 }  // namespace
 
 const std::optional<MemoryEstimate>& job_estimate(const RuleContext& context) {
-  if (!context.memo) context.memo = std::make_shared<RuleMemo>();
-  if (!context.memo->estimate) context.memo->estimate = estimate_of(context);  // three rules ask
-  return *context.memo->estimate;
+  RuleMemo& memo = memo_of(context);
+  if (!memo.estimate) memo.estimate = estimate_of(context);  // three rules ask
+  return *memo.estimate;
 }
 
 std::optional<MemoryEstimate> estimate_with(const RuleContext& context, const std::vector<MemoryChange>& changes) {

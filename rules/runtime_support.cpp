@@ -781,10 +781,15 @@ Precision effective_precision(const Job& job) {
   return out;
 }
 
-const Precision& effective_precision(const RuleContext& context) {
+RuleMemo& memo_of(const RuleContext& context) {
   if (!context.memo) context.memo = std::make_shared<RuleMemo>();
-  if (!context.memo->precision) context.memo->precision = effective_precision(context.job);
-  return *context.memo->precision;
+  return *context.memo;
+}
+
+const Precision& effective_precision(const RuleContext& context) {
+  RuleMemo& memo = memo_of(context);
+  if (!memo.precision) memo.precision = effective_precision(context.job);
+  return *memo.precision;
 }
 
 // --- environment --------------------------------------------------------------

@@ -153,6 +153,9 @@ struct RuleMemo {
   std::optional<std::optional<MemoryEstimate>> estimate;  // job_estimate (rules/memory_support.h)
 };
 
+// The memo of the rule run over context.job, made on first use.
+RuleMemo& memo_of(const RuleContext& context);
+
 // effective_precision(context.job), worked out once per job.
 const Precision& effective_precision(const RuleContext& context);
 
