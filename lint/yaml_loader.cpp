@@ -269,12 +269,7 @@ class TreeBuilder {
   // The frame is built in place on the stack: a node is moved once, when it is complete.
   Frame& open(ValueKind kind, const YAML::Mark& mark, YAML::anchor_t anchor,
               YAML::EmitterStyle::value style) {
-    count_nodes(1, mark);
-    if (stack_.size() >= limits_.max_depth) {
-      throw LimitReached{fmt::format("nesting deeper than {} levels; mblint stops reading here",
-                                     limits_.max_depth),
-                         mark};
-    }
+    count_nodes(1, mark);  // the depth limit stopped the parser already (EventLog::open)
     Span start = make_span(file_, position(mark), position(mark));
     Frame& frame = stack_.emplace_back();
     frame.node.kind = kind;
