@@ -346,12 +346,17 @@ std::string relative_to(const fs::path& dir, const fs::path& path) {
 
 }  // namespace
 
+std::optional<fs::path> project_config_in(const fs::path& dir) {
+  std::error_code error;
+  fs::path candidate = dir.lexically_normal() / kProjectConfigName;
+  if (fs::is_regular_file(candidate, error)) return candidate;
+  return std::nullopt;
+}
+
 std::optional<fs::path> find_project_config(const fs::path& dir) {
   fs::path at = dir.lexically_normal();
   for (int depth = 0; depth < 256; ++depth) {
-    std::error_code error;
-    fs::path candidate = at / kProjectConfigName;
-    if (fs::is_regular_file(candidate, error)) return candidate;
+    if (std::optional<fs::path> found = project_config_in(at)) return found;
     if (!at.has_parent_path() || at.parent_path() == at) break;
     at = at.parent_path();
   }

@@ -71,6 +71,9 @@ struct ProjectConfig {
   std::vector<LocatedText> exclude;
 };
 
+// The `.mblint.yaml` directly in `dir`, if there is one.
+std::optional<std::filesystem::path> project_config_in(const std::filesystem::path& dir);
+
 // The nearest `.mblint.yaml` in `dir` or one of its parents, up to the
 // file system root.
 std::optional<std::filesystem::path> find_project_config(const std::filesystem::path& dir);

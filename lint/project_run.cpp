@@ -70,10 +70,9 @@ struct Configs {
     if (options.project_config) return forced;
     if (auto it = by_dir.find(dir.native()); it != by_dir.end()) return it->second;
     fs::path at = dir.lexically_normal();
-    std::error_code error;
     int index = kNoConfig;
-    if (fs::is_regular_file(at / kProjectConfigName, error)) {
-      index = load(at / kProjectConfigName, Span{});
+    if (std::optional<fs::path> found = project_config_in(at)) {
+      index = load(*found, Span{});
     } else if (at.has_parent_path() && at.parent_path() != at) {
       index = for_dir(at.parent_path());
     }
