@@ -37,8 +37,6 @@ std::optional<fs::path> project_config_of(const Server& server, const std::strin
   return find_project_config(fs::path(path).parent_path());
 }
 
-bool is_project_config(const std::string& path) { return fs::path(path).filename() == kProjectConfigName; }
-
 bool reads(const Document& reader, const std::string& uri) {
   return reader.snapshot && std::find(reader.snapshot->uris.begin(), reader.snapshot->uris.end(), uri) !=
                                 reader.snapshot->uris.end();
@@ -51,6 +49,13 @@ bool saved(const Document& document) {
 }
 
 }  // namespace
+
+bool is_project_config(const std::string& path) { return fs::path(path).filename() == kProjectConfigName; }
+
+bool under_project_config(const std::string& config_path, const Document& document) {
+  std::string dir = fs::path(config_path).parent_path().string() + "/";
+  return !document.path.empty() && document.path.rfind(dir, 0) == 0;
+}
 
 std::optional<fs::path> context_launch(const Server& server, const std::string& yaml_path) {
   if (yaml_path.empty() || is_script_path(yaml_path) || is_project_config(yaml_path)) return std::nullopt;
@@ -80,9 +85,7 @@ bool lints_together(const Server& server, const Document& other, const Document&
   // The project config decides how every file under it is linted; the lint
   // reads it from disk, so only a saved change matters.
   if (is_project_config(changed.path)) {
-    if (!saved(changed)) return false;
-    std::string dir = fs::path(changed.path).parent_path().string() + "/";
-    return other.path.rfind(dir, 0) == 0;
+    return saved(changed) && under_project_config(changed.path, other);
   }
   // The last lint of either read the other.
   if (reads(other, changed.uri) || reads(changed, other.uri)) return true;

@@ -5,7 +5,6 @@
 
 #include "lint/cli_common.h"
 #include "lint/lsp_transport.h"
-#include "lint/project_config.h"
 
 namespace mblint::lsp {
 
@@ -158,11 +157,10 @@ void did_change_watched_files(Server& server, const Json& params) {
     bool open = std::any_of(server.documents.begin(), server.documents.end(),
                             [&](const auto& entry) { return entry.second.path == on_disk.path; });
     if (open) continue;
-    if (std::filesystem::path(on_disk.path).filename() == kProjectConfigName) {
+    if (is_project_config(on_disk.path)) {
       // Created, changed or deleted: every open file under it is linted again.
-      std::string dir = std::filesystem::path(on_disk.path).parent_path().string() + "/";
       for (auto& [uri, other] : server.documents) {
-        if (other.path.rfind(dir, 0) == 0) other.pending = true;
+        if (under_project_config(on_disk.path, other)) other.pending = true;
       }
       continue;
     }

@@ -132,6 +132,10 @@ std::vector<std::filesystem::path> context_yamls(const Server& server, const std
 // Whether a change in `changed` changes `other`'s lint (a script and the YAML
 // it runs, either way; a project config and the files under it).
 bool lints_together(const Server& server, const Document& other, const Document& changed);
+// Whether `path` names a project config (`.mblint.yaml`), and whether `document`
+// lies under the directory of the one at `config_path`.
+bool is_project_config(const std::string& path);
+bool under_project_config(const std::string& config_path, const Document& document);
 
 // --- features (lsp_features.cpp) ------------------------------------------------------------
 
