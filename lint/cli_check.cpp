@@ -1,5 +1,6 @@
 // `mblint check PATH...`: lint the jobs and report every finding.
 #include <algorithm>
+#include <charconv>
 #include <fstream>
 #include <sstream>
 
@@ -11,6 +12,7 @@
 #include "lint/lint.h"
 #include "lint/output_file.h"
 #include "lint/render.h"
+#include "lint/yaml_ahead.h"
 
 namespace mblint {
 
@@ -35,6 +37,8 @@ cxxopts::Options check_options() {
       ("write-baseline", "write the current findings to baseline FILE and exit 0", cxxopts::value<std::string>())
       ("color", "colour: auto, always or never", cxxopts::value<std::string>()->default_value("auto"))
       ("h,help", "show this help")
+      ("j,jobs", "threads that parse YAML files (default: one per CPU mblint may use; 1: none)",
+       cxxopts::value<std::string>())
       ("paths", "files and directories to check", cxxopts::value<std::vector<std::string>>());
   options.parse_positional({"paths"});
   return options;
@@ -86,6 +90,20 @@ std::optional<int> read_report_options(const cxxopts::ParseResult& parsed, const
   report.output = optional_string(parsed, "output");
   report.baseline = optional_string(parsed, "baseline");
   report.write_baseline = optional_string(parsed, "write-baseline");
+  return std::nullopt;
+}
+
+// --jobs N, or one thread per CPU mblint may use.
+std::optional<int> read_threads(const cxxopts::ParseResult& parsed, const CliEnvironment& env, LintOptions& options) {
+  options.threads = available_cpus();
+  if (!parsed.count("jobs")) return std::nullopt;
+  const std::string text = parsed["jobs"].as<std::string>();
+  unsigned threads = 0;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), threads);
+  if (error != std::errc() || end != text.data() + text.size() || threads == 0 || threads > 1024) {
+    return usage_error(env, fmt::format("--jobs takes a number of threads from 1 to 1024, got '{}'", text));
+  }
+  options.threads = threads;
   return std::nullopt;
 }
 
@@ -163,6 +181,7 @@ int run_check(const std::vector<std::string>& args, RuleSet rules, const CliEnvi
   LintOptions options;
   options.paths = parsed["paths"].as<std::vector<std::string>>();
   if (auto stop = read_job_options(full_args, line, env, options)) return *stop;
+  if (auto stop = read_threads(parsed, env, options)) return *stop;
   if (fix_flags) {
     return run_fixes(*fix_flags, full_args, options, rules, env,
                      {report.format, report.fail_on, use_color(report.color, env)});

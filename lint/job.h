@@ -154,6 +154,9 @@ struct LintOptions {
   Thresholds thresholds;
   // YAML parses kept between runs (the language server's); null: parse every file.
   YamlCache* yaml_cache = nullptr;
+  // Threads that parse the YAML files of a run ahead of the job builder
+  // (check --jobs); 1 parses each file when its job is built.
+  unsigned threads = 1;
   // Project config (lint/project_config.h): --config FILE, or --no-config to
   // ignore every .mblint.yaml; otherwise the nearest one above each file.
   std::optional<CommandLineValue> project_config;

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "lint/config_yaml.h"
 #include "lint/file_reader.h"
 #include "lint/hydra_override.h"
 #include "lint/interpolation.h"
@@ -18,8 +19,8 @@
 #include "lint/recipe_layer.h"
 #include "lint/schema.h"
 #include "lint/shell.h"
+#include "lint/yaml_ahead.h"
 #include "lint/yaml_loader.h"
-#include "lint/yaml_patch.h"
 
 namespace fs = std::filesystem;
 
@@ -55,20 +56,6 @@ FileType file_type(const SourceFile& file) {
     if (ends_with(path, ext)) return FileType::Yaml;
   }
   return file.text.rfind("#!", 0) == 0 ? FileType::Script : FileType::Other;
-}
-
-// A line of the file starting with `key:` at column 1.
-bool has_top_level_key(const std::string& text, std::string_view key) {
-  size_t at = 0;
-  while (at < text.size()) {
-    if (text.compare(at, key.size(), key) == 0 && at + key.size() < text.size() && text[at + key.size()] == ':') {
-      return true;
-    }
-    at = text.find('\n', at);
-    if (at == std::string::npos) break;
-    ++at;
-  }
-  return false;
 }
 
 bool looks_like_bridge_config(const ConfigValue& root) {
@@ -295,36 +282,6 @@ void select_command_line_recipe(Job& job, const LintOptions& options) {
 
 // --- YAML ----------------------------------------------------------------------
 
-struct LoadedYaml {
-  bool dump = false;
-  bool ok = false;
-  ConfigValue root;
-};
-
-LoadedYaml load_config_yaml(const SourceSet& sources, FileId file, std::vector<Diagnostic>& problems,
-                            YamlCache* cache) {
-  LoadedYaml loaded;
-  const SourceFile& source = sources.files[file];
-  if (auto bad = first_invalid_utf8(source.text)) {
-    problems.push_back(problem("yaml-syntax", Severity::Error,
-                               "invalid UTF-8: YAML files must be UTF-8 (PyYAML and OmegaConf refuse this file)",
-                               make_span(file, *bad, *bad + 1), "save the file as UTF-8"));
-    return loaded;
-  }
-  // The loader that will read the file decides the typing: PyYAML for dumps
-  // (a top-level `_target_`), yq for Megatron-LM test configs (MODEL_ARGS),
-  // OmegaConf for everything else.
-  loaded.dump = has_top_level_key(source.text, "_target_");
-  YamlFlavor flavor = loaded.dump ? YamlFlavor::PyYaml
-                      : has_top_level_key(source.text, "MODEL_ARGS") ? YamlFlavor::Yaml12
-                                                                      : YamlFlavor::OmegaConf;
-  YamlDocument document = load_yaml_cached(cache, sources, file, flavor, Layer::ConfigFile);
-  for (Diagnostic& d : document.problems) problems.push_back(std::move(d));
-  loaded.ok = document.ok;
-  loaded.root = std::move(document.root);
-  return loaded;
-}
-
 fs::path resolve_relative(const fs::path& path, const fs::path& base_dir) {
   return path.is_absolute() ? path : base_dir / path;
 }
@@ -379,7 +336,8 @@ void load_config_file(Job& job, const Launch& launch, ScriptContext& context) {
   }
   context.referenced.insert(canonical);
   job.files.push_back(file);
-  LoadedYaml yaml = load_config_yaml(context.sources, file, job.problems, context.options.yaml_cache);
+  LoadedYaml yaml = load_config_yaml(context.sources, file, context.options.yaml_cache);
+  for (Diagnostic& d : yaml.problems) job.problems.push_back(std::move(d));
   if (!yaml.ok || !yaml.root.is_map()) return;
   hoist_transformer_fields(yaml.root, job);
   merge_into(job.config, yaml.root);
@@ -518,12 +476,12 @@ bool has_bridge_section(const ConfigValue& root) {
          });
 }
 
-Job job_from_yaml(FileId file, SourceSet& sources, const LintOptions& options) {
+Job job_from_yaml(FileId file, LoadedYaml yaml, SourceSet& sources, const LintOptions& options) {
   Job job;
   job.primary = file;
   job.files.push_back(file);
   job.config = make_map();
-  LoadedYaml yaml = load_config_yaml(sources, file, job.problems, options.yaml_cache);
+  job.problems = std::move(yaml.problems);
   job.kind = InputKind::NotAConfig;
   if (!yaml.ok) return job;
   // The dialect comes from the content unless --dialect says otherwise.
@@ -608,9 +566,16 @@ BuildResult build_jobs(SourceSet& sources, const LintOptions& options, const Job
     ScriptContext context{sources, options, referenced, loaded, script_path.parent_path()};
     for (Job& job : jobs_from_script(script, context)) keep(std::move(job));
   }
+  std::vector<FileId> alone;  // the YAML files no script launches: a job each
   for (const auto& [file, path] : yamls) {
-    if (referenced.count(path)) continue;  // linted with the script that launches it
-    keep(job_from_yaml(file, sources, options));
+    if (!referenced.count(path)) alone.push_back(file);  // else linted with the script that launches it
+  }
+  // Many files: parse them ahead on worker threads while jobs are built here.
+  std::optional<YamlAhead> ahead;
+  if (options.threads > 1 && alone.size() > 1 && !options.yaml_cache) ahead.emplace(sources, alone, options.threads);
+  for (size_t i = 0; i < alone.size(); ++i) {
+    LoadedYaml yaml = ahead ? ahead->take(i) : load_config_yaml(sources, alone[i], options.yaml_cache);
+    keep(job_from_yaml(alone[i], std::move(yaml), sources, options));
   }
   return result;
 }

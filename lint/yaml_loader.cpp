@@ -115,9 +115,9 @@ ScalarTag classify_tag(const std::string& tag) {
 // Builds the value tree from the parser's events (replayed by EventLog).
 class TreeBuilder {
  public:
-  TreeBuilder(const SourceSet& sources, FileId file, YamlFlavor flavor, Layer layer,
+  TreeBuilder(const SourceFile& source, FileId file, YamlFlavor flavor, Layer layer,
               const YamlLimits& limits, std::vector<Diagnostic>& problems)
-      : source_(sources.files[file]), file_(file), flavor_(flavor), layer_(layer),
+      : source_(source), file_(file), flavor_(flavor), layer_(layer),
         limits_(limits), problems_(problems) {
     stack_.reserve(16);  // typical nesting depth: frames are not moved as the stack grows
   }
@@ -545,11 +545,15 @@ std::string explain_parser_message(const std::string& message) {
 
 YamlDocument load_yaml(const SourceSet& sources, FileId file, YamlFlavor flavor, Layer layer,
                        const YamlLimits& limits) {
+  return load_yaml(sources.files[file], file, flavor, layer, limits);
+}
+
+YamlDocument load_yaml(const SourceFile& source, FileId file, YamlFlavor flavor, Layer layer,
+                       const YamlLimits& limits) {
   YamlDocument document;
-  const SourceFile& source = sources.files[file];
   MemoryBuffer buffer(source.text.data(), source.text.size());
   std::istream stream(&buffer);
-  TreeBuilder builder(sources, file, flavor, layer, limits, document.problems);
+  TreeBuilder builder(source, file, flavor, layer, limits, document.problems);
   EventLog events(source.text.size(), limits.max_depth);
   std::optional<YAML::Parser> parser;
   bool has_document = false;

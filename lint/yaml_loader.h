@@ -30,4 +30,10 @@ struct YamlDocument {
 YamlDocument load_yaml(const SourceSet& sources, FileId file, YamlFlavor flavor,
                        Layer layer, const YamlLimits& limits = {});
 
+// The same for `source`, which is file `file` of the run (its spans name
+// `file`). Reads nothing but `source`: safe on another thread while the
+// SourceSet grows.
+YamlDocument load_yaml(const SourceFile& source, FileId file, YamlFlavor flavor, Layer layer,
+                       const YamlLimits& limits = {});
+
 }  // namespace mblint

@@ -65,6 +65,13 @@ TEST_CASE("exit codes: 0 clean, 1 findings, 2 usage", "[cli]") {
   CHECK(run({"check", "bad.yaml", "--nodes", "four"}, dir.path).code == 2);
   CHECK(run({"check", "bad.yaml", "--gpu", "tpu"}, dir.path).code == 2);
   CHECK(run({"check", "bad.yaml", "--no-such-option"}, dir.path).code == 2);
+  for (const char* threads : {"0", "-1", "two", "4x", "1025"}) {
+    Run bad = run({"check", "bad.yaml", "--jobs", threads}, dir.path);
+    CHECK(bad.code == 2);
+    CHECK(bad.err.find("--jobs takes a number of threads") != std::string::npos);
+  }
+  CHECK(run({"check", "bad.yaml", "good.yaml", "-j", "3", "--recipe", kRecipe, "--nodes", "1", "--gpus-per-node", "3"},
+            dir.path).code == 1);
   CHECK(run({"frobnicate"}, dir.path).code == 2);
   CHECK(run({}, dir.path).code == 2);
 }
