@@ -193,7 +193,7 @@ Field read_field(const Job& job, std::string_view path) {
     return f;
   }
   std::optional<ConfigValue> fallback = dump_default(job, path);
-  std::string from = "the dataclass default";
+  std::string_view from = "the dataclass default";  // copied only when a default is found
   if (!fallback) {
     fallback = megatron_lm_default(job, path);
     from = "the Megatron-LM default";

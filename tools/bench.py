@@ -5,7 +5,8 @@ parse-only floor (build/yaml_parse_floor: the cost of just reading the files).
 
   tools/bench.sh [--quick] [--yamllint-sample N] [--per-file-sample N] [--repeat N]
 
-Corpora: every YAML file of ../shared/corpus (MBLINT_SHARED_DIR), and a 10x
+mblint runs with its default threads (one per CPU it may use: parsing ahead) and
+with -j 1. Corpora: every YAML file of ../shared/corpus (MBLINT_SHARED_DIR), and a 10x
 synthetic corpus made from it in a temp dir (each file copied 10 times with
 its integers perturbed, so no two copies are identical). Modes: one process
 for all files, and one process per file (the pre-commit case: latency per
@@ -98,6 +99,7 @@ def one_process_repeated(tools, files, batch, repeat):
         runs = sorted((r[i] for r in rounds), key=lambda row: row["cpu"])
         row = with_peak(runs[len(runs) // 2], cmd, files, batch)
         row["round_cpus"] = [r[i]["cpu"] for r in rounds]  # in round order, for per-round ratios
+        row["round_walls"] = [r[i]["seconds"] for r in rounds]
         rows.append(row)
     return rows
 
@@ -175,9 +177,11 @@ def main():
             sample = files if not args.per_file_sample else rng.sample(files, min(args.per_file_sample, len(files)))
             yl_sample = rng.sample(files, min(args.yamllint_sample, len(files)))
             tools = [("mblint check", mblint_cmd), ("yaml-cpp floor", [str(floor)])]
-            # The whole real corpus in one yamllint process too, taking turns with the others
-            # (~13 s a run) so that a busy neighbour slows all three alike.
-            repeated = tools + ([("yamllint", [yamllint])] if yamllint and label == "corpus" else [])
+            # One process for all files also with one thread (check -j 1: no parsing ahead), and
+            # the whole real corpus in one yamllint process, all taking turns (yamllint takes
+            # ~13 s a run) so that a busy neighbour slows them alike.
+            repeated = tools + [("mblint -j 1", mblint_cmd + ["-j", "1"])]
+            repeated += [("yamllint", [yamllint])] if yamllint and label == "corpus" else []
             for row in one_process_repeated(repeated, files, 4000, args.repeat):
                 rows.append({"corpus": label, **row})
             for tool, cmd in tools:
@@ -196,23 +200,31 @@ def main():
         def find(corpus_label, tool, mode):
             return next((r for r in rows if r["corpus"] == corpus_label and r["tool"] == tool and r["mode"] == mode),
                         None)
-        print("\ntargets:")
+        print("\ntargets (CPU time is the work done, user + sys of all threads; wall time is the wait):")
+
+        def per_round(a, b, key):
+            ratios = sorted(x / y for x, y in zip(a[key], b[key]))
+            return f"per round {ratios[0]:.2f}-{ratios[-1]:.2f}x, median {statistics.median(ratios):.2f}x"
         for label in corpora:
-            m, f = find(label, "mblint check", "one process"), find(label, "yaml-cpp floor", "one process")
-            ratios = sorted(a / b for a, b in zip(m["round_cpus"], f["round_cpus"]))
-            print(f"  {label}: one process {m['cpu']:.2f} s vs floor {f['cpu']:.2f} s CPU = "
-                  f"{m['cpu'] / f['cpu']:.2f}x the floor (target <= 1.5x); per round "
-                  f"{ratios[0]:.2f}-{ratios[-1]:.2f}x, median {statistics.median(ratios):.2f}x")
+            f = find(label, "yaml-cpp floor", "one process")
+            for tool in ("mblint check", "mblint -j 1"):
+                m = find(label, tool, "one process")
+                print(f"  {label}: {tool} one process {m['cpu']:.2f} s vs floor {f['cpu']:.2f} s CPU = "
+                      f"{m['cpu'] / f['cpu']:.2f}x the floor (target <= 1.5x); {per_round(m, f, 'round_cpus')}")
             mp, yp = find(label, "mblint check", "process per file"), find(label, "yamllint", "process per file")
             if yp:
-                print(f"  {label}: per file median {mp['median_ms']:.2f} ms vs yamllint {yp['median_ms']:.2f} ms = "
-                      f"{yp['median_ms'] / mp['median_ms']:.0f}x faster (target >= 20x)")
-        y1, m1 = find("corpus", "yamllint", "one process"), find("corpus", "mblint check", "one process")
+                print(f"  {label}: per file median {mp['median_ms']:.2f} ms vs yamllint {yp['median_ms']:.2f} ms CPU = "
+                      f"{yp['median_ms'] / mp['median_ms']:.0f}x faster (target >= 20x); wall "
+                      f"{yp['wall_median_ms'] / mp['wall_median_ms']:.0f}x")
+        y1 = find("corpus", "yamllint", "one process")
         if y1:
-            ratios = sorted(a / b for a, b in zip(y1["round_cpus"], m1["round_cpus"]))
-            print(f"  corpus: one process {m1['cpu']:.2f} s vs yamllint {y1['cpu']:.2f} s CPU = "
-                  f"{y1['cpu'] / m1['cpu']:.1f}x faster (target >= 20x); per round "
-                  f"{ratios[0]:.1f}-{ratios[-1]:.1f}x, median {statistics.median(ratios):.1f}x")
+            for tool in ("mblint check", "mblint -j 1"):
+                m1 = find("corpus", tool, "one process")
+                print(f"  corpus: {tool} one process {m1['cpu']:.2f} s vs yamllint {y1['cpu']:.2f} s CPU = "
+                      f"{y1['cpu'] / m1['cpu']:.1f}x faster (target >= 20x); {per_round(y1, m1, 'round_cpus')}")
+            m1 = find("corpus", "mblint check", "one process")
+            print(f"  corpus: mblint check one process {m1['seconds']:.2f} s vs yamllint {y1['seconds']:.2f} s wall = "
+                  f"{y1['seconds'] / m1['seconds']:.1f}x faster; {per_round(y1, m1, 'round_walls')}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -8,6 +8,9 @@
 #                                       (Debian's, installed by tools/setup.sh) the same build
 #                                       also makes the libFuzzer harnesses tools/fuzz.sh runs
 #   tools/test.sh --sanitize --configure-only   configure build-asan/ and stop (tools/fuzz.sh)
+#   tools/test.sh --threads             ThreadSanitizer build in build-tsan/: the tests of
+#                                       parsing ahead on threads ([threads]) and a check of
+#                                       the whole ../shared corpus on 4 threads
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -28,6 +31,24 @@ if [[ "${1:-}" == --sanitize ]]; then
   # Any leak, overflow or undefined behaviour fails the test that ran into it.
   export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
   export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+fi
+
+if [[ "${1:-}" == --threads ]]; then
+  dir=build-tsan
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only" \
+    -DMBLINT_WERROR=ON -DCMAKE_CXX_FLAGS=-fsanitize=thread -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread
+  cmake --build "$dir" -j "$(nproc)" --target mblint mblint_tests
+  export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
+  "$dir/tests/mblint_tests" "[threads]"
+  shared=${MBLINT_SHARED_DIR:-../shared}
+  if [[ -d "$shared/corpus" ]]; then
+    find "$shared/corpus" \( -name '*.yaml' -o -name '*.yml' \) -print0 | sort -z |
+      xargs -0 "$dir/mblint" check -j 4 --format json --exit-zero >/dev/null
+    echo "mblint test: the corpus checked on 4 threads under ThreadSanitizer: no race reported"
+  else
+    echo "mblint test: $shared/corpus is absent: the corpus run under ThreadSanitizer is skipped"
+  fi
+  exit 0
 fi
 
 cmake -S . -B "$dir" "${flags[@]}"
