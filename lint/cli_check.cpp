@@ -37,7 +37,7 @@ cxxopts::Options check_options() {
       ("write-baseline", "write the current findings to baseline FILE and exit 0", cxxopts::value<std::string>())
       ("color", "colour: auto, always or never", cxxopts::value<std::string>()->default_value("auto"))
       ("h,help", "show this help")
-      ("j,jobs", "threads that parse YAML files (default: one per CPU mblint may use; 1: none)",
+      ("j,jobs", "threads that parse YAML files (default: one per CPU mblint may use, at most 8; 1: none)",
        cxxopts::value<std::string>())
       ("paths", "files and directories to check", cxxopts::value<std::vector<std::string>>());
   options.parse_positional({"paths"});
@@ -93,9 +93,13 @@ std::optional<int> read_report_options(const cxxopts::ParseResult& parsed, const
   return std::nullopt;
 }
 
-// --jobs N, or one thread per CPU mblint may use.
+// --jobs N, or one thread per CPU mblint may use, at most kDefaultThreads.
 std::optional<int> read_threads(const cxxopts::ParseResult& parsed, const CliEnvironment& env, LintOptions& options) {
-  options.threads = available_cpus();
+  // Jobs are built and checked on one thread, about a quarter of the work of
+  // a run: past a few parse threads that thread is the bottleneck, and more
+  // threads only hold more parsed files in memory.
+  constexpr unsigned kDefaultThreads = 8;
+  options.threads = std::min(available_cpus(), kDefaultThreads);
   if (!parsed.count("jobs")) return std::nullopt;
   const std::string text = parsed["jobs"].as<std::string>();
   unsigned threads = 0;

@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PACKAGES=(build-essential cmake pkg-config libyaml-cpp-dev libre2-dev libfmt-dev libcxxopts-dev
-          catch2 nlohmann-json3-dev libjemalloc-dev python3
+          catch2 nlohmann-json3-dev python3
           # Test-only: the pre-commit hook test, the editor end-to-end tests of `mblint lsp`,
           # clang + the libFuzzer runtime for tools/fuzz.sh (CI smoke).
           git pre-commit neovim emacs-nox elpa-eglot clang libclang-rt-14-dev)
