@@ -30,8 +30,9 @@ class YamlAhead {
   YamlAhead& operator=(const YamlAhead&) = delete;
 
   // The parse of files[index]. Call with index 0, 1, 2, ... from the thread
-  // that owns `sources` (which may add files between calls). It parses the
-  // file itself when no worker has started it.
+  // that owns `sources` (which may add files between calls). Rather than wait
+  // for a worker, it parses the next file nobody has started (files[index]
+  // itself when no worker has reached it).
   LoadedYaml take(size_t index);
 
  private:
