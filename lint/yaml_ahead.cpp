@@ -43,7 +43,6 @@ void YamlAhead::queue_up_to(size_t end) {
   for (size_t i = queued_end_; i < end; ++i) slots_[i].source = sources_.files[slots_[i].file];
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    for (size_t i = queued_end_; i < end; ++i) slots_[i].state = State::Queued;
     queued_end_ = end;
   }
   queued_.notify_all();
@@ -62,7 +61,7 @@ void YamlAhead::parse(Slot& slot, const SourceFile& source, std::unique_lock<std
   lock.lock();
   slot.parsed = std::move(parsed);
   slot.error = error;
-  slot.state = State::Done;
+  slot.done = true;
 }
 
 void YamlAhead::work() {
@@ -71,7 +70,6 @@ void YamlAhead::work() {
     queued_.wait(lock, [this] { return stopping_ || next_ < queued_end_; });
     if (stopping_) return;
     Slot& slot = slots_[next_++];
-    slot.state = State::Parsing;
     SourceFile source = std::move(*slot.source);
     slot.source.reset();
     parse(slot, source, lock);
@@ -83,15 +81,14 @@ LoadedYaml YamlAhead::take(size_t index) {
   queue_up_to(std::min(slots_.size(), index + window_));
   std::unique_lock<std::mutex> lock(mutex_);
   Slot& wanted = slots_[index];
-  while (wanted.state != State::Done) {
+  while (!wanted.done) {
     if (next_ >= queued_end_) {
-      parsed_.wait(lock, [&wanted] { return wanted.state == State::Done; });
+      parsed_.wait(lock, [&wanted] { return wanted.done; });
       break;
     }
     // Rather than wait for a worker, parse the next file nobody has started
     // (the wanted one itself when no worker has reached it).
     Slot& slot = slots_[next_++];
-    slot.state = State::Parsing;
     slot.source.reset();  // this thread owns the SourceSet: no copy needed
     parse(slot, sources_.files[slot.file], lock);
   }

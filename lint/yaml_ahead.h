@@ -36,13 +36,15 @@ class YamlAhead {
   LoadedYaml take(size_t index);
 
  private:
-  enum class State { Waiting, Queued, Parsing, Done };
+  // Where a slot stands follows from its index: at or past queued_end_ it
+  // waits to be queued, in [next_, queued_end_) it is queued, below next_ it
+  // was started; `done` says its parse is in.
   struct Slot {
     FileId file = kNoFile;
-    State state = State::Waiting;
     // A copy of the file, made by the owner when it queues the slot: a
     // worker never reads the SourceSet, whose vector moves as it grows.
     std::optional<SourceFile> source;
+    bool done = false;
     LoadedYaml parsed;
     std::exception_ptr error;
   };
@@ -57,7 +59,7 @@ class YamlAhead {
   std::mutex mutex_;
   std::condition_variable queued_;  // workers wait for a queued slot
   std::condition_variable parsed_;  // the owner waits for a slot a worker parses
-  size_t queued_end_ = 0;           // slots [0, queued_end_) have left Waiting
+  size_t queued_end_ = 0;           // slots [0, queued_end_) were queued
   size_t next_ = 0;                 // the first queued slot nobody has started
   bool stopping_ = false;
   std::vector<std::thread> workers_;

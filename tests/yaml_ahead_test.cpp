@@ -79,7 +79,6 @@ TEST_CASE("parsing ahead stops cleanly when its owner leaves before taking every
     YamlAhead ahead(sources, files, 4);
     CHECK(described(ahead.take(0)) == described(load_config_yaml(sources, files[0], nullptr)));
   }  // the destructor joins workers that may be mid-parse
-  CHECK(available_cpus() >= 1);
 }
 
 TEST_CASE("a check of many files reports the same with one thread and with several", "[threads]") {
