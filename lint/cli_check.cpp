@@ -31,6 +31,7 @@ cxxopts::Options check_options() {
       ("fail-on", "exit 1 when a finding is at least: error, warning or note",
        cxxopts::value<std::string>()->default_value("error"))
       ("exit-zero", "exit 0 even when there are findings (usage and internal errors still fail)")
+      ("require-complete", "a job mblint can check only partly (unknown recipe, allocation, ...) is an error")
       ("q,quiet", "print only the diagnostics: no summary line, nothing when clean")
       ("statistics", "print how often each rule fired instead of the diagnostics")
       ("baseline", "hide the findings listed in baseline FILE (report only new ones)", cxxopts::value<std::string>())
@@ -132,7 +133,7 @@ std::optional<int> use_baseline(const ReportOptions& report, const CliEnvironmen
 
 void render_report(std::ostream& out, const ReportOptions& report, const SourceSet& sources,
                    const LintResult& result, RuleSet rules, size_t hidden, bool color, const CliEnvironment& env) {
-  Summary summary = summarize(result.diagnostics, result.files_checked);
+  Summary summary = summarize(result.diagnostics, result.files_checked, result.coverage);
   if (report.format == "json") {
     if (report.statistics) render_statistics_json(out, result.diagnostics, summary);
     else render_json(out, sources, result.diagnostics, summary);
@@ -186,6 +187,7 @@ int run_check(const std::vector<std::string>& args, RuleSet rules, const CliEnvi
   options.paths = parsed["paths"].as<std::vector<std::string>>();
   if (auto stop = read_job_options(full_args, line, env, options)) return *stop;
   if (auto stop = read_threads(parsed, env, options)) return *stop;
+  options.thresholds.require_complete = parsed.count("require-complete") > 0;
   if (fix_flags) {
     return run_fixes(*fix_flags, full_args, options, rules, env,
                      {report.format, report.fail_on, use_color(report.color, env)});

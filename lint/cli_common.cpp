@@ -72,6 +72,14 @@ int usage_error(const CliEnvironment& env, const std::string& message) {
   return kExitUsage;
 }
 
+std::optional<int> require_known_recipe(const LintOptions& options, const CliEnvironment& env) {
+  if (!options.recipe || find_recipe(options.recipe->text)) return std::nullopt;
+  std::vector<std::string> similar = similar_recipe_names(options.recipe->text);
+  std::string hint = similar.empty() ? "check the name against Megatron Bridge's recipes"
+                                     : fmt::format("did you mean {}?", fmt::join(similar, ", "));
+  return usage_error(env, fmt::format("recipe '{}' is not in mblint's catalog: {}", options.recipe->text, hint));
+}
+
 std::optional<int> parse_command(cxxopts::Options& options, const std::vector<std::string>& args,
                                  cxxopts::ParseResult& parsed, const CliEnvironment& env) {
   std::vector<std::string> argv_storage = {options.program()};

@@ -53,6 +53,11 @@ void add_job_options(cxxopts::Options& options);
 std::optional<int> read_job_options(const std::vector<std::string>& full_args, const CommandLine& line,
                                     const CliEnvironment& env, LintOptions& options);
 
+// layout, plan and estimate work from the recipe's values: a --recipe that
+// names no catalogued recipe is a usage error with the closest names, not a
+// run on defaults. Returns the exit code when the command must stop.
+std::optional<int> require_known_recipe(const LintOptions& options, const CliEnvironment& env);
+
 // The commands.
 int run_check(const std::vector<std::string>& args, RuleSet rules, const CliEnvironment& env);
 int run_rules(const std::vector<std::string>& args, RuleSet rules, const CliEnvironment& env);

@@ -123,9 +123,10 @@ int run_estimate(const std::vector<std::string>& args, RuleSet rules, const CliE
   LintOptions options;
   options.paths = parsed["paths"].as<std::vector<std::string>>();
   if (auto stop = read_job_options(full_args, line, env, options)) return *stop;
+  if (auto stop = require_known_recipe(options, env)) return *stop;
 
   LintResult result = run_lint(sources, options, rules);
-  Summary summary = summarize(result.diagnostics, result.files_checked);
+  Summary summary = summarize(result.diagnostics, result.files_checked, result.coverage);
   std::vector<std::pair<size_t, MemoryEstimate>> estimates;
   std::vector<std::string> unavailable;
   for (size_t i = 0; i < result.jobs.size(); ++i) {

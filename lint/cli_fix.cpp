@@ -57,7 +57,7 @@ Remaining lint_remaining(const std::vector<std::string>& full_args, LintOptions 
 }
 
 void render(const Remaining& remaining, const CliEnvironment& env, const CheckOutput& output) {
-  Summary summary = summarize(remaining.result.diagnostics, remaining.result.files_checked);
+  Summary summary = summarize(remaining.result.diagnostics, remaining.result.files_checked, remaining.result.coverage);
   if (output.format == "json") {
     render_json(env.out, remaining.sources, remaining.result.diagnostics, summary);
   } else {

@@ -326,6 +326,7 @@ int run_layout(const std::vector<std::string>& args, RuleSet rules, const CliEnv
   LintOptions options;
   if (parsed.count("paths")) options.paths = parsed["paths"].as<std::vector<std::string>>();
   if (auto stop = read_job_options(full_args, line, env, options)) return *stop;
+  if (auto stop = require_known_recipe(options, env)) return *stop;
 
   std::vector<Job> jobs;
   if (options.paths.empty()) {

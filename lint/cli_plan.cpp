@@ -456,6 +456,7 @@ int run_plan(const std::vector<std::string>& args, RuleSet rules, const CliEnvir
   LintOptions options;
   if (parsed.count("paths")) options.paths = parsed["paths"].as<std::vector<std::string>>();
   if (auto stop = read_job_options(full_args, line, env, options)) return *stop;
+  if (auto stop = require_known_recipe(options, env)) return *stop;
   auto gpus_value = last_value(full_args, line, {"--gpus"});
   if (gpus_value && !positive(gpus_value->text)) return usage_error(env, "--gpus takes a positive number");
 

@@ -257,6 +257,7 @@ Derived derive(const Job& job) {
 
   derive_resources(job, d);
   derive_sizes(d);
+  d.coverage = job_coverage(job, d);
   return d;
 }
 

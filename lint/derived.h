@@ -10,6 +10,7 @@
 
 #include "lint/catalog.h"
 #include "lint/config_value.h"
+#include "lint/coverage.h"
 #include "lint/diagnostic.h"
 #include "lint/job.h"
 
@@ -80,6 +81,9 @@ struct Derived {
   // A layout is set, possibly to a value mblint cannot know (a recipe that
   // computes it): the even-split checks do not apply then.
   bool pipeline_layout_set = false;
+
+  // What the core checks needed and mblint does not know (lint/coverage.h).
+  Coverage coverage;
 };
 
 Derived derive(const Job& job);

@@ -33,6 +33,15 @@ enum class FixSafety { Safe, Unsafe };
 
 std::string_view fix_safety_name(FixSafety safety);  // "safe", "unsafe"
 
+// The configuration change a fix makes, so that the job can be re-checked
+// with it applied before the fix is offered (lint/fix_verify.h): a dotted
+// config key ("model.tensor_model_parallel_size") or "cluster.nodes" /
+// "cluster.gpus_per_node", and the new value as an override would write it.
+struct SettingChange {
+  std::string path;
+  std::string value;
+};
+
 struct Fix {
   std::string description;
   FixSafety safety = FixSafety::Unsafe;
@@ -42,6 +51,13 @@ struct Fix {
   // command when there is one (lint/fix_insert.h); otherwise the fix is advice.
   std::string set_key = {};
   std::string set_text = {};
+  // What the fix changes in the job; empty for a pure text edit (removing a
+  // no-op line, renaming a key), which is not re-checked.
+  std::vector<SettingChange> changes = {};
+  // Re-checked already by the rule that made it (the memory remedies).
+  bool rechecked = false;
+  // After the re-check: the rules whose findings on this job the fix removes.
+  std::vector<std::string> resolves = {};
 };
 
 struct Diagnostic {
@@ -52,6 +68,9 @@ struct Diagnostic {
   Span where;
   std::vector<Note> notes;
   std::string help;        // one line: what to change
+  // The help lists the fixes: after they are re-checked it is rewritten from
+  // the ones that remain (and kept as written when none does).
+  bool help_from_fixes = false;
   std::vector<Fix> fixes;  // alternatives, best first
   // The config key path the finding is about ("model.context_parallel_size"),
   // filled after the checks from the job's provenance (lint/subject.h); empty

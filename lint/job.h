@@ -87,6 +87,17 @@ struct EnvSetting {
   Provenance where;
 };
 
+// Something the job builder could not resolve: a recipe named by `$1`, a
+// `--config-file` path held in an unknown variable, a command it did not
+// follow (`source x.sh`, `eval`). The coverage note (lint/coverage.h) says
+// what it left unknown and how to supply it.
+struct Unresolved {
+  std::string what;    // "recipe", "config file", "command"
+  std::string why;     // "the name comes from $1, which is not known here"
+  std::string supply;  // "pass --recipe NAME"
+  Span where;          // where it was written (invalid: nowhere)
+};
+
 struct Versions {
   Version bridge = kNewestBridge;
   Version megatron_core = kNewestMegatronCore;
@@ -123,6 +134,7 @@ struct Job {
   bool trains = true;
 
   std::vector<Diagnostic> problems;  // input problems found while loading
+  std::vector<Unresolved> unresolved;  // what the builder could not follow or resolve
 
   // is_bridge_job's answer (rules/config_support.h), kept by the first rule
   // that asks: its census of the config's keys then runs once per job, not

@@ -9,6 +9,7 @@
 
 #include "lint/config_yaml.h"
 #include "lint/file_reader.h"
+#include "lint/hand_off.h"
 #include "lint/hydra_override.h"
 #include "lint/interpolation.h"
 #include "lint/launch.h"
@@ -280,6 +281,19 @@ void select_command_line_recipe(Job& job, const LintOptions& options) {
   select_recipe(job, options.recipe->text, where);
 }
 
+// The launch names its recipe through something mblint cannot evaluate
+// (`--recipe "$1"`): mblint's own --recipe says which one, else it stays unknown.
+void recipe_not_known(Job& job, const MappedString& word, const LintOptions& options) {
+  if (options.recipe) {
+    select_command_line_recipe(job, options);
+    return;
+  }
+  job.unresolved.push_back(Unresolved{"recipe",
+                                      fmt::format("the recipe name is `{}`, which is not known here", word.text),
+                                      "pass --recipe NAME to say which recipe this launch runs",
+                                      span_of(word, 0, word.text.size())});
+}
+
 // --- YAML ----------------------------------------------------------------------
 
 fs::path resolve_relative(const fs::path& path, const fs::path& base_dir) {
@@ -311,7 +325,13 @@ void load_config_file(Job& job, const Launch& launch, ScriptContext& context) {
   if (context.options.launch_config_file) {
     path = *context.options.launch_config_file;  // a .mblint.yaml context names the file this launch runs
   } else {
-    if (has_unknown(word)) return;  // --config-file $CONFIG with CONFIG unknown
+    if (has_unknown(word)) {  // --config-file $CONFIG with CONFIG unknown
+      job.unresolved.push_back(Unresolved{
+          "config file", fmt::format("the --config-file path is `{}`, which is not known here", word.text),
+          "name the YAML this launch runs in a `context:` entry of .mblint.yaml (`files:` and `launch:`)",
+          span_of(word, 0, word.text.size())});
+      return;
+    }
     fs::path named = word.text;
     path = named.is_absolute() ? named : context.script_dir / named;
     if (!fs::exists(path)) path = resolve_relative(named, context.options.base_dir);
@@ -362,11 +382,17 @@ void apply_launch_layers(Job& job, const Launch& launch, ScriptContext& context)
     if (launch.recipe) {
       if (auto where = recipe_provenance(*launch.recipe, launch.recipe_statement, Layer::Override)) {
         select_recipe(job, launch.recipe->text, *where);
+      } else {
+        recipe_not_known(job, *launch.recipe, context.options);
       }
-    } else if (launch.model && launch.mode && !has_unknown(*launch.model) && !has_unknown(*launch.mode)) {
+    } else if (launch.model && launch.mode) {
       std::string name = fmt::format("{}_{}_config", launch.model->text, recipe_task(launch.mode->text));
-      if (auto where = recipe_provenance(*launch.model, launch.model_statement, Layer::Override)) {
+      if (has_unknown(*launch.mode)) {
+        recipe_not_known(job, *launch.mode, context.options);
+      } else if (auto where = recipe_provenance(*launch.model, launch.model_statement, Layer::Override)) {
         select_recipe(job, name, *where);
+      } else {
+        recipe_not_known(job, *launch.model, context.options);
       }
     }
   } else {
@@ -404,22 +430,48 @@ Job job_from_launch(const Launch& launch, FileId script, ScriptContext& context)
   return job;
 }
 
+// A sourced file or an eval before the launch runs in the launching shell
+// and may set what the launch reads; another script or launcher cannot.
+void add_shell_state_hand_offs(Job& job, const std::vector<Unresolved>& hand_offs) {
+  for (const Unresolved& hand_off : hand_offs) {
+    bool same_shell = hand_off.what == "sourced file" || hand_off.why.find("`eval") == 0;
+    bool before = hand_off.where.file == job.launch_span.file && hand_off.where.begin < job.launch_span.begin;
+    if (same_shell && before) job.unresolved.push_back(hand_off);
+  }
+}
+
+// A script named for checking in which mblint finds no training launch.
+Diagnostic no_training_job(FileId file, const std::vector<Unresolved>& hand_offs) {
+  Diagnostic d = problem("no-training-job", Severity::Note,
+                         "no training launch found in this script: mblint checked nothing here",
+                         make_span(file, 0, 0),
+                         "mblint reads torchrun, python -m torch.distributed.run, srun and plain python "
+                         "launches of Megatron-LM's pretrain_*.py, Megatron Bridge's run_recipe.py and "
+                         "scripts/training/train.sh, and scripts that take --config-file");
+  for (const Unresolved& hand_off : hand_offs) d.notes.push_back(Note{hand_off.why, hand_off.where});
+  if (!hand_offs.empty()) d.where = hand_offs.front().where;
+  return d;
+}
+
 std::vector<Job> jobs_from_script(FileId file, ScriptContext& context) {
   const SourceFile& source = context.sources.files[file];
   std::vector<SbatchDirective> directives = read_sbatch_directives(source, file);
   ShellScript script = walk_shell_script(context.sources, file, slurm_environment(directives));
   std::vector<Launch> launches = find_launches(script, directives);
   bool any_certain = std::any_of(launches.begin(), launches.end(), [](const Launch& l) { return l.certain; });
+  std::vector<Unresolved> hand_offs = find_hand_offs(script, launches);
   std::vector<Job> jobs;
   for (const Launch& launch : launches) {
     if (any_certain && !launch.certain) continue;
     jobs.push_back(job_from_launch(launch, file, context));
+    add_shell_state_hand_offs(jobs.back(), hand_offs);
   }
   if (jobs.empty()) {
     Job job;
     job.primary = file;
     job.kind = InputKind::LaunchScript;
     job.files.push_back(file);
+    job.problems.push_back(no_training_job(file, hand_offs));
     jobs.push_back(std::move(job));
   }
   for (Diagnostic& d : script.problems) jobs.front().problems.push_back(std::move(d));
@@ -500,7 +552,18 @@ Job job_from_yaml(FileId file, LoadedYaml yaml, SourceSet& sources, const LintOp
   }
   bool bridge = forced ? forced == Dialect::Bridge && has_bridge_section(yaml.root)
                       : looks_like_bridge_config(yaml.root);
-  if (!bridge) return job;
+  if (!bridge) {
+    if (forced) {
+      job.problems.push_back(problem(
+          "no-training-job", Severity::Note,
+          fmt::format("--dialect {} finds no {} config in this file: mblint checked nothing here",
+                      options.dialect->text, dialect_name(*forced) == "bridge" ? "Megatron Bridge" : options.dialect->text),
+          options.dialect->span,
+          forced == Dialect::MegatronLM ? "a Megatron-LM file holds `--flag: value` entries or a MODEL_ARGS mapping"
+                                        : "a Megatron Bridge file has ConfigContainer sections (model:, train:, ...)"));
+    }
+    return job;
+  }
   job.kind = yaml.dump ? InputKind::BridgeDump : InputKind::BridgeOverrideYaml;
   job.config_complete = yaml.dump;
   select_command_line_recipe(job, options);

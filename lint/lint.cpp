@@ -5,6 +5,8 @@
 
 #include "lint/fix_insert.h"
 #include "lint/fix_syntax.h"
+#include "lint/fix_verify.h"
+#include "lint/root_cause.h"
 #include "lint/job_builder.h"
 #include "lint/subject.h"
 #include "lint/suppression.h"
@@ -14,11 +16,7 @@ namespace mblint {
 
 void check_job(const Job& job, const Derived& derived, const Thresholds& thresholds, RuleSet rules,
                std::vector<Diagnostic>& out) {
-  bool has_config = job.kind == InputKind::BridgeOverrideYaml || job.kind == InputKind::BridgeDump ||
-                    job.kind == InputKind::MegatronLmTestConfig || job.kind == InputKind::NemoYaml ||
-                    (job.kind == InputKind::LaunchScript && job.entry != EntryPoint::None &&
-                     job.entry != EntryPoint::Unknown);
-  if (!has_config) return;
+  if (!is_checked_job(job)) return;
   RuleContext context{job, derived, thresholds};
   for (const RuleInfo* rule : rules) {
     if (rule->check) rule->check(context, out);
@@ -45,7 +43,9 @@ LintResult run_lint(SourceSet& sources, const LintOptions& options, RuleSet rule
     check_job(job, derived, thresholds, rules, found);
     place_setting_fixes(found, first, job, sources);
     if (config) apply_rule_settings(*config, found, first);  // rules.disable / rules.severity
+    verify_fixes(job, derived, thresholds, rules, config, found, first);
     fill_subjects(job, sources, std::span(found).subspan(first));
+    if (is_checked_job(job)) result.coverage.push_back(coverage_entry(job, derived));
     if (!options.keep_jobs) return;
     result.jobs.push_back(std::move(job));
     result.derived.push_back(std::move(derived));
@@ -60,6 +60,7 @@ LintResult run_lint(SourceSet& sources, const LintOptions& options, RuleSet rule
   fill_rule_codes(result.diagnostics, rules);
   fit_fix_edits(result.diagnostics, sources);
   sort_and_deduplicate(result.diagnostics);
+  fold_root_causes(result.diagnostics);
   // Findings in files first, then those located on mblint's own command line.
   std::stable_partition(result.diagnostics.begin(), result.diagnostics.end(), [&](const Diagnostic& d) {
     return !d.where.valid() || !sources.files[d.where.file].synthetic;

@@ -17,6 +17,7 @@ struct LintResult {
   std::vector<Derived> derived;  // one per job
   std::vector<Diagnostic> diagnostics;
   size_t files_checked = 0;
+  std::vector<JobCoverage> coverage;  // every checked job, in order, kept even without keep_jobs
 };
 
 // `sources` must already hold the "<command-line>" file options refer to.

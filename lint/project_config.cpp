@@ -324,9 +324,22 @@ void read_context(Reader& r, const ConfigValue& context) {
   }
 }
 
+void read_require_complete(Reader& r, const ConfigValue& value) {
+  if (value.kind == ValueKind::Bool) {
+    r.config.require_complete = value.boolean;
+    return;
+  }
+  report(r, value.where.value, fmt::format("require_complete is {}: expected true or false", to_display(value)),
+         "write require_complete: true");
+}
+
 void read_config(Reader& r, const ConfigValue& root) {
   if (root.is_null()) return;  // an empty file: every default
-  if (!check_map(r, root, "", {"cluster", "versions", "rules", "thresholds", "context", "exclude"})) return;
+  if (!check_map(r, root, "",
+                 {"cluster", "versions", "rules", "thresholds", "context", "exclude", "require_complete"})) {
+    return;
+  }
+  if (auto* complete = find_child(root, "require_complete")) read_require_complete(r, *complete);
   if (auto* cluster = find_child(root, "cluster")) read_cluster(r, *cluster);
   if (auto* versions = find_child(root, "versions")) read_versions(r, *versions);
   if (auto* rules = find_child(root, "rules")) read_rules(r, *rules);
@@ -412,6 +425,7 @@ LintOptions options_with_config(const LintOptions& command_line, const ProjectCo
   if (!options.megatron_core_version) options.megatron_core_version = config.megatron_core_version;
   if (config.pipeline_bubble) options.thresholds.pipeline_bubble = config.pipeline_bubble->value;
   if (config.memory_headroom) options.thresholds.memory_headroom = config.memory_headroom->value;
+  if (config.require_complete) options.thresholds.require_complete = true;
   return options;
 }
 

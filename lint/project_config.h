@@ -69,6 +69,8 @@ struct ProjectConfig {
   std::optional<LocatedNumber> memory_headroom;
   std::vector<ContextEntry> context;
   std::vector<LocatedText> exclude;
+  // require_complete: a partly checked job is an error (like --require-complete).
+  bool require_complete = false;
 };
 
 // The `.mblint.yaml` directly in `dir`, if there is one.

@@ -6,6 +6,7 @@
 #include <ostream>
 #include <vector>
 
+#include "lint/coverage.h"
 #include "lint/diagnostic.h"
 #include "lint/rule.h"
 #include "lint/source.h"
@@ -17,9 +18,17 @@ struct Summary {
   size_t errors = 0;
   size_t warnings = 0;
   size_t notes = 0;
+  // The jobs of the run and how completely each was checked; only a lint
+  // run counts them (jobs_counted), not a report of input problems alone.
+  bool jobs_counted = false;
+  std::vector<JobCoverage> jobs;
 };
 
 Summary summarize(const std::vector<Diagnostic>& diagnostics, size_t files);
+Summary summarize(const std::vector<Diagnostic>& diagnostics, size_t files, std::vector<JobCoverage> jobs);
+
+// "; 2 jobs checked, 1 partly: recipe unknown" (empty unless jobs were counted).
+std::string jobs_summary(const Summary& summary);
 
 // Compiler style: `file:line:col: error: message [rule]`, the source line
 // with a caret under the span, notes, `help:` and a summary line.

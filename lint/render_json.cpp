@@ -1,5 +1,6 @@
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <ostream>
 #include <string>
 
@@ -83,6 +84,35 @@ void put_indented(std::ostream& out, const std::string& text, size_t depth) {
   out.write(text.data() + start, static_cast<std::streamsize>(text.size() - start));
 }
 
+json job_json(const SourceSet& sources, const JobCoverage& job) {
+  json object = json::object();
+  json range = json::object();
+  put_range(range, sources, job.where);
+  object["file"] = range["file"];
+  object["line"] = range["line"];
+  object["column"] = range["column"];
+  object["entry"] = job.entry;
+  object["dialect"] = job.dialect;
+  object["recipe"] = job.recipe.empty() ? json(nullptr) : json(job.recipe);
+  object["checked"] = job.coverage.complete() ? "fully" : "partly";
+  json unresolved = json::array();
+  for (const CoverageGap& gap : job.coverage.gaps) {
+    json g = json::object();
+    g["what"] = gap.what;
+    g["why"] = gap.why;
+    g["supply"] = gap.supply;
+    g["unknown"] = gap.unknown;
+    json at = json::object();
+    put_range(at, sources, gap.where);
+    g["file"] = at["file"];
+    g["line"] = at["line"];
+    g["column"] = at["column"];
+    unresolved.push_back(std::move(g));
+  }
+  object["unresolved"] = std::move(unresolved);
+  return object;
+}
+
 }  // namespace
 
 // Written one diagnostic at a time, the same bytes as one dump of the whole
@@ -95,11 +125,26 @@ void render_json(std::ostream& out, const SourceSet& sources, const std::vector<
     put_indented(out, diagnostic_json(sources, diagnostics[i]).dump(2, ' ', false, json::error_handler_t::replace),
                  4);
   }
-  out << (diagnostics.empty() ? "]" : "\n  ]") << ",\n  \"summary\": ";
+  out << (diagnostics.empty() ? "]" : "\n  ]");
+  if (summary.jobs_counted) {
+    out << ",\n  \"jobs\": [";
+    for (size_t i = 0; i < summary.jobs.size(); ++i) {
+      out << (i == 0 ? "\n    " : ",\n    ");
+      put_indented(out, job_json(sources, summary.jobs[i]).dump(2, ' ', false, json::error_handler_t::replace), 4);
+    }
+    out << (summary.jobs.empty() ? "]" : "\n  ]");
+  }
+  out << ",\n  \"summary\": ";
   json totals = {{"files", summary.files},
                  {"errors", summary.errors},
                  {"warnings", summary.warnings},
                  {"notes", summary.notes}};
+  if (summary.jobs_counted) {
+    size_t partly = std::count_if(summary.jobs.begin(), summary.jobs.end(),
+                                  [](const JobCoverage& job) { return !job.coverage.complete(); });
+    totals["jobs"] = summary.jobs.size();
+    totals["jobs_partly_checked"] = partly;
+  }
   put_indented(out, totals.dump(2), 2);
   out << "\n}\n";
 }

@@ -70,6 +70,31 @@ Summary summarize(const std::vector<Diagnostic>& diagnostics, size_t files) {
   return summary;
 }
 
+Summary summarize(const std::vector<Diagnostic>& diagnostics, size_t files, std::vector<JobCoverage> jobs) {
+  Summary summary = summarize(diagnostics, files);
+  summary.jobs_counted = true;
+  summary.jobs = std::move(jobs);
+  return summary;
+}
+
+std::string jobs_summary(const Summary& summary) {
+  if (!summary.jobs_counted) return "";
+  if (summary.jobs.empty()) return "; no training job found";
+  Coverage partly;  // the gaps of the partly checked jobs, for their labels
+  size_t partial = 0;
+  for (const JobCoverage& job : summary.jobs) {
+    if (job.coverage.complete()) continue;
+    ++partial;
+    partly.gaps.insert(partly.gaps.end(), job.coverage.gaps.begin(), job.coverage.gaps.end());
+  }
+  std::string checked = plural(summary.jobs.size(), "job") + " checked";
+  if (partial == 0) return "; " + checked;
+  std::string labels = coverage_labels(partly);
+  if (summary.jobs.size() == 1) return fmt::format("; {} partly: {}", checked, labels);
+  if (partial == summary.jobs.size()) return fmt::format("; {}, all partly: {}", checked, labels);
+  return fmt::format("; {}, {} partly: {}", checked, partial, labels);
+}
+
 void render_text(std::ostream& out, const SourceSet& sources, const std::vector<Diagnostic>& diagnostics,
                  const Summary& summary, bool color) {
   render_text_diagnostics(out, sources, diagnostics, color);
@@ -96,12 +121,12 @@ void render_text_diagnostics(std::ostream& out, const SourceSet& sources, const 
 
 void render_text_summary(std::ostream& out, const Summary& summary) {
   if (summary.errors + summary.warnings + summary.notes == 0) {
-    out << fmt::format("mblint: no problems found in {}\n", plural(summary.files, "file"));
+    out << fmt::format("mblint: no problems found in {}{}\n", plural(summary.files, "file"), jobs_summary(summary));
     return;
   }
-  out << fmt::format("mblint: {}, {}, {} in {}\n", plural(summary.errors, "error"),
+  out << fmt::format("mblint: {}, {}, {} in {}{}\n", plural(summary.errors, "error"),
                      plural(summary.warnings, "warning"), plural(summary.notes, "note"),
-                     plural(summary.files, "file"));
+                     plural(summary.files, "file"), jobs_summary(summary));
 }
 
 }  // namespace mblint

@@ -29,6 +29,9 @@ struct RuleExample {
 struct Thresholds {
   double pipeline_bubble = 0.25;  // warn above this bubble fraction
   double memory_headroom = 0.90;  // warn above this fraction of GPU memory
+  // A job mblint could check only partly is an error (--require-complete,
+  // `require_complete: true`): for gates that want certainty.
+  bool require_complete = false;
 };
 
 struct RuleMemo;  // rules/runtime_support.h

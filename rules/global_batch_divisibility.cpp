@@ -8,16 +8,43 @@ extern const RuleInfo kGlobalBatchDivisibility;
 
 namespace {
 
+// The data-parallel size is unknown (the allocation or the layout is): the
+// batch still has to split into whole micro-batches, whatever DP is.
+void check_without_data_parallel(const RuleContext& context, std::vector<Diagnostic>& out) {
+  const Derived& d = context.derived;
+  const Quantity& gbs = d.global_batch_size;
+  const Quantity& mbs = d.micro_batch_size;
+  if (*gbs % *mbs == 0) return;
+  const Quantity& primary = most_specific({&gbs, &mbs});
+  Diagnostic diag = make_diagnostic(
+      kGlobalBatchDivisibility,
+      fmt::format("global_batch_size {} is not divisible by micro_batch_size {}, so not by micro_batch_size x "
+                  "data-parallel size whatever the data-parallel size is (not known here)",
+                  *gbs, *mbs),
+      span_for(primary));
+  add_notes(diag, {&gbs, &mbs}, &primary);
+  int64_t valid = nearest_multiple(*gbs, *mbs);
+  diag.help = fmt::format("use a global_batch_size that is a multiple of micro_batch_size x data-parallel size, "
+                          "e.g. {}",
+                          valid);
+  out.push_back(std::move(diag));
+}
+
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   const Derived& d = context.derived;
   const Quantity& gbs = d.global_batch_size;
   const Quantity& mbs = d.micro_batch_size;
   const Quantity& dp = d.data_parallel;
-  if (!gbs.known() || !mbs.known() || !dp.known() || *gbs <= 0 || *mbs <= 0 || *dp <= 0) return;
+  if (!gbs.known() || !mbs.known() || *gbs <= 0 || *mbs <= 0) return;
   if (const ConfigValue* decrease = find_path(context.job.config, "train.decrease_batch_size_if_needed");
       decrease && as_bool(decrease).value_or(false)) {
     return;  // Megatron rounds the batch down instead of failing
   }
+  if (!dp.known()) {
+    check_without_data_parallel(context, out);
+    return;
+  }
+  if (*dp <= 0) return;
   int64_t step = *mbs * *dp;
   if (*gbs % step == 0) return;
   const Quantity& primary = most_specific({&gbs, &mbs});

@@ -203,6 +203,7 @@ std::vector<MemoryRemedy> memory_remedies(const RuleContext& context, const Memo
     r.fix.description = fmt::format("{}: -{:.1f} GiB -> {:.1f} GiB{}", r.what, r.saving, r.estimate.total,
                                     r.estimate.capacity > 0 ? (r.fits ? ", fits" : ", still too much") : "");
     r.fix.safety = FixSafety::Unsafe;
+    r.fix.rechecked = true;  // re-estimated and re-checked above
     for (const Candidate* part : parts) {
       if (!part->quantity) continue;
       if (auto edit = replace_value(part->quantity->where, std::to_string(part->new_value))) r.fix.edits.push_back(*edit);

@@ -15,6 +15,8 @@ extern const RuleInfo kUnreadableFile;
 extern const RuleInfo kScriptSyntax;
 extern const RuleInfo kEntryPointArgument;
 extern const RuleInfo kUnknownRecipe;
+extern const RuleInfo kNoTrainingJob;
+extern const RuleInfo kUncheckedJob;
 // == declarations: config keys and values ==
 extern const RuleInfo kUnknownKey;
 extern const RuleInfo kFlatKeyOnBuilderModel;
@@ -194,6 +196,8 @@ const std::array kRules = {
     &kScriptSyntax,
     &kEntryPointArgument,
     &kUnknownRecipe,
+    &kNoTrainingJob,
+    &kUncheckedJob,
     // == list: config keys and values ==
     &kUnknownKey,
     &kFlatKeyOnBuilderModel,

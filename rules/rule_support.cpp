@@ -51,11 +51,27 @@ void edit_or_set(Fix& fix, const Provenance& where, const std::string& path, std
   }
 }
 
+namespace {
+
+// The key a re-check changes for `quantity`: its config path, or the
+// allocation's own names for the derived node and GPU counts.
+std::string setting_path(const Quantity& quantity) {
+  if (!quantity.path.empty()) return quantity.path;
+  if (quantity.name == "nodes") return "cluster.nodes";
+  if (quantity.name == "GPUs per node") return "cluster.gpus_per_node";
+  return "";
+}
+
+}  // namespace
+
 Fix set_value_fix(const Quantity& quantity, int64_t value, FixSafety safety) {
   Fix fix;
   fix.description = fmt::format("set {} to {}", quantity.name, value);
   fix.safety = safety;
   edit_or_set(fix, quantity.where, quantity.path, std::to_string(value));
+  if (std::string path = setting_path(quantity); !path.empty()) {
+    fix.changes.push_back(SettingChange{path, std::to_string(value)});
+  }
   return fix;
 }
 
@@ -64,6 +80,7 @@ Fix set_setting_fix(const Setting& setting, bool value, FixSafety safety) {
   fix.description = fmt::format("set {} to {}", setting.name, value ? "true" : "false");
   fix.safety = safety;
   edit_or_set(fix, setting.where, setting.path, value ? "true" : "false");
+  if (!setting.path.empty()) fix.changes.push_back(SettingChange{setting.path, value ? "true" : "false"});
   return fix;
 }
 

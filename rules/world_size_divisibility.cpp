@@ -1,5 +1,7 @@
 // W % (TP·PP·CP) must be 0: the dense layers' data-parallel size is
 // W / (TP·PP·CP) and must be whole.
+#include <algorithm>
+
 #include "rules/rule_support.h"
 
 namespace mblint {
@@ -19,14 +21,87 @@ std::vector<int64_t> valid_node_counts(int64_t step, int64_t gpus_per_node, int6
   return counts;
 }
 
+// "tensor x pipeline parallel = 4 x 4"
+std::string product_label(const std::vector<const Quantity*>& factors) {
+  std::vector<std::string> names;
+  std::vector<std::string> values;
+  for (const Quantity* q : factors) {
+    names.push_back(q->name == "tensor_model_parallel_size"     ? "tensor"
+                    : q->name == "pipeline_model_parallel_size" ? "pipeline"
+                                                                : "context");
+    values.push_back(std::to_string(**q));
+  }
+  return fmt::format("{} parallel = {}", fmt::join(names, " x "), fmt::join(values, " x "));
+}
+
+// Part of the layout is unknown (no recipe, `$CP`): the known sizes already
+// decide when their product does not divide the world size.
+void check_partly_known(const RuleContext& context, const std::vector<const Quantity*>& known,
+                        const std::vector<const Quantity*>& unknown, std::vector<Diagnostic>& out) {
+  const Derived& d = context.derived;
+  const Quantity& w = d.world_size;
+  int64_t product = 1;
+  for (const Quantity* q : known) product *= **q;
+  if (*w % product == 0) return;
+  std::vector<std::string> unknown_names;
+  for (const Quantity* q : unknown) unknown_names.push_back(q->name);
+  const Quantity& primary = most_specific({known.front(), known.size() > 1 ? known[1] : known.front(),
+                                           known.size() > 2 ? known[2] : known.front()});
+  std::string world = w.how.empty() ? std::to_string(*w) : fmt::format("{} ({})", *w, w.how);
+  Diagnostic diag = make_diagnostic(
+      kWorldSizeDivisibility,
+      fmt::format("world size {} is not divisible by {} = {}, so not by the whole tensor x pipeline x context "
+                  "parallel product whatever {} is (not known here)",
+                  world, product_label(known), product, fmt::join(unknown_names, " and ")),
+      span_for(primary));
+  for (const Quantity* q : known) add_notes(diag, {q}, &primary);
+  add_notes(diag, {&d.nodes, &d.gpus_per_node}, &primary);
+  diag.help = fmt::format("change the parallel sizes so that their product divides {}, or use a multiple of {} GPUs",
+                          *w, product);
+  out.push_back(std::move(diag));
+}
+
+// Values of the size the user wrote that make the product divide the world
+// size (and, for TP, that the model's heads accept): the closest below
+// first, then above. Fixes that break another check are dropped when the
+// fixes are re-checked.
+std::vector<int64_t> layout_alternatives(const RuleContext& context, const Quantity& q, int64_t others, int64_t world) {
+  if (others <= 0 || world % others != 0) return {};
+  std::vector<int64_t> fits = divisors(world / others);
+  if (q.name == "tensor_model_parallel_size") {
+    std::vector<int64_t> valid = valid_tensor_parallel_sizes(context, world);
+    valid.insert(valid.begin(), 1);
+    std::erase_if(fits, [&](int64_t v) { return std::find(valid.begin(), valid.end(), v) == valid.end(); });
+  }
+  std::vector<int64_t> out = closest_below(fits, *q, 2);
+  std::reverse(out.begin(), out.end());
+  for (int64_t v : fits) {
+    if (v > *q) {
+      out.push_back(v);
+      break;
+    }
+  }
+  return out;
+}
+
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   const Derived& d = context.derived;
   const Quantity& tp = d.tensor_parallel;
   const Quantity& pp = d.pipeline_parallel;
   const Quantity& cp = d.context_parallel;
   const Quantity& w = d.world_size;
-  if (!tp.known() || !pp.known() || !cp.known() || !w.known()) return;
-  if (*tp <= 0 || *pp <= 0 || *cp <= 0 || *w <= 0) return;
+  if (!w.known() || *w <= 0) return;
+  std::vector<const Quantity*> known;
+  std::vector<const Quantity*> unknown;
+  for (const Quantity* q : {&tp, &pp, &cp}) {
+    if (q->known() && **q <= 0) return;  // another rule reports a size below 1
+    (q->known() ? known : unknown).push_back(q);
+  }
+  if (known.empty()) return;
+  if (!unknown.empty()) {
+    check_partly_known(context, known, unknown, out);
+    return;
+  }
   int64_t model = *tp * *pp * *cp;
   if (*w % model == 0) return;
   // The smallest world that also hosts the expert grid, when it is known.
@@ -34,9 +109,8 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   // Point at the layout the user wrote; at the allocation only when the
   // layout is all recipe defaults.
   const Quantity& layout = most_specific({&tp, &pp, &cp});
-  const Quantity& primary = layer_rank(layout.where.layer) > layer_rank(Layer::Recipe)
-                                ? layout
-                                : most_specific({&d.nodes, &d.gpus_per_node, &layout});
+  bool layout_written = layer_rank(layout.where.layer) > layer_rank(Layer::Recipe);
+  const Quantity& primary = layout_written ? layout : most_specific({&d.nodes, &d.gpus_per_node, &layout});
   std::string world = w.how.empty() ? std::to_string(*w) : fmt::format("{} ({})", *w, w.how);
   Diagnostic diag = make_diagnostic(
       kWorldSizeDivisibility,
@@ -50,17 +124,25 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
                                           *d.min_gpus, *d.min_gpus, d.min_gpus.how),
                               {}});
   }
+  // Changing the configuration comes before asking for other hardware.
+  if (layout_written) {
+    for (int64_t v : layout_alternatives(context, layout, model / *layout, *w)) {
+      diag.fixes.push_back(set_value_fix(layout, v));
+    }
+  }
   if (d.nodes.known() && d.gpus_per_node.known()) {
-    std::vector<int64_t> counts = valid_node_counts(step, *d.gpus_per_node, *d.nodes);
-    diag.help = fmt::format("run on {} nodes of {}, or change the parallel sizes so that their product "
-                            "divides {}",
-                            join_or(counts), count_of(*d.gpus_per_node, "GPU"), *w);
-    for (int64_t count : counts) diag.fixes.push_back(set_value_fix(d.nodes, count));
+    diag.help = fmt::format("change the parallel sizes so that their product divides {}, or run on a multiple of "
+                            "{} GPUs",
+                            *w, step);
+    for (int64_t count : valid_node_counts(step, *d.gpus_per_node, *d.nodes)) {
+      diag.fixes.push_back(set_value_fix(d.nodes, count));
+    }
   } else {
     diag.help = fmt::format("use a multiple of {} GPUs, or change the parallel sizes so that their product "
                             "divides {}",
                             step, *w);
   }
+  diag.help_from_fixes = true;
   out.push_back(std::move(diag));
 }
 

@@ -1,0 +1,174 @@
+#include "lint/fix_verify.h"
+
+#include <algorithm>
+#include <charconv>
+
+#include <fmt/format.h>
+
+#include "lint/lint.h"
+#include "lint/megatron_lm_args.h"
+#include "lint/nemo_yaml.h"
+#include "lint/project_config.h"
+
+namespace mblint {
+
+namespace {
+
+ConfigValue value_of(const std::string& text, Provenance where) {
+  if (text == "true" || text == "false") return make_bool(text == "true", std::move(where));
+  if (text == "null") return make_null(std::move(where));
+  int64_t number = 0;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), number);
+  if (error == std::errc() && end == text.data() + text.size()) return make_int(number, std::move(where));
+  return make_string(text, std::move(where));
+}
+
+// Defaults that follow other settings (Megatron-LM's global batch is MBS x
+// DP, its expert TP is TP) are dropped and worked out again after a change.
+void drop_defaults(ConfigValue& node) {
+  if (!node.is_map()) return;
+  std::erase_if(node.entries, [](const MapEntry& e) { return e.value.where.layer == Layer::SchemaDefault; });
+  for (MapEntry& entry : node.entries) drop_defaults(entry.value);
+}
+
+void set_count(LocatedInt& slot, const std::string& text) {
+  int64_t number = 0;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), number);
+  slot.value = error == std::errc() && end == text.data() + text.size() ? std::optional<int64_t>(number) : std::nullopt;
+}
+
+Job changed_job(const Job& job, const std::vector<SettingChange>& changes) {
+  Job copy = job;
+  Provenance where;
+  where.layer = Layer::CommandLine;
+  where.origin = "changed by the fix being re-checked";
+  for (const SettingChange& change : changes) {
+    if (change.path == "cluster.nodes" || change.path == "cluster.gpus_per_node") {
+      set_count(change.path == "cluster.nodes" ? copy.cluster.nodes : copy.cluster.gpus_per_node, change.value);
+      copy.cluster.world_size = LocatedInt{};  // now nodes x GPUs per node
+      continue;
+    }
+    assign_path(copy.config, split_path(change.path), value_of(change.value, where));
+  }
+  if (copy.dialect == Dialect::MegatronLM || copy.kind == InputKind::NemoYaml) {
+    drop_defaults(copy.config);
+    if (copy.dialect == Dialect::MegatronLM) apply_megatron_lm_defaults(copy);
+    else apply_nemo_defaults(copy);
+  }
+  return copy;
+}
+
+bool touches_allocation(const Fix& fix) {
+  return std::any_of(fix.changes.begin(), fix.changes.end(),
+                     [](const SettingChange& c) { return c.path.rfind("cluster.", 0) == 0; });
+}
+
+std::string key_of(const Diagnostic& d) { return d.rule + '\n' + d.message; }
+
+// Errors and warnings, as sorted keys: what a fix must not add.
+std::vector<std::string> findings(const std::vector<Diagnostic>& found, size_t first) {
+  std::vector<std::string> keys;
+  for (size_t i = first; i < found.size(); ++i) {
+    if (found[i].severity != Severity::Note) keys.push_back(key_of(found[i]));
+  }
+  std::sort(keys.begin(), keys.end());
+  return keys;
+}
+
+bool contains(const std::vector<std::string>& sorted, const std::string& key) {
+  return std::binary_search(sorted.begin(), sorted.end(), key);
+}
+
+struct Recheck {
+  const Job& job;
+  const Derived& derived;
+  const Thresholds& thresholds;
+  RuleSet rules;
+  const ProjectConfig* config;
+  std::vector<std::string> before;
+
+  // False when the fix must not be offered; fills fix.resolves otherwise.
+  bool keep(Fix& fix, const Diagnostic& made_for) const {
+    Job copy = changed_job(job, fix.changes);
+    Derived after_derived = derive(copy);
+    // The domain from the project config or the GPU type stays what it was,
+    // unless the fix changes the nodes it is derived from.
+    if (!touches_allocation(fix)) after_derived.nvlink_domain = derived.nvlink_domain;
+    std::vector<Diagnostic> found;
+    check_job(copy, after_derived, thresholds, rules, found);
+    if (config) apply_rule_settings(*config, found, 0);
+    std::vector<std::string> after = findings(found, 0);
+    for (const std::string& key : after) {
+      if (!contains(before, key)) return false;  // a finding the job did not have
+    }
+    bool still_there = std::any_of(found.begin(), found.end(),
+                                   [&](const Diagnostic& d) { return key_of(d) == key_of(made_for); });
+    if (still_there) return false;  // it does not fix what it was made for
+    fix.resolves.clear();
+    for (const std::string& key : before) {
+      if (!contains(after, key)) fix.resolves.push_back(key.substr(0, key.find('\n')));
+    }
+    return true;
+  }
+};
+
+// "set X to 2", "set X to 4" -> "set X to 2 or 4"
+std::string joined_values(const std::string& prefix, const std::vector<std::string>& values) {
+  if (values.size() == 1) return prefix + values.front();
+  std::string out = prefix;
+  for (size_t i = 0; i < values.size(); ++i) {
+    out += values[i];
+    if (i + 2 < values.size()) out += ", ";
+    else if (i + 2 == values.size()) out += " or ";
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string help_from(const std::vector<Fix>& fixes) {
+  std::vector<std::string> parts;
+  std::string prefix;
+  std::vector<std::string> values;
+  auto flush = [&] {
+    if (!values.empty()) parts.push_back(joined_values(prefix, values));
+    values.clear();
+  };
+  for (const Fix& fix : fixes) {
+    size_t to = fix.description.find(" to ");
+    bool settable = fix.description.rfind("set ", 0) == 0 && to != std::string::npos;
+    std::string this_prefix = settable ? fix.description.substr(0, to + 4) : "";
+    if (!settable || this_prefix != prefix) flush();
+    if (!settable) {
+      parts.push_back(fix.description);
+      prefix.clear();
+      continue;
+    }
+    prefix = this_prefix;
+    values.push_back(fix.description.substr(to + 4));
+  }
+  flush();
+  return fmt::format("{}", fmt::join(parts, ", or "));
+}
+
+void verify_fixes(const Job& job, const Derived& derived, const Thresholds& thresholds, RuleSet rules,
+                  const ProjectConfig* config, std::vector<Diagnostic>& found, size_t first) {
+  bool any = false;
+  for (size_t i = first; i < found.size() && !any; ++i) {
+    any = std::any_of(found[i].fixes.begin(), found[i].fixes.end(),
+                      [](const Fix& f) { return !f.rechecked && !f.changes.empty(); });
+  }
+  if (!any) return;
+  Recheck recheck{job, derived, thresholds, rules, config, findings(found, first)};
+  for (size_t i = first; i < found.size(); ++i) {
+    Diagnostic& d = found[i];
+    std::vector<Fix> kept;
+    for (Fix& fix : d.fixes) {
+      if (fix.rechecked || fix.changes.empty() || recheck.keep(fix, d)) kept.push_back(std::move(fix));
+    }
+    d.fixes = std::move(kept);
+    if (d.help_from_fixes && !d.fixes.empty()) d.help = help_from(d.fixes);
+  }
+}
+
+}  // namespace mblint
