@@ -304,6 +304,11 @@ TEST_CASE("the NVLink rules count the crossing groups mblint layout shows", "[pl
   REQUIRE(std::regex_search(linted.out, m, counted));
   CHECK(std::stoll(m[1]) == crossing);
   CHECK(std::stoll(m[2]) == groups);
+  // By hand, not from the rank layout both of them use: EP 16 x ETP 1 x PP 1
+  // on 16 GPUs is one expert-parallel group, ranks 0-15, and it spans both
+  // 8-GPU nodes.
+  CHECK(groups == 1);
+  CHECK(crossing == 1);
 }
 
 TEST_CASE("settings fixed with --set are kept by every layout", "[plan]") {
