@@ -355,7 +355,9 @@ TEST_CASE("NVIDIA's published layouts pass mblint's validity checks", "[plan][pu
   std::set<const KnownRejected*> used;
   // MBLINT_PUBLISHED_VERBOSE=1 lists the accepted layouts too, with their override.
   const bool verbose = std::getenv("MBLINT_PUBLISHED_VERBOSE") != nullptr;
-  for (const auto& [key, errors] : checked) {
+  for (const auto& entry : checked) {
+    const std::string& key = entry.first;
+    const std::vector<std::string>& errors = entry.second;  // a lambda below captures it
     if (verbose && errors.empty()) report << "accepted: " << key << "\n" << overrides[key];
     if (errors.empty()) continue;
     ++rejected;
