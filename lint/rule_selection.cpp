@@ -1,6 +1,7 @@
 #include "lint/rule_selection.h"
 
 #include <algorithm>
+#include <iterator>
 
 #include <fmt/format.h>
 
@@ -53,7 +54,8 @@ bool read_list(const std::vector<std::string>& values, std::string_view option, 
 
 bool RuleSelection::keeps(const std::string& rule) const {
   if (ignored.count(rule)) return false;
-  return selected.empty() || selected.count(rule) > 0;
+  if (selected.empty() || selected.count(rule) > 0) return true;
+  return std::find(std::begin(kInputRules), std::end(kInputRules), rule) != std::end(kInputRules);
 }
 
 bool parse_rule_selection(const std::vector<std::string>& select, const std::vector<std::string>& ignore,

@@ -159,6 +159,18 @@ TEST_CASE("check --help lists --select and --ignore", "[cli][select]") {
   CHECK(mentions(run.out, "--ignore"));
 }
 
+TEST_CASE("a file that cannot be read is reported whatever the selection, unless ignored", "[cli][select]") {
+  ScratchDir dir("mblint-select");
+  dir.write("override.yaml", "model:\n  context_parallel_size: [4\n");
+  auto run = run_mblint(check({"--select", kCp}), dir.path);
+  CHECK(run.code == 1);
+  CHECK(mentions(run.out, "[yaml-syntax]"));
+  auto ignored = run_mblint(check({"--select", kCp, "--ignore", "yaml-syntax"}), dir.path);
+  CHECK_FALSE(mentions(ignored.out, "[yaml-syntax]"));
+  // Every name in the list is a rule mblint has.
+  for (std::string_view rule : kInputRules) CHECK(find_rule(all_rules(), rule) != nullptr);
+}
+
 TEST_CASE("parse_rule_selection resolves codes to names", "[select]") {
   RuleSelection selection;
   std::string error;
