@@ -45,16 +45,15 @@ from concurrent.futures import ThreadPoolExecutor
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-GPU = {"dgx_h100": "h100", "dgx_a100": "a100", "dgx_gb200": "gb200"}
+GB = 1e9 / 2**30  # published GB -> GiB
 
 
 def gpu_of(platform):
-    """CI platforms (dgx_h100_2nd, dgxa100_dracooci, ...) by their GPU."""
+    """The GPU of a CI platform (dgx_h100, dgx_h100_2nd, dgxa100_dracooci, ...)."""
     for gpu in ("gb200", "h100", "a100"):
         if gpu in platform:
             return gpu
     raise KeyError(platform)
-GB = 1e9 / 2**30  # published GB -> GiB
 
 
 def percentile(values, q):
@@ -66,12 +65,12 @@ def percentile(values, q):
     lo = int(pos)
     hi = min(lo + 1, len(values) - 1)
     if pos == lo or values[lo] == values[hi]:
-        return values[lo]
-    return values[lo] + (values[hi] - values[lo]) * (pos - lo)  # inf when values[hi] is
+        return values[lo]  # also keeps inf - inf (two declined rows) out of the arithmetic
+    return values[lo] + (values[hi] - values[lo]) * (pos - lo)
 
 
 def run_estimate(mblint, path, nodes, gpus_per_node, gpu, recipe=None):
-    """The estimate object, or (None, why) when mblint declines."""
+    """The estimate object (None when mblint declines) and why it declined."""
     cmd = [mblint, "estimate", path, "--gpu", gpu, "--format", "json", "--fail-on", "note"]
     if nodes and gpus_per_node:
         cmd += ["--nodes", str(nodes), "--gpus-per-node", str(gpus_per_node)]
