@@ -12,6 +12,7 @@
 #include "lint/lint.h"
 #include "lint/output_file.h"
 #include "lint/render.h"
+#include "lint/rule_selection.h"
 #include "lint/yaml_ahead.h"
 
 namespace mblint {
@@ -24,6 +25,11 @@ cxxopts::Options check_options() {
   options.positional_help("PATH...");
   add_job_options(options);
   add_fix_options(options);
+  options.add_options("rules")
+      ("select", "report only these rules: names or codes, comma-separated (repeatable)",
+       cxxopts::value<std::vector<std::string>>())
+      ("ignore", "do not report these rules: names or codes, comma-separated (repeatable)",
+       cxxopts::value<std::vector<std::string>>());
   options.add_options("output")
       ("format", "output format: text (default), json, sarif or github (the default when GITHUB_ACTIONS=true)",
        cxxopts::value<std::string>())
@@ -55,6 +61,7 @@ struct ReportOptions {
   std::optional<std::string> output;
   std::optional<std::string> baseline;
   std::optional<std::string> write_baseline;
+  RuleSelection selection;
 };
 
 std::optional<std::string> optional_string(const cxxopts::ParseResult& parsed, const std::string& name) {
@@ -91,6 +98,19 @@ std::optional<int> read_report_options(const cxxopts::ParseResult& parsed, const
   report.output = optional_string(parsed, "output");
   report.baseline = optional_string(parsed, "baseline");
   report.write_baseline = optional_string(parsed, "write-baseline");
+  return std::nullopt;
+}
+
+// --select / --ignore, by rule name or code.
+std::optional<int> read_rule_selection(const cxxopts::ParseResult& parsed, const CliEnvironment& env, RuleSet rules,
+                                       RuleSelection& selection) {
+  auto values = [&](const std::string& name) {
+    return parsed.count(name) ? parsed[name].as<std::vector<std::string>>() : std::vector<std::string>{};
+  };
+  std::string error;
+  if (!parse_rule_selection(values("select"), values("ignore"), rules, selection, error)) {
+    return usage_error(env, error);
+  }
   return std::nullopt;
 }
 
@@ -172,6 +192,7 @@ int run_check(const std::vector<std::string>& args, RuleSet rules, const CliEnvi
   if (!parsed.count("paths")) return usage_error(env, "check needs at least one file (see mblint check --help)");
   ReportOptions report;
   if (auto stop = read_report_options(parsed, env, report)) return *stop;
+  if (auto stop = read_rule_selection(parsed, env, rules, report.selection)) return *stop;
   std::optional<int> fix_stop;
   std::optional<FixFlags> fix_flags = read_fix_flags(parsed, env, fix_stop);
   if (fix_stop) return *fix_stop;
@@ -190,11 +211,12 @@ int run_check(const std::vector<std::string>& args, RuleSet rules, const CliEnvi
   options.thresholds.require_complete = parsed.count("require-complete") > 0;
   if (fix_flags) {
     return run_fixes(*fix_flags, full_args, options, rules, env,
-                     {report.format, report.fail_on, use_color(report.color, env)});
+                     {report.format, report.fail_on, use_color(report.color, env)}, report.selection);
   }
 
   options.keep_jobs = false;  // the report needs the diagnostics and the sources only
   LintResult result = run_lint(sources, options, rules);
+  apply_rule_selection(report.selection, result.diagnostics);
   if (report.write_baseline) return write_baseline_file(report, env, sources, result);
   size_t hidden = 0;
   if (report.baseline) {

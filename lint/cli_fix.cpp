@@ -47,12 +47,13 @@ struct Remaining {
 
 // What is left: linted from disk after writing, or from the fixed text for --diff.
 Remaining lint_remaining(const std::vector<std::string>& full_args, LintOptions options, RuleSet rules,
-                         const std::vector<FileChange>& overlay) {
+                         const RuleSelection& selection, const std::vector<FileChange>& overlay) {
   Remaining remaining;
   add_command_line(remaining.sources, full_args);
   options.overlay.clear();
   for (const FileChange& change : overlay) options.overlay[change.path] = change.after;
   remaining.result = run_lint(remaining.sources, options, rules);
+  apply_rule_selection(selection, remaining.result.diagnostics);
   return remaining;
 }
 
@@ -66,12 +67,12 @@ void render(const Remaining& remaining, const CliEnvironment& env, const CheckOu
 }
 
 int show_diff(const FixRun& run, const std::vector<std::string>& full_args, const LintOptions& options,
-              RuleSet rules, const CliEnvironment& env, const CheckOutput& output) {
+              RuleSet rules, const CliEnvironment& env, const CheckOutput& output, const RuleSelection& selection) {
   for (const FileChange& change : run.changes) {
     env.out << unified_diff(change.before, change.after, diff_label('a', change.display),
                             diff_label('b', change.display));
   }
-  Remaining remaining = lint_remaining(full_args, options, rules, run.changes);
+  Remaining remaining = lint_remaining(full_args, options, rules, selection, run.changes);
   report_undone(env.err, run);
   env.err << fmt::format("mblint: would fix {} ({} remaining)\n", problems(run.applied.size()),
                          remaining.result.diagnostics.size());
@@ -80,7 +81,8 @@ int show_diff(const FixRun& run, const std::vector<std::string>& full_args, cons
 }
 
 int write_fixes(const FixRun& run, const std::vector<std::string>& full_args, const LintOptions& options,
-                RuleSet rules, const CliEnvironment& env, const CheckOutput& output) {
+                RuleSet rules, const CliEnvironment& env, const CheckOutput& output,
+                const RuleSelection& selection) {
   std::set<fs::path> written;
   bool refused = false;
   for (const FileChange& change : run.changes) {
@@ -97,7 +99,7 @@ int write_fixes(const FixRun& run, const std::vector<std::string>& full_args, co
     bool all_written = std::all_of(fix.files.begin(), fix.files.end(), [&](const fs::path& p) { return written.count(p); });
     if (all_written) fixed.push_back(&fix);
   }
-  Remaining remaining = lint_remaining(full_args, options, rules, {});
+  Remaining remaining = lint_remaining(full_args, options, rules, selection, {});
   std::string tally = fmt::format("mblint: fixed {} ({} remaining)\n", problems(fixed.size()),
                                   remaining.result.diagnostics.size());
   // With JSON on stdout, what was fixed goes to stderr.
@@ -131,10 +133,11 @@ std::optional<FixFlags> read_fix_flags(const cxxopts::ParseResult& parsed, const
 }
 
 int run_fixes(const FixFlags& flags, const std::vector<std::string>& full_args, const LintOptions& options,
-              RuleSet rules, const CliEnvironment& env, const CheckOutput& output) {
-  FixRun run = compute_fixes(full_args, options, rules, flags.unsafe);
-  if (flags.diff) return show_diff(run, full_args, options, rules, env, output);
-  return write_fixes(run, full_args, options, rules, env, output);
+              RuleSet rules, const CliEnvironment& env, const CheckOutput& output,
+              const RuleSelection& selection) {
+  FixRun run = compute_fixes(full_args, options, rules, flags.unsafe, selection);
+  if (flags.diff) return show_diff(run, full_args, options, rules, env, output, selection);
+  return write_fixes(run, full_args, options, rules, env, output, selection);
 }
 
 }  // namespace mblint

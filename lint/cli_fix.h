@@ -10,6 +10,7 @@
 #include "lint/cli.h"
 #include "lint/diagnostic.h"
 #include "lint/job.h"
+#include "lint/rule_selection.h"
 
 namespace mblint {
 
@@ -32,8 +33,10 @@ struct CheckOutput {
   bool color = false;
 };
 
-// Apply (or show) the fixes, then report what remains.
+// Apply (or show) the fixes of the selected rules, then report what remains
+// of them.
 int run_fixes(const FixFlags& flags, const std::vector<std::string>& full_args, const LintOptions& options,
-              RuleSet rules, const CliEnvironment& env, const CheckOutput& output);
+              RuleSet rules, const CliEnvironment& env, const CheckOutput& output,
+              const RuleSelection& selection);
 
 }  // namespace mblint

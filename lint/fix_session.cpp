@@ -81,7 +81,7 @@ void drop_blocked(std::vector<Diagnostic>& diagnostics, const std::set<std::pair
 }  // namespace
 
 FixRun compute_fixes(const std::vector<std::string>& full_args, const LintOptions& options, RuleSet rules,
-                     bool unsafe) {
+                     bool unsafe, const RuleSelection& selection) {
   FixRun run;
   Texts original;  // bytes as first read from disk
   std::map<fs::path, std::string> display;
@@ -106,6 +106,7 @@ FixRun compute_fixes(const std::vector<std::string>& full_args, const LintOption
       if (!current.count(paths[i])) original.emplace(paths[i], file.text);
       display.emplace(paths[i], file.path);
     }
+    apply_rule_selection(selection, result.diagnostics);
     merge_duplicate_files(result.diagnostics, sources, paths);
     drop_blocked(result.diagnostics, blocked);
     FixPlan plan = plan_fixes(result.diagnostics, sources, unsafe);

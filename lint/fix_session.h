@@ -9,6 +9,7 @@
 
 #include "lint/job.h"
 #include "lint/rule.h"
+#include "lint/rule_selection.h"
 
 namespace mblint {
 
@@ -39,8 +40,9 @@ struct FixRun {
 };
 
 // `full_args` is mblint's command line as add_command_line saw it; `options`
-// came from read_job_options over it (so its spans name file 0).
+// came from read_job_options over it (so its spans name file 0). Only the
+// findings of the rules `selection` keeps are fixed.
 FixRun compute_fixes(const std::vector<std::string>& full_args, const LintOptions& options, RuleSet rules,
-                     bool unsafe);
+                     bool unsafe, const RuleSelection& selection = {});
 
 }  // namespace mblint

@@ -326,11 +326,8 @@ TEST_CASE("catalog: GPU lookups", "[catalog]") {
 }
 
 TEST_CASE("catalog: generated data matches shared/ (when present)", "[catalog][shared]") {
-  const auto shared = mblint::test::shared_dir();
-  if (!shared) {
-    WARN("../shared not present; skipping the recipe-table comparison");
-    return;
-  }
+  const auto shared = mblint::test::shared_or_skip("the recipe-table comparison");
+  if (!shared) return;
   const std::string csv =
       mblint::test::read_file(*shared / "corpus/megatron-bridge/derived/recipe_parallelism.csv");
   REQUIRE_FALSE(csv.empty());
@@ -339,6 +336,7 @@ TEST_CASE("catalog: generated data matches shared/ (when present)", "[catalog][s
   CHECK(all_recipes().size() == static_cast<size_t>(lines - 1));
 
   if (std::system("python3 --version > /dev/null 2>&1") != 0) {
+    if (mblint::test::shared_required()) FAIL("python3 not found: tools/gen_catalog.py --check cannot run");
     WARN("python3 not found; skipping tools/gen_catalog.py --check");
     return;
   }

@@ -105,11 +105,8 @@ TEST_CASE("estimate: usage errors and jobs that cannot be estimated", "[cli][est
 }
 
 TEST_CASE("estimate matches Megatron-LM's measured 7B runs within 5%", "[cli][estimate][shared]") {
-  auto shared = test::shared_dir();
-  if (!shared) {
-    WARN("../shared is absent: skipped");
-    return;
-  }
+  auto shared = test::shared_or_skip("the comparison with the measured 7B runs");
+  if (!shared) return;
   // Measured peak max-allocated memory on the last rank (dgx_h100, dev):
   // megatron-core-checks.md section 6.1.
   struct Case {

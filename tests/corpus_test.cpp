@@ -14,11 +14,8 @@
 using namespace mblint;
 
 TEST_CASE("every corpus file is checked without an internal error", "[corpus][shared]") {
-  auto shared = test::shared_dir();
-  if (!shared) {
-    WARN("../shared absent: skipping the corpus run");
-    return;
-  }
+  auto shared = test::shared_or_skip("the corpus run");
+  if (!shared) return;
   std::filesystem::path corpus = *shared / "corpus";
   std::map<std::string, int> by_rule;
   size_t files = 0;

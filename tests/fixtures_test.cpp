@@ -5,6 +5,7 @@
 #include <fstream>
 #include <map>
 
+#include "rules/registry.h"
 #include "tests/fixture_runner.h"
 #include "tests/test_support.h"
 
@@ -53,6 +54,8 @@ TEST_CASE("every rule has fixtures that fire and fixtures that stay silent", "[f
   }
   for (const auto& [rule, count] : counts) {
     INFO("rule " << rule);
+    // A directory named after no rule would pass its silent cases forever.
+    CHECK(mblint::find_rule(mblint::all_rules(), rule) != nullptr);
     CHECK(count.first > 0);
     CHECK(count.second > 0);
   }

@@ -229,12 +229,9 @@ struct StringMaker<mblint::Span> {
 };
 }  // namespace Catch
 
-TEST_CASE("hydra overrides: every observed vector", "[hydra_override]") {
-  std::optional<std::filesystem::path> shared = mblint::test::shared_dir();
-  if (!shared) {
-    WARN("../shared absent: skipping hydra_override_vectors.json");
-    return;
-  }
+TEST_CASE("hydra overrides: every observed vector", "[hydra_override][shared]") {
+  std::optional<std::filesystem::path> shared = mblint::test::shared_or_skip("the observed override vectors (hydra_override_vectors.json)");
+  if (!shared) return;
   std::filesystem::path path =
       *shared / "corpus/megatron-bridge/derived/hydra_override_vectors.json";
   json vectors = json::parse(replace_python_constants(mblint::test::read_file(path)));

@@ -141,17 +141,87 @@ TEST_CASE("the lazy search gives the same leaders whatever the list length", "[p
   CHECK(std::equal(three.begin(), three.end(), ten.begin()));
 }
 
-TEST_CASE("minimum GPU count is PP x lcm(TP x CP, EP x ETP), not the full product", "[plan]") {
+namespace {
+
+// A layout worked out by hand from Megatron-Core's two rank grids
+// (parallel_state.initialize_model_parallel): the world size must be a
+// multiple of TP x CP x PP (the decoder grid, DP = world / that) and of
+// ETP x EP x PP (the expert grid, expert DP = world / that).
+struct HandLayout {
+  const char* recipe;
+  int gpus;  // the cluster planned for
+  int tp, pp, cp, ep, etp;
+  int min_gpus, dp, edp;  // derived by hand, in the comment of each case
+};
+
+}  // namespace
+
+TEST_CASE("minimum GPU counts and data-parallel sizes derived by hand", "[plan]") {
+  const HandLayout cases[] = {
+      // Llama3-70B, TP 4 x PP 4 x CP 2 (dense; ETP follows TP, EP 1):
+      // decoder grid 4*2*4 = 32, expert grid 4*1*4 = 16; 32 is a multiple of
+      // 16, so 32 GPUs is the minimum. On 64 GPUs DP = 64/32 = 2, expert DP =
+      // 64/16 = 4.
+      {"llama3_70b_pretrain_64gpu_h100_bf16_config", 64, 4, 4, 2, 1, 4, 32, 2, 4},
+      // DeepSeek-V3, TP 2 x PP 16 x EP 64 x ETP 1: decoder grid 2*1*16 = 32,
+      // expert grid 1*64*16 = 1024, and 1024 is a multiple of 32: 1024 GPUs at
+      // least. DP = 1024/32 = 32, expert DP = 1024/1024 = 1.
+      {"deepseek_v3_pretrain_1024gpu_h100_bf16_config", 1024, 2, 16, 1, 64, 1, 1024, 32, 1},
+      // Qwen3-30B-A3B, TP 2, EP 8 x ETP 2, PP 1, CP 1: decoder grid 2, expert
+      // grid 2*8 = 16; the least common multiple is 16, half the full
+      // product 2*8*2 = 32. On 32 GPUs DP = 32/2 = 16, expert DP = 32/16 = 2.
+      {"qwen3_30b_a3b_pretrain_16gpu_h100_bf16_config", 32, 2, 1, 1, 8, 2, 16, 16, 2},
+      // Qwen3-30B-A3B, TP 4 x PP 2, EP 4 x ETP 1, CP 1: decoder grid 4*2 = 8,
+      // expert grid 1*4*2 = 8: 8 GPUs. On 16 GPUs DP = 2, expert DP = 2.
+      {"qwen3_30b_a3b_pretrain_16gpu_h100_bf16_config", 16, 4, 2, 1, 4, 1, 8, 2, 2},
+  };
   std::filesystem::path dir = make_temp_dir("mblint-plan-min");
-  Run r = run(dir, {"plan", "--recipe", "qwen3_30b_a3b_pretrain_16gpu_h100_bf16_config", "--gpus", "16", "--format",
-                    "json", "--top", "10"});
-  REQUIRE(r.exit == 0);
-  nlohmann::json j = nlohmann::json::parse(r.out);
-  for (const auto& l : j["layouts"]) {
-    int64_t pp = l["pp"], tp = l["tp"], cp = l["cp"], ep = l["ep"], etp = l["etp"];
-    CHECK(l["min_gpus"].get<int64_t>() == pp * lcm64(tp * cp, ep * etp));
-    CHECK(l["full_product"].get<int64_t>() == pp * tp * cp * ep * etp);
-    CHECK(16 % l["min_gpus"].get<int64_t>() == 0);
+  for (const HandLayout& c : cases) {
+    INFO(c.recipe << " on " << c.gpus << ": TP " << c.tp << " PP " << c.pp << " CP " << c.cp << " EP " << c.ep
+                  << " ETP " << c.etp);
+    std::vector<std::string> pins = {
+        "--set", fmt::format("model.tensor_model_parallel_size={}", c.tp),
+        "--set", fmt::format("model.pipeline_model_parallel_size={}", c.pp),
+        "--set", fmt::format("model.context_parallel_size={}", c.cp),
+        "--set", fmt::format("model.expert_model_parallel_size={}", c.ep),
+        "--set", fmt::format("model.expert_tensor_parallel_size={}", c.etp)};
+    std::vector<std::string> plan = {"plan", "--recipe", c.recipe, "--gpus", std::to_string(c.gpus), "--format",
+                                     "json", "--top", "3"};
+    plan.insert(plan.end(), pins.begin(), pins.end());
+    Run planned = run(dir, plan);
+    REQUIRE(planned.exit == 0);
+    nlohmann::json j = nlohmann::json::parse(planned.out);
+    // Where nothing fits in memory the nearest layout still carries the sizes.
+    nlohmann::json layouts = j["layouts"].empty() ? nlohmann::json::array({j["closest"]}) : j["layouts"];
+    REQUIRE(!layouts.empty());
+    for (const auto& l : layouts) {
+      REQUIRE(l.is_object());
+      CHECK(l["tp"] == c.tp);
+      CHECK(l["ep"] == c.ep);
+      CHECK(l["min_gpus"] == c.min_gpus);
+      CHECK(l["dp"] == c.dp);
+      CHECK(l["edp"] == c.edp);
+    }
+    // `layout` draws the same job with the same sizes.
+    std::vector<std::string> drawn = {"layout", "--recipe", c.recipe, "--nodes", std::to_string(c.gpus / 8),
+                                      "--gpus-per-node", "8", "--format", "json"};
+    drawn.insert(drawn.end(), pins.begin(), pins.end());
+    Run shown = run(dir, drawn);
+    REQUIRE(shown.exit == 0);
+    nlohmann::json sizes = nlohmann::json::parse(shown.out)[0]["sizes"];
+    CHECK(sizes["dp"] == c.dp);
+    CHECK(sizes["edp"] == c.edp);
+    // Below the minimum, no layout with these sizes exists.
+    if (c.min_gpus > 8) {
+      std::vector<std::string> fewer = {"plan", "--recipe", c.recipe, "--gpus", std::to_string(c.min_gpus / 2),
+                                        "--format", "json"};
+      fewer.insert(fewer.end(), pins.begin(), pins.end());
+      Run none = run(dir, fewer);
+      if (none.exit == 0) {
+        nlohmann::json k = nlohmann::json::parse(none.out);
+        CHECK(k["layouts"].empty());
+      }
+    }
   }
 }
 
@@ -234,6 +304,11 @@ TEST_CASE("the NVLink rules count the crossing groups mblint layout shows", "[pl
   REQUIRE(std::regex_search(linted.out, m, counted));
   CHECK(std::stoll(m[1]) == crossing);
   CHECK(std::stoll(m[2]) == groups);
+  // By hand, not from the rank layout both of them use: EP 16 x ETP 1 x PP 1
+  // on 16 GPUs is one expert-parallel group, ranks 0-15, and it spans both
+  // 8-GPU nodes.
+  CHECK(groups == 1);
+  CHECK(crossing == 1);
 }
 
 TEST_CASE("settings fixed with --set are kept by every layout", "[plan]") {

@@ -463,11 +463,8 @@ TEST_CASE("a walked YAML of another framework stays silent even with duplicate k
 }
 
 TEST_CASE("walking each corpus repository: no noise on files that are no config", "[project-config][shared]") {
-  auto shared = test::shared_dir();
-  if (!shared) {
-    WARN("../shared absent: skipping the corpus walk");
-    return;
-  }
+  auto shared = test::shared_or_skip("the corpus walk");
+  if (!shared) return;
   fs::path corpus = *shared / "corpus";
   std::vector<fs::path> repositories;
   for (const auto& entry : fs::directory_iterator(corpus)) {

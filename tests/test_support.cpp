@@ -3,16 +3,43 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
+
+#include <catch2/catch.hpp>
 
 namespace mblint::test {
 
 std::filesystem::path source_dir() { return MBLINT_SOURCE_DIR; }
 
+namespace {
+
+std::filesystem::path configured_shared_dir() {
+  const char* named = std::getenv("MBLINT_SHARED_DIR");
+  return named && *named ? std::filesystem::path(named) : std::filesystem::path(MBLINT_SHARED_DIR);
+}
+
+}  // namespace
+
 std::optional<std::filesystem::path> shared_dir() {
-  std::filesystem::path dir = MBLINT_SHARED_DIR;
+  std::filesystem::path dir = configured_shared_dir();
   if (std::filesystem::is_directory(dir / "corpus")) return std::filesystem::canonical(dir);
+  return std::nullopt;
+}
+
+bool shared_required() {
+  const char* required = std::getenv("MBLINT_REQUIRE_SHARED");
+  return required && std::string(required) == "1";
+}
+
+std::optional<std::filesystem::path> shared_or_skip(const std::string& what) {
+  if (auto dir = shared_dir()) return dir;
+  std::string where = configured_shared_dir().lexically_normal().string();
+  if (shared_required()) {
+    FAIL(where << " (the reference corpus) is absent and MBLINT_REQUIRE_SHARED=1: " << what << " cannot run");
+  }
+  WARN(where << " is absent: skipping " << what);
   return std::nullopt;
 }
 

@@ -221,11 +221,8 @@ TEST_CASE("empty and comment-only files are empty configs", "[yaml]") {
 }
 
 TEST_CASE("typing matches the observed PyYAML and OmegaConf vectors", "[yaml][shared]") {
-  auto shared = test::shared_dir();
-  if (!shared) {
-    WARN("../shared absent: skipping the YAML typing vectors");
-    return;
-  }
+  auto shared = test::shared_or_skip("the YAML typing vectors");
+  if (!shared) return;
   auto vectors = nlohmann::json::parse(
       test::read_file(*shared / "corpus/megatron-bridge/derived/yaml_scalar_vectors.json"));
   int checked = 0;

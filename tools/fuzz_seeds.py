@@ -87,6 +87,8 @@ LSP_BROKEN_STREAMS = [
 def main() -> None:
     out = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "build-asan/fuzz-seeds"
     shared = Path(os.environ.get("MBLINT_SHARED_DIR", ROOT.parent / "shared"))
+    if not (shared / "corpus").is_dir() and os.environ.get("MBLINT_REQUIRE_SHARED") == "1":
+        sys.exit(f"fuzz_seeds: {shared / 'corpus'} is absent and MBLINT_REQUIRE_SHARED=1")
     shutil.rmtree(out, ignore_errors=True)
     dirs = {name: out / name for name in
             ("yaml_loader", "nemo_yaml", "hydra_override", "shell", "megatron_lm_args", "check", "lsp")}

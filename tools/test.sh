@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Build mblint with warnings as errors and run the whole test suite (ctest).
-# Tests that need ../shared (the reference corpus) skip when it is absent.
+# Tests that need ../shared (the reference corpus) skip when it is absent,
+# unless MBLINT_REQUIRE_SHARED=1 (.ci/run sets it): then they fail.
 #
 #   tools/test.sh                       Release build in build/
 #   tools/test.sh --sanitize            the same suite built with AddressSanitizer and
@@ -46,6 +47,9 @@ if [[ "${1:-}" == --threads ]]; then
     find "$shared/corpus" \( -name '*.yaml' -o -name '*.yml' \) -print0 | sort -z |
       xargs -0 "$dir/mblint" check -j 4 --format json --exit-zero >/dev/null
     echo "mblint test: the corpus checked on 4 threads under ThreadSanitizer: no race reported"
+  elif [[ "${MBLINT_REQUIRE_SHARED:-}" == 1 ]]; then
+    echo "mblint test: $shared/corpus is absent and MBLINT_REQUIRE_SHARED=1: the corpus run under ThreadSanitizer cannot run" >&2
+    exit 1
   else
     echo "mblint test: $shared/corpus is absent: the corpus run under ThreadSanitizer is skipped"
   fi

@@ -1,0 +1,39 @@
+// `check --select` / `--ignore`: which rules' findings a run reports, by rule
+// name or code (comma-separated, repeatable), as ruff spells them. The job is
+// still checked by every rule, so suppressions and fixes see the whole run;
+// only the report is narrowed. A file that could not be read (kInputRules) is
+// reported whatever --select says, as ruff reports syntax errors: the
+// selected rules did not check it either, so silence would not be earned.
+// --ignore can still name them.
+#pragma once
+
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lint/diagnostic.h"
+#include "lint/rule.h"
+
+namespace mblint {
+
+// Rules that say a file or a job could not be read as given.
+inline constexpr std::string_view kInputRules[] = {"yaml-syntax",     "override-syntax", "script-syntax",
+                                                   "unreadable-file", "unknown-recipe",  "project-config"};
+
+struct RuleSelection {
+  std::set<std::string> selected;  // rule names; empty: every rule
+  std::set<std::string> ignored;   // rule names
+  bool empty() const { return selected.empty() && ignored.empty(); }
+  bool keeps(const std::string& rule) const;
+};
+
+// Reads the values of --select and --ignore (each "a,b,c"). An unknown rule
+// sets `error` (with did-you-mean) and returns false.
+bool parse_rule_selection(const std::vector<std::string>& select, const std::vector<std::string>& ignore,
+                          RuleSet rules, RuleSelection& selection, std::string& error);
+
+// Drops the findings of rules the selection leaves out.
+void apply_rule_selection(const RuleSelection& selection, std::vector<Diagnostic>& diagnostics);
+
+}  // namespace mblint
