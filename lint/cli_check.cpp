@@ -215,8 +215,8 @@ int run_check(const std::vector<std::string>& args, RuleSet rules, const CliEnvi
   }
 
   options.keep_jobs = false;  // the report needs the diagnostics and the sources only
+  options.selection = report.selection;
   LintResult result = run_lint(sources, options, rules);
-  apply_rule_selection(report.selection, result.diagnostics);
   if (report.write_baseline) return write_baseline_file(report, env, sources, result);
   size_t hidden = 0;
   if (report.baseline) {

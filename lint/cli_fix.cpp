@@ -52,8 +52,8 @@ Remaining lint_remaining(const std::vector<std::string>& full_args, LintOptions 
   add_command_line(remaining.sources, full_args);
   options.overlay.clear();
   for (const FileChange& change : overlay) options.overlay[change.path] = change.after;
+  options.selection = selection;
   remaining.result = run_lint(remaining.sources, options, rules);
-  apply_rule_selection(selection, remaining.result.diagnostics);
   return remaining;
 }
 

@@ -96,6 +96,7 @@ FixRun compute_fixes(const std::vector<std::string>& full_args, const LintOption
     add_command_line(sources, full_args);
     LintOptions pass_options = options;
     pass_options.overlay = current;
+    pass_options.selection = selection;
     LintResult result = run_lint(sources, pass_options, rules);
 
     std::vector<fs::path> paths(sources.files.size());
@@ -106,7 +107,6 @@ FixRun compute_fixes(const std::vector<std::string>& full_args, const LintOption
       if (!current.count(paths[i])) original.emplace(paths[i], file.text);
       display.emplace(paths[i], file.path);
     }
-    apply_rule_selection(selection, result.diagnostics);
     merge_duplicate_files(result.diagnostics, sources, paths);
     drop_blocked(result.diagnostics, blocked);
     FixPlan plan = plan_fixes(result.diagnostics, sources, unsafe);

@@ -13,6 +13,7 @@
 #include "lint/diagnostic.h"
 #include "lint/mapped_string.h"
 #include "lint/rule.h"
+#include "lint/rule_selection.h"
 #include "lint/source.h"
 #include "lint/version.h"
 
@@ -183,6 +184,9 @@ struct LintOptions {
   // language server and `estimate` read them); `check` only needs the
   // diagnostics and lets each job go once its checks ran.
   bool keep_jobs = true;
+  // check --select / --ignore: the findings reported (applied after the
+  // suppressions and before findings are folded by their root cause).
+  RuleSelection selection;
 };
 
 }  // namespace mblint

@@ -60,6 +60,7 @@ LintResult run_lint(SourceSet& sources, const LintOptions& options, RuleSet rule
   fill_rule_codes(result.diagnostics, rules);
   fit_fix_edits(result.diagnostics, sources);
   sort_and_deduplicate(result.diagnostics);
+  apply_rule_selection(options.selection, result.diagnostics);
   fold_root_causes(result.diagnostics);
   // Findings in files first, then those located on mblint's own command line.
   std::stable_partition(result.diagnostics.begin(), result.diagnostics.end(), [&](const Diagnostic& d) {

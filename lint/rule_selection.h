@@ -18,8 +18,10 @@
 namespace mblint {
 
 // Rules that say a file or a job could not be read as given.
+// So do the notes that a job was checked only partly or not at all.
 inline constexpr std::string_view kInputRules[] = {"yaml-syntax",     "override-syntax", "script-syntax",
-                                                   "unreadable-file", "unknown-recipe",  "project-config"};
+                                                   "unreadable-file", "unknown-recipe",  "project-config",
+                                                   "unchecked-job",   "no-training-job"};
 
 struct RuleSelection {
   std::set<std::string> selected;  // rule names; empty: every rule

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lint/cli.h"
+#include "lint/lint.h"
 #include "rules/registry.h"
 #include "tests/test_support.h"
 
@@ -40,4 +41,58 @@ TEST_CASE("every corpus file is checked without an internal error", "[corpus][sh
   for (const auto& [rule, count] : by_rule) report << "  " << rule << ": " << count << "\n";
   WARN(report.str());
   CHECK(files >= 1400);
+}
+
+namespace {
+
+// What the core checks need, listed here independently of lint/coverage.cpp:
+// a job reported as fully checked must know every one of them.
+std::vector<std::string> unknown_needed(const Derived& d) {
+  std::vector<std::pair<const char*, const Quantity*>> needed = {
+      {"world size", &d.world_size},          {"TP", &d.tensor_parallel},
+      {"PP", &d.pipeline_parallel},           {"CP", &d.context_parallel},
+      {"EP", &d.expert_parallel},             {"layers", &d.num_layers},
+      {"hidden size", &d.hidden_size},        {"heads", &d.num_attention_heads},
+      {"experts", &d.num_moe_experts},        {"global batch", &d.global_batch_size},
+      {"micro batch", &d.micro_batch_size},   {"sequence length", &d.seq_length}};
+  std::vector<std::string> out;
+  for (const auto& [name, q] : needed) {
+    if (!q->known()) out.push_back(name);
+  }
+  if (d.pipeline_parallel.known() && *d.pipeline_parallel > 1 && !d.virtual_pipeline.known()) out.push_back("VPP");
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("no corpus job is reported as fully checked while a value it needed is unknown", "[corpus][shared]") {
+  auto shared = test::shared_or_skip("the corpus coverage check");
+  if (!shared) return;
+  SourceSet sources;
+  LintOptions options;
+  options.base_dir = *shared / "corpus";
+  options.command_line_file = add_source(sources, "<command-line>", "mblint check .", true);
+  options.paths = {"."};
+  LintResult result = run_lint(sources, options, all_rules());
+  REQUIRE(result.jobs.size() == result.derived.size());
+  size_t full = 0;
+  size_t partly = 0;
+  for (size_t i = 0; i < result.jobs.size(); ++i) {
+    if (!is_checked_job(result.jobs[i])) continue;
+    const Derived& d = result.derived[i];
+    std::vector<std::string> unknown = unknown_needed(d);
+    INFO(sources.files[result.jobs[i].primary].path << ": unknown " << unknown.size());
+    if (d.coverage.complete()) {
+      ++full;
+      CHECK(unknown.empty());
+    } else {
+      ++partly;
+      CHECK(!d.coverage.gaps.empty());
+    }
+  }
+  WARN("corpus jobs: " << full << " checked fully, " << partly << " partly");
+  // The corpus holds Megatron-LM functional tests with their whole command
+  // line: a good share of its jobs must be checked fully.
+  CHECK(full >= 200);
+  CHECK(result.coverage.size() == full + partly);
 }
