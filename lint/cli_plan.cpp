@@ -292,7 +292,8 @@ void print_text(std::ostream& out, const std::string& title, const Machine& m, c
   bool moe = r.size.moe;
   int64_t nodes = m.world / m.gpus_per_node;
   out << fmt::format("mblint plan: {} on {} x {} ({} node{} x {} GPUs, NVLink domain {})\n", title, m.world,
-                     m.gpu->display, nodes, nodes == 1 ? "" : "s", m.gpus_per_node, m.gpu->nvlink_domain);
+                     m.gpu->display, nodes, nodes == 1 ? "" : "s", m.gpus_per_node,
+                     nvlink_domain_size(*m.gpu, m.gpus_per_node));
   Derived d = derive(base);
   out << fmt::format("model: {:.1f}B parameters", r.size.total_params);
   if (moe) out << fmt::format(" ({:.1f}B active per token), {} experts", r.size.active_params, *d.num_moe_experts);
@@ -484,7 +485,7 @@ int run_plan(const std::vector<std::string>& args, RuleSet rules, const CliEnvir
   PlanOptions plan;
   plan.world = m.world;
   plan.gpus_per_node = m.gpus_per_node;
-  plan.nvlink_domain = m.gpu->nvlink_domain;
+  plan.nvlink_domain = nvlink_domain_size(*m.gpu, m.gpus_per_node);
   plan.top = static_cast<size_t>(*top);
   plan.thresholds = options.thresholds;
   for (const CommandLineValue& set : options.sets) {

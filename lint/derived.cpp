@@ -11,6 +11,24 @@ namespace mblint {
 int64_t gcd64(int64_t a, int64_t b) { return std::gcd(a, b); }
 int64_t lcm64(int64_t a, int64_t b) { return a == 0 || b == 0 ? 0 : a / std::gcd(a, b) * b; }
 
+double bubble_overhead(int64_t pp, int64_t chunks, int64_t microbatches) {
+  if (pp <= 1) return 0.0;
+  return static_cast<double>(pp - 1) / static_cast<double>(std::max<int64_t>(chunks, 1) * std::max<int64_t>(microbatches, 1));
+}
+
+double bubble_idle_share(int64_t pp, int64_t chunks, int64_t microbatches) {
+  if (pp <= 1) return 0.0;
+  double work = static_cast<double>(std::max<int64_t>(chunks, 1) * std::max<int64_t>(microbatches, 1));
+  return static_cast<double>(pp - 1) / (work + static_cast<double>(pp - 1));
+}
+
+bool nvlink_spans_nodes(const GpuType& gpu) { return gpu.nvlink_domain > gpu.gpus_per_node; }
+
+int64_t nvlink_domain_size(const GpuType& gpu, int64_t gpus_per_node) {
+  if (nvlink_spans_nodes(gpu) || gpus_per_node <= 0) return gpu.nvlink_domain;
+  return std::min<int64_t>(gpu.nvlink_domain, gpus_per_node);
+}
+
 int layer_rank(Layer layer) {
   switch (layer) {
     case Layer::SchemaDefault: return 0;
@@ -163,7 +181,13 @@ void derive_resources(const Job& job, Derived& d) {
   }
   d.gpu = job.cluster.gpu.empty() ? nullptr : find_gpu(job.cluster.gpu);
   d.nvlink_domain.name = "NVLink domain";
-  if (d.gpu) {
+  if (d.gpu && d.gpus_per_node.known() && nvlink_domain_size(*d.gpu, *d.gpus_per_node) < d.gpu->nvlink_domain) {
+    // An HGX board's NVLink stops at the node: 4 GPUs per node are a domain of 4.
+    d.nvlink_domain.value = nvlink_domain_size(*d.gpu, *d.gpus_per_node);
+    d.nvlink_domain.where = d.gpus_per_node.where;
+    d.nvlink_domain.how = fmt::format("{} NVLink connects the GPUs of one node only: {} GPU{} per node", d.gpu->display,
+                                      *d.gpus_per_node, *d.gpus_per_node == 1 ? "" : "s");
+  } else if (d.gpu) {
     d.nvlink_domain.value = d.gpu->nvlink_domain;
     d.nvlink_domain.where = job.cluster.gpu_where;
     d.nvlink_domain.how = fmt::format("{} has {} GPUs per NVLink domain", d.gpu->display, d.gpu->nvlink_domain);
@@ -176,41 +200,80 @@ void derive_resources(const Job& job, Derived& d) {
   }
 }
 
+// GTP = shards / TP for Megatron-LM launches on Megatron-Core >= 0.19
+// (`--tensor-parallel-num-weight-shards`; validate_args folds it into the
+// model-parallel size). Megatron Bridge does not pass it to
+// initialize_model_parallel, and older releases have no such flag: 1 there.
+Quantity weight_shards(const Job& job, std::string_view path, const Quantity& tp, std::string name) {
+  Quantity q;
+  q.name = std::move(name);
+  q.value = 1;
+  bool applies = job.dialect == Dialect::MegatronLM && job.versions.megatron_core >= Version{0, 19, 0};
+  const ConfigValue* node = find_path(job.config, path);
+  if (!applies || !node || node->is_null()) return q;
+  Quantity shards = config_int(job, path);
+  q.value.reset();
+  q.where = shards.where;
+  // A count that is no multiple of TP is tp-weight-shards-invalid's to report.
+  if (!shards.known() || !tp.known() || *tp <= 0 || *shards < *tp || *shards % *tp != 0) return q;
+  q.value = *shards / *tp;
+  q.how = fmt::format("{} {} = {} {} / {} {}", q.name, *q.value, shards.name, *shards, tp.name, *tp);
+  return q;
+}
+
+std::string gtp_factor(const Quantity& gtp, std::string_view label) {
+  return gtp.known() && *gtp > 1 ? fmt::format(" x {} {}", label, *gtp) : std::string();
+}
+
 void derive_sizes(Derived& d) {
   auto& tp = d.tensor_parallel;
   auto& pp = d.pipeline_parallel;
   auto& cp = d.context_parallel;
   auto& ep = d.expert_parallel;
   auto& etp = d.expert_tensor_parallel;
+  auto& gtp = d.weight_shard_groups;
+  auto& egtp = d.expert_weight_shard_groups;
   auto& w = d.world_size;
   d.data_parallel.name = "data-parallel size";
   d.expert_data_parallel.name = "expert data-parallel size";
   d.microbatches.name = "microbatches per step";
   d.min_gpus.name = "minimum GPU count";
-  bool dense_known = tp.known() && pp.known() && cp.known() && *tp > 0 && *pp > 0 && *cp > 0;
-  if (dense_known && w.known() && *w % (*tp * *pp * *cp) == 0) {
-    d.data_parallel.value = *w / (*tp * *pp * *cp);
-    d.data_parallel.how = fmt::format("world size {} / (TP {} x PP {} x CP {})", *w, *tp, *pp, *cp);
+  bool dense_known = tp.known() && pp.known() && cp.known() && gtp.known() && *tp > 0 && *pp > 0 && *cp > 0 &&
+                     *gtp > 0;
+  if (dense_known && w.known() && *w % (*tp * *pp * *cp * *gtp) == 0) {
+    d.data_parallel.value = *w / (*tp * *pp * *cp * *gtp);
+    d.data_parallel.how = fmt::format("world size {} / (TP {} x PP {} x CP {}{})", *w, *tp, *pp, *cp, gtp_factor(gtp, "GTP"));
   }
-  bool expert_known = ep.known() && etp.known() && pp.known() && *ep > 0 && *etp > 0 && *pp > 0;
-  if (expert_known && w.known() && *w % (*etp * *ep * *pp) == 0) {
-    d.expert_data_parallel.value = *w / (*etp * *ep * *pp);
-    d.expert_data_parallel.how = fmt::format("world size {} / (ETP {} x EP {} x PP {})", *w, *etp, *ep, *pp);
+  d.batch_data_parallel = d.data_parallel;
+  if (d.data_parallel.known() && *gtp > 1) {
+    d.batch_data_parallel.value = *d.data_parallel * *gtp;
+    d.batch_data_parallel.how = fmt::format("{} replicas ({}) x GTP {}: each weight-shard rank takes its own "
+                                            "micro-batch",
+                                            *d.data_parallel, d.data_parallel.how, *gtp);
+  }
+  bool expert_known = ep.known() && etp.known() && pp.known() && egtp.known() && *ep > 0 && *etp > 0 && *pp > 0 &&
+                      *egtp > 0;
+  if (expert_known && w.known() && *w % (*etp * *ep * *pp * *egtp) == 0) {
+    d.expert_data_parallel.value = *w / (*etp * *ep * *pp * *egtp);
+    d.expert_data_parallel.how = fmt::format("world size {} / (ETP {} x EP {} x PP {}{})", *w, *etp, *ep, *pp,
+                                             gtp_factor(egtp, "expert GTP"));
   }
   if (dense_known && expert_known) {
-    d.min_gpus.value = *pp * lcm64(*tp * *cp, *ep * *etp);
-    d.min_gpus.how = fmt::format("PP {} x lcm(TP {} x CP {}, EP {} x ETP {})", *pp, *tp, *cp, *ep, *etp);
+    d.min_gpus.value = *pp * lcm64(*tp * *cp * *gtp, *ep * *etp * *egtp);
+    d.min_gpus.how = fmt::format("PP {} x lcm(TP {} x CP {}{}, EP {} x ETP {}{})", *pp, *tp, *cp, gtp_factor(gtp, "GTP"),
+                                 *ep, *etp, gtp_factor(egtp, "expert GTP"));
   }
   auto& gbs = d.global_batch_size;
   auto& mbs = d.micro_batch_size;
-  auto& dp = d.data_parallel;
+  auto& dp = d.batch_data_parallel;
   if (gbs.known() && mbs.known() && dp.known() && *mbs > 0 && *dp > 0 && *gbs % (*mbs * *dp) == 0) {
     d.microbatches.value = *gbs / (*mbs * *dp);
     d.microbatches.how = fmt::format("global batch {} / (micro batch {} x DP {})", *gbs, *mbs, *dp);
   }
-  if (pp.known() && *pp > 1 && d.microbatches.known() && *d.microbatches > 0 && d.virtual_pipeline.known()) {
-    int64_t chunks = std::max<int64_t>(1, *d.virtual_pipeline);
-    d.bubble = static_cast<double>(*pp - 1) / static_cast<double>(chunks * *d.microbatches);
+  // With a layout the virtual stages are its stage count, which the rules read.
+  if (pp.known() && *pp > 1 && d.microbatches.known() && *d.microbatches > 0 && d.virtual_pipeline.known() &&
+      !d.pipeline_layout_set) {
+    d.bubble = bubble_idle_share(*pp, std::max<int64_t>(1, *d.virtual_pipeline), *d.microbatches);
   }
 }
 
@@ -256,6 +319,10 @@ Derived derive(const Job& job) {
   }
 
   derive_resources(job, d);
+  d.weight_shard_groups = weight_shards(job, "model.tensor_parallel_num_weight_shards", d.tensor_parallel,
+                                        "weight-shard (GTP) size");
+  d.expert_weight_shard_groups = weight_shards(job, "model.expert_tensor_parallel_num_weight_shards",
+                                               d.expert_tensor_parallel, "expert weight-shard (GTP) size");
   derive_sizes(d);
   d.coverage = job_coverage(job, d);
   return d;

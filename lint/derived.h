@@ -1,7 +1,8 @@
 // Quantities rules reason about, read from the resolved job with Megatron's
 // defaults and Bridge's version-dependent resolution applied: the parallel
 // sizes, world size, data-parallel sizes, microbatches, minimum GPU count,
-// pipeline bubble. Each keeps where its value came from.
+// pipeline bubble (the share of the step the pipeline idles). Each keeps
+// where its value came from.
 #pragma once
 
 #include <optional>
@@ -56,12 +57,21 @@ struct Derived {
   const GpuType* gpu = nullptr;
   Quantity nvlink_domain;
 
+  // Weight shards per tensor-parallel rank (GTP, Megatron-LM with
+  // Megatron-Core >= 0.19: --tensor-parallel-num-weight-shards / TP); 1 where
+  // there is no such setting. Each GTP rank is a rank of its own.
+  Quantity weight_shard_groups;
+  Quantity expert_weight_shard_groups;  // the same for the expert layers, against ETP
+
   // Derived.
-  Quantity data_parallel;         // W / (TP·PP·CP)
-  Quantity expert_data_parallel;  // W / (ETP·EP·PP)
-  Quantity microbatches;          // GBS / (MBS·DP)
-  Quantity min_gpus;              // PP · lcm(TP·CP, EP·ETP)
-  std::optional<double> bubble;   // (PP−1) / (VPP·m)
+  Quantity data_parallel;         // W / (TP·PP·CP·GTP): the model replicas (Megatron's data_parallel_size)
+  Quantity batch_data_parallel;   // DP·GTP: the ranks that each take their own micro-batch
+  Quantity expert_data_parallel;  // W / (ETP·EP·PP·expert GTP)
+  Quantity microbatches;          // GBS / (MBS·DP·GTP)
+  Quantity min_gpus;              // PP · lcm(TP·CP·GTP, EP·ETP·expert GTP)
+  // The share of the step the pipeline idles: (PP−1) / (VPP·m + PP−1).
+  // Unknown with a pipeline layout (its stage count is read by the rules).
+  std::optional<double> bubble;
 
   // Model shape and batch.
   Quantity num_layers;
@@ -87,6 +97,23 @@ struct Derived {
 };
 
 Derived derive(const Job& job);
+
+// The pipeline bubble of the 1F1B schedule with `chunks` model chunks per
+// rank (the virtual stages; 1 without interleaving) and `microbatches` per
+// step (Narayanan et al. 2021): it lasts (PP−1)/(chunks·m) of the ideal,
+// bubble-free step, so the pipeline idles (PP−1)/(chunks·m + PP−1) of the
+// step it actually takes. 0 for PP 1.
+double bubble_idle_share(int64_t pp, int64_t chunks, int64_t microbatches);
+// The time the bubble adds, over the ideal step: (PP−1)/(chunks·m).
+double bubble_overhead(int64_t pp, int64_t chunks, int64_t microbatches);
+
+// The NVLink domain of `gpu` on nodes of `gpus_per_node` GPUs (0: unknown).
+// A single-node NVLink system (HGX/DGX boards) connects only the GPUs of one
+// node, so fewer GPUs per node make a smaller domain; a rack-scale NVLink
+// system (GB200/GB300 NVL72, Vera Rubin) spans nodes and keeps its size.
+int64_t nvlink_domain_size(const GpuType& gpu, int64_t gpus_per_node);
+// Whether the GPU type's NVLink domain spans nodes (NVL72 racks).
+bool nvlink_spans_nodes(const GpuType& gpu);
 
 // Reading any config value the way the derived quantities are read: the
 // effective value where it was set or, for a full dump, the dataclass

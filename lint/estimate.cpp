@@ -484,7 +484,7 @@ MemoryEstimate estimate_model(const MemoryModel& m) {
   e.capacity = m.capacity_gib;
   e.microbatches = m.microbatches;
   if (m.pp > 1) {
-    e.bubble_fraction = static_cast<double>(m.pp - 1) / static_cast<double>(std::max<int64_t>(1, m.vpp) * m.microbatches);
+    e.bubble_fraction = bubble_idle_share(m.pp, m.vpp, m.microbatches);
   } else {
     e.bubble_fraction = 0.0;
   }

@@ -148,7 +148,9 @@ std::string layout(const Derived& d) {
   out += quantity_line("expert data parallel", d.expert_data_parallel);
   out += quantity_line("microbatches per step", d.microbatches);
   out += quantity_line("minimum GPUs", d.min_gpus);
-  out += d.bubble ? fmt::format("- pipeline bubble: **{:.1f}%** — (PP−1) / (VPP · microbatches)\n", *d.bubble * 100)
+  out += d.bubble ? fmt::format("- pipeline bubble: **{:.1f}%** of the step idle — (PP−1) / (VPP · microbatches + "
+                                "PP−1)\n",
+                                *d.bubble * 100)
                   : std::string("- pipeline bubble: unknown\n");
   return out;
 }

@@ -690,6 +690,7 @@ class ArgvReader {
       how = "set by --num-virtual-stages-per-pipeline-rank";
     } else if (per_stage) {
       vpp = virtual_stages_from_layers_per_stage(how);
+      keep_layers_per_virtual_stage(*per_stage);
     }
     if (!vpp || *vpp <= 0) {
       set_virtual_pipeline(make_unknown(source.values.empty() ? "" : source.values.front().text,
@@ -699,6 +700,16 @@ class ArgvReader {
     std::string origin = fmt::format("virtual_pipeline_model_parallel_size is {}: {}", *vpp, how);
     Provenance where = derived_at(source, origin);
     set_virtual_pipeline(*vpp == 1 ? make_null(where) : make_int(*vpp, where));
+  }
+
+  // The flag's value under Megatron-LM's own name (no Bridge field), for
+  // layers-divisible-by-pp: validate_args asserts that it divides the layers
+  // per stage.
+  void keep_layers_per_virtual_stage(const Occurrence& o) {
+    if (o.values.empty() || has_unknown(o.values.front())) return;
+    std::optional<int64_t> value = parse_python_int(o.values.front().text);
+    if (!value) return;
+    assign_path(result_.config, {"model", "num_layers_per_virtual_pipeline_stage"}, make_int(*value, provenance(o)));
   }
 
   // VPP = (layers / PP) / layers-per-virtual-stage, counting the embedding

@@ -152,6 +152,9 @@ struct Score {
   std::vector<std::string> reasons;
 };
 
+// `bubble` is the idle share of the step (what is shown); the score adds
+// the time the bubble costs over the ideal step, (PP−1)/(VPP·m), the unit of
+// its other terms.
 Score score_of(const Candidate& c, const Locality& l, std::optional<double> bubble, int64_t microbatches,
                const PlanOptions& o, bool moe) {
   Score s;
@@ -184,7 +187,7 @@ Score score_of(const Candidate& c, const Locality& l, std::optional<double> bubb
     }
   }
   if (bubble) {
-    s.value += *bubble;
+    s.value += c.pp > 1 && microbatches > 0 ? bubble_overhead(c.pp, c.vpp, microbatches) : 0.0;
     if (c.pp > 1) {
       s.reasons.push_back(fmt::format("bubble {:.1f}% (PP {}{}, {} microbatches)", *bubble * 100, c.pp,
                                       c.vpp > 1 ? fmt::format(", VPP {}", c.vpp) : "", microbatches));
@@ -386,7 +389,7 @@ double quick_score(const Candidate& c, const PlanOptions& o, int64_t gbs, bool m
   int64_t m = 0;
   if (gbs > 0 && c.pp > 1) {
     m = std::max<int64_t>(gbs / (c.mbs * c.dp), 1);
-    bubble = static_cast<double>(c.pp - 1) / static_cast<double>(std::max<int64_t>(c.vpp, 1) * m);
+    bubble = bubble_idle_share(c.pp, c.vpp, m);
   }
   return score_of(c, cached_locality(c, o, &cache), std::optional<double>(bubble), m, o, moe).value;
 }

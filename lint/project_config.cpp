@@ -248,9 +248,13 @@ std::optional<LocatedNumber> read_fraction(Reader& r, const ConfigValue& value, 
   if (number && value.kind != ValueKind::Bool && *number > 0 && *number <= 1 && std::isfinite(*number)) {
     return LocatedNumber{*number, value.where.value};
   }
+  bool memory = name.find("memory") != std::string_view::npos;
   report(r, value.where.value,
          fmt::format("{} is {}: expected a fraction above 0 and at most 1", name, to_display(value)),
-         fmt::format("write e.g. {}: {}", name, name.find("memory") != std::string_view::npos ? "0.90" : "0.25"));
+         memory ? fmt::format("write e.g. {}: 0.90 (the share of the GPU's memory the estimated peak may use)", name)
+                : fmt::format("write e.g. {}: 0.25 (the share of each step the pipeline may idle, "
+                              "(PP-1)/(VPP*m + PP-1))",
+                              name));
   return std::nullopt;
 }
 

@@ -130,17 +130,49 @@ bool has_unknown_record(const MappedString& value) {
                      [](const Expansion& e) { return !e.known; });
 }
 
+// Characters of `text` that keep the mapping of the words they came from.
+struct InPlaceRange {
+  size_t begin = 0;
+  size_t end = 0;
+  Span expression;
+};
+
+// A word joined from an in-place piece and other text points at the
+// expression for those characters: the piece's own source is elsewhere.
+void locate_joined_at_expressions(MappedString& word, const std::vector<InPlaceRange>& ranges) {
+  for (const InPlaceRange& r : ranges) {
+    if (r.expression.file != word.file) continue;
+    for (size_t k = r.begin; k < r.end && k < word.begins.size(); ++k) {
+      word.begins[k] = r.expression.begin;
+      word.ends[k] = r.expression.end;
+    }
+  }
+}
+
 void split_fields(Walker& w, std::vector<Piece>& pieces, std::vector<MappedString>& fields) {
   MappedString current;
   bool started = false;
+  size_t contributions = 0;  // non-empty stretches joined into `current`
+  std::vector<InPlaceRange> in_place;
   auto end_field = [&] {
     if (started) {
+      if (contributions > 1 && !in_place.empty()) locate_joined_at_expressions(current, in_place);
       compact(current);
       check_length(w, current);
       fields.push_back(std::move(current));
     }
     current = MappedString{};
     started = false;
+    contributions = 0;
+    in_place.clear();
+  };
+  auto add = [&](MappedString&& text, const Piece& piece) {
+    size_t at = current.text.size();
+    size_t size = text.text.size();
+    append_joined(current, std::move(text));
+    if (size == 0) return;
+    ++contributions;
+    if (piece.in_place.valid()) in_place.push_back(InPlaceRange{at, at + size, piece.in_place});
   };
   for (Piece& piece : pieces) {
     if (piece.field_break) {
@@ -150,7 +182,7 @@ void split_fields(Walker& w, std::vector<Piece>& pieces, std::vector<MappedStrin
     const std::string& text = piece.text.text;
     if (!piece.split) {
       started = started || piece.quoted || !text.empty();
-      append_joined(current, std::move(piece.text));
+      add(std::move(piece.text), piece);
       continue;
     }
     std::vector<bool> points;
@@ -166,9 +198,9 @@ void split_fields(Walker& w, std::vector<Piece>& pieces, std::vector<MappedStrin
       size_t j = i;
       while (j < text.size() && !splits(j)) ++j;
       if (i == 0 && j == text.size())
-        append_joined(current, std::move(piece.text));
+        add(std::move(piece.text), piece);
       else
-        append_joined(current, substring(piece.text, i, j));
+        add(substring(piece.text, i, j), piece);
       started = true;
       i = j;
     }

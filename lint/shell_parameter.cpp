@@ -180,6 +180,36 @@ Emptiness emptiness(const Resolved& r) {
   return any_unknown ? Emptiness::Unknown : Emptiness::Empty;
 }
 
+// Whether field splitting makes more than one word of `value` (blanks
+// outside an unknown expansion, between other characters).
+bool splits_into_words(const MappedString& value) {
+  const std::string& text = value.text;
+  auto blank = [&](size_t i) { return text[i] == ' ' || text[i] == '\t' || text[i] == '\n'; };
+  size_t first = 0;
+  while (first < text.size() && blank(first)) ++first;
+  for (size_t i = first; i < text.size(); ++i) {
+    if (!blank(i) || has_unknown(value, i, i + 1)) continue;
+    size_t next = i;
+    while (next < text.size() && blank(next)) ++next;
+    return next < text.size();
+  }
+  return false;
+}
+
+// Every character of `value` maps to a place in `file`.
+bool maps_to(const MappedString& value, FileId file) {
+  return !value.text.empty() && value.file == file && value.begins.size() == value.text.size() &&
+         value.ends.size() == value.text.size();
+}
+
+Piece in_place_piece(const MappedString& value, Span expression, bool quoted) {
+  Piece piece;
+  piece.text = value;
+  piece.in_place = expression;
+  set_flags(piece, quoted);
+  return piece;
+}
+
 void value_pieces(const Resolved& r, Span expression, const std::string& name, bool quoted,
                   Pieces& out) {
   if (r.multi && quoted && r.joined) {
@@ -199,7 +229,12 @@ void value_pieces(const Resolved& r, Span expression, const std::string& name, b
   size_t first = out.size();
   for (size_t i = 0; i < r.items.size(); ++i) {
     if (i > 0) out.push_back(field_break());
-    out.push_back(value_piece(*r.items[i], expression, name, r.item_definitions[i], quoted));
+    const MappedString& item = *r.items[i];
+    // Array elements are words as written, and so are the words an unquoted
+    // `$CMD` splits into: they keep their own characters' locations.
+    bool keeps_words = (r.multi || (!quoted && splits_into_words(item))) && maps_to(item, expression.file);
+    out.push_back(keeps_words ? in_place_piece(item, expression, quoted)
+                              : value_piece(item, expression, name, r.item_definitions[i], quoted));
   }
   if (out.size() == first && !r.multi) empty_result(quoted, out);
 }

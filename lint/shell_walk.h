@@ -118,6 +118,11 @@ struct Piece {
   bool glob = false;         // unquoted: active in patterns
   bool quoted = false;       // makes a word even when empty ("")
   bool field_break = false;  // between "${A[@]}" elements
+  // Valid when `text` keeps the source mapping of the words it came from (an
+  // array element, the words of an unquoted `$CMD`): the `${A[@]}` / `$CMD`
+  // that expanded it. A word made of such a piece alone is located where it
+  // was written; joined with other text it is located at this expression.
+  Span in_place;
 };
 
 // `skip`: characters of a leading literal part that are not part of the

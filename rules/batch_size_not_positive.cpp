@@ -46,7 +46,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
            "set global_batch_size to a positive multiple of micro_batch_size x data-parallel size", std::nullopt, out);
   } else if (!megatron_lm && is_null(job, gbs) && !config_text(job, "train.step_batch_size_schedule").value) {
     std::optional<int64_t> suggestion;
-    if (mbs.known() && *mbs > 0 && d.data_parallel.known()) suggestion = *mbs * *d.data_parallel;
+    if (mbs.known() && *mbs > 0 && d.batch_data_parallel.known()) suggestion = *mbs * *d.batch_data_parallel;
     report(gbs,
            "global_batch_size is null: Megatron Bridge does not default it (Megatron-LM would use micro_batch_size x "
            "data-parallel size) and stops at start-up",

@@ -103,13 +103,13 @@ void check_values(const RuleContext& context, const Rampup& r, std::vector<Diagn
     return;
   }
   bool decrease = config_bool(context.job, "train.decrease_batch_size_if_needed").value.value_or(false);
-  if (decrease || !d.micro_batch_size.known() || !d.data_parallel.known()) return;
-  int64_t step = *d.micro_batch_size * *d.data_parallel;
+  if (decrease || !d.micro_batch_size.known() || !d.batch_data_parallel.known()) return;
+  int64_t step = *d.micro_batch_size * *d.batch_data_parallel;
   if (auto bad = first_unsplittable(start, increment, *gbs, step)) {
     Diagnostic diag = make(r,
                            fmt::format("the ramp passes through global batch {}, not divisible by micro_batch_size {} "
                                        "x data-parallel size {} = {}: the run stops when it gets there",
-                                       *bad, *d.micro_batch_size, *d.data_parallel, step),
+                                       *bad, *d.micro_batch_size, *d.batch_data_parallel, step),
                            fmt::format("use a start batch size and increment that are multiples of {}", step));
     out.push_back(std::move(diag));
   }

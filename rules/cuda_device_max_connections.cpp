@@ -22,6 +22,16 @@ std::optional<bool> any_of(std::optional<bool> a, std::optional<bool> b) {
 
 Span launch_or(const Job& job, Span fallback) { return job.launch_span.valid() ? job.launch_span : fallback; }
 
+// Megatron-LM core_v0.12.0 tests `tp > 1 or cp > 1 and arch < 10`: Python
+// binds the architecture test to CP only, so TP > 1 asserts on every GPU.
+// core_v0.13.0 added the parentheses.
+constexpr Version kPrecedenceFixed{0, 13, 0};
+
+bool every_gpu_asserts(const Job& job, const Derived& d) {
+  return job.dialect == Dialect::MegatronLM && job.versions.megatron_core < kPrecedenceFixed &&
+         d.tensor_parallel.known() && *d.tensor_parallel > 1;
+}
+
 void require_one(const RuleContext& context, const EnvLookup& env, std::vector<Diagnostic>& out) {
   const Job& job = context.job;
   const Derived& d = context.derived;
@@ -29,29 +39,41 @@ void require_one(const RuleContext& context, const EnvLookup& env, std::vector<D
   const Quantity& cp = d.context_parallel;
   bool tp_on = tp.known() && *tp > 1;
   bool megatron_lm = job.dialect == Dialect::MegatronLM;
+  bool any_gpu = every_gpu_asserts(job, d);
   std::string setting = env.state == EnvState::Unset ? std::string("is not set")
                                                      : fmt::format("is {}", env.value.value_or("?"));
-  std::string gpus = fmt::format("{} GPUs ({})", d.gpu->display, d.gpu->architecture);
+  std::string gpus = d.gpu ? fmt::format("{} GPUs ({})", d.gpu->display, d.gpu->architecture) : std::string("any GPU");
   const Quantity& parallel = tp_on ? tp : cp;
-  Diagnostic diag = make_diagnostic(
-      kCudaDeviceMaxConnections,
-      fmt::format("{} {}, but {} {} on {} needs it to be 1{}", kVariable, setting, parallel.name, *parallel, gpus,
-                  megatron_lm ? ": Megatron-LM's validate_args asserts it (\"Using tensor model parallelism or "
-                                "context parallelism require setting the environment variable "
-                                "CUDA_DEVICE_MAX_CONNECTIONS to 1\")"
-                              : " so that the tensor/context-parallel communication kernels are issued in order "
-                                "and overlap with the GEMMs"),
-      env.state == EnvState::Set ? primary_span(env.where) : launch_or(job, span_for(parallel)));
+  std::string message;
+  if (any_gpu) {
+    message = fmt::format("{} {}, but {} {} needs it to be 1 on {} with Megatron-LM {}: its validate_args asserts it "
+                          "(\"Using tensor model parallelism or context parallelism require setting the environment "
+                          "variable CUDA_DEVICE_MAX_CONNECTIONS to 1\"), and its test `tp > 1 or cp > 1 and arch < 10` "
+                          "applies the Blackwell exemption to context parallelism only",
+                          kVariable, setting, parallel.name, *parallel, gpus, to_string(job.versions.megatron_core));
+  } else {
+    message = fmt::format("{} {}, but {} {} on {} needs it to be 1{}", kVariable, setting, parallel.name, *parallel, gpus,
+                          megatron_lm ? ": Megatron-LM's validate_args asserts it (\"Using tensor model parallelism or "
+                                        "context parallelism require setting the environment variable "
+                                        "CUDA_DEVICE_MAX_CONNECTIONS to 1\")"
+                                      : " so that the tensor/context-parallel communication kernels are issued in "
+                                        "order and overlap with the GEMMs");
+  }
+  Diagnostic diag = make_diagnostic(kCudaDeviceMaxConnections, std::move(message),
+                                    env.state == EnvState::Set ? primary_span(env.where)
+                                                               : launch_or(job, span_for(parallel)));
   diag.severity = megatron_lm ? Severity::Error : Severity::Warning;
   if (env.from_config) diag.notes.push_back(note_for(env, kVariable));
   add_notes(diag, {&parallel}, nullptr);
-  if (job.cluster.gpu_where.statement.valid() || job.cluster.gpu_where.value.valid()) {
+  if (d.gpu && (job.cluster.gpu_where.statement.valid() || job.cluster.gpu_where.value.valid())) {
     diag.notes.push_back(Note{job.cluster.gpu_where.origin.empty()
                                   ? fmt::format("the GPUs are {} ({})", d.gpu->display, d.gpu->architecture)
                                   : job.cluster.gpu_where.origin,
                               primary_span(job.cluster.gpu_where)});
   }
-  diag.help = "export CUDA_DEVICE_MAX_CONNECTIONS=1 in the launch script";
+  diag.help = any_gpu ? "export CUDA_DEVICE_MAX_CONNECTIONS=1 in the launch script (Megatron-LM core_v0.13.0 and newer "
+                        "no longer require it on Blackwell)"
+                      : "export CUDA_DEVICE_MAX_CONNECTIONS=1 in the launch script";
   out.push_back(std::move(diag));
 }
 
@@ -106,6 +128,11 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
     forbid_one_with_fsdp(context, env, megatron_fsdp.value_or(false), out);
     return;
   }
+  if (every_gpu_asserts(job, d)) {
+    // FSDP only warns there; EP-communication overlap had no exemption yet.
+    if (!one && megatron_fsdp == false && torch_fsdp == false) require_one(context, env, out);
+    return;
+  }
   if (!d.gpu) return;
   std::string_view arch = d.gpu->architecture;
   bool before_blackwell = arch == "ampere" || arch == "hopper";
@@ -145,7 +172,12 @@ communication kernels must be scheduled before the GEMMs they overlap with.
   FSDP2) assert "FSDP requires CUDA_DEVICE_MAX_CONNECTIONS > 1 or unset." (**error**). Torch
   FSDP2 under Bridge is not asserted but loses its overlap (warning).
 * **Blackwell and later with 1**: the requirement "no longer exists since the Blackwell
-  architecture" (Megatron-LM); 1 only prevents overlap (**note**). Bridge's performance recipes
+  architecture" (Megatron-LM); 1 only prevents overlap (**note**).
+* **Megatron-LM core_v0.12.0** (`--megatron-core-version 0.12.0`): `megatron/training/arguments.py`
+  tests `tensor_model_parallel_size > 1 or context_parallel_size > 1 and get_device_arch_version() < 10`;
+  Python's precedence binds the architecture test to the CP term, so TP > 1 asserts on every GPU,
+  Blackwell included (**error**, also when the GPU type is unknown); core_v0.13.0 added the
+  parentheses. Bridge's performance recipes
   use 8, or 32 with TP/CP plus DP/PP or with DeepEP/HybridEP.
 
 The value is what the training processes see: the launch script's environment wins; Megatron

@@ -9,6 +9,32 @@ extern const RuleInfo kCudaGraphNcclGraphRegister;
 
 namespace {
 
+constexpr std::string_view kAssertText =
+    "(\"Setting NCCL_GRAPH_REGISTER=0 to avoid illegal memory access when using CUDA Graph with "
+    "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True.\")";
+
+// Who stops the run, per release: Megatron-LM's validate_args (TE graphs,
+// core_v0.19.0), TECudaGraphHelper.__init__ (TE graphs, core_v0.16.0) and
+// the local CudaGraphManager (before Blackwell, core_v0.16.0 to 0.18.0).
+// Otherwise nothing checks it and the replay fails.
+std::string consequence(const Job& job, bool te) {
+  const Version& core = job.versions.megatron_core;
+  std::string version = to_string(core);
+  if (te && job.dialect == Dialect::MegatronLM && core >= Version{0, 19, 0}) {
+    return fmt::format("Megatron-LM's validate_args stops {}", kAssertText);
+  }
+  if (te && core >= Version{0, 16, 0}) {
+    return fmt::format("Megatron-Core {}'s TECudaGraphHelper asserts when it is set up at the start of training {}",
+                       version, kAssertText);
+  }
+  if (!te && core >= Version{0, 16, 0} && core < Version{0, 19, 0}) {
+    return fmt::format("Megatron-Core {}'s CudaGraphManager asserts before Blackwell {}", version, kAssertText);
+  }
+  return fmt::format("Megatron-Core {} does not check it; NCCL registers graph buffers that the allocator later "
+                     "remaps, and the run dies with an illegal memory access",
+                     version);
+}
+
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   const Job& job = context.job;
   Resolved impl = resolve(job, "model.cuda_graph_impl");
@@ -29,17 +55,12 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   if (graph.state == EnvState::Unknown || (graph.state == EnvState::Set && (!graph.value || *graph.value == "0"))) {
     return;
   }
-  bool megatron_lm = job.dialect == Dialect::MegatronLM;
   Diagnostic diag = make_diagnostic(
       kCudaGraphNcclGraphRegister,
       fmt::format("CUDA graphs (cuda_graph_impl {}) with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True need "
                   "NCCL_GRAPH_REGISTER=0, but it {}: {}",
                   name, graph.state == EnvState::Unset ? "is not set" : fmt::format("is {}", *graph.value),
-                  megatron_lm && te ? "Megatron-LM's validate_args stops (\"Setting NCCL_GRAPH_REGISTER=0 to avoid "
-                                      "illegal memory access when using CUDA Graph with "
-                                      "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True.\")"
-                                    : "NCCL registers graph buffers that the allocator later remaps, and the run "
-                                      "dies with an illegal memory access"),
+                  consequence(job, te)),
       graph.state == EnvState::Set ? primary_span(graph.where) : primary_span(alloc.where));
   // Notes for the other values involved (not for the one the diagnostic points at).
   for (Note note : {note_for(alloc, "PYTORCH_CUDA_ALLOC_CONF"), note_for(impl)}) {
@@ -63,12 +84,20 @@ unmaps physical memory behind virtual addresses. NCCL's graph registration
 network; when the allocator later remaps them, replaying the graph touches memory that is no
 longer there: an illegal memory access, or silent corruption.
 
-Megatron-LM's `validate_args` refuses the combination for `--cuda-graph-impl
-transformer_engine` ("Setting NCCL_GRAPH_REGISTER=0 to avoid illegal memory access when using
-CUDA Graph with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True."). Megatron Bridge does not
-check it; its recipes set `NCCL_GRAPH_REGISTER=0` next to `expandable_segments:True` in
-`env_vars` for this reason. NVIDIA's CUDA-graph guide also requires it for `local` graphs before
-Blackwell.
+Where the run stops (`megatron/core/transformer/cuda_graphs.py`, `megatron/training/arguments.py`):
+
+* `cuda_graph_impl: transformer_engine`: from Megatron-Core 0.16, `TECudaGraphHelper.__init__`
+  asserts it ("Setting NCCL_GRAPH_REGISTER=0 to avoid illegal memory access when using CUDA Graph
+  with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True."); both Megatron Bridge (`training/train.py`
+  builds the helper) and Megatron-LM set the graphs up through it, and Megatron-LM's `validate_args`
+  repeats the check from core_v0.19.0.
+* `cuda_graph_impl: local` before Blackwell: the `CudaGraphManager` asserts the same in
+  core_v0.16.0 to core_v0.18.0; core_v0.19.0 dropped that check, but NVIDIA's CUDA-graph guide still
+  requires the setting.
+* Older releases check nothing: the replay dies with an illegal memory access.
+
+Megatron Bridge's recipes set `NCCL_GRAPH_REGISTER=0` next to `expandable_segments:True` in
+`env_vars` for this reason.
 
 The variables are read from the launch script and the config's `env_vars` (the shell wins); a
 variable a recipe may set is unknown unless one of those sets it.)md",

@@ -30,7 +30,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   Quantity gbs = eval_or_train(job, "validation.eval_global_batch_size", d.global_batch_size);
   Quantity mbs = eval_or_train(job, "validation.eval_micro_batch_size", d.micro_batch_size);
   Quantity eval_cp = config_int(job, "dist.eval_context_parallel_size");
-  Quantity dp = d.data_parallel;
+  Quantity dp = d.batch_data_parallel;
   const Quantity& w = d.world_size;
   const Quantity& tp = d.tensor_parallel;
   const Quantity& pp = d.pipeline_parallel;
@@ -64,7 +64,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   // unless decrease_batch_size_if_needed hides it there (not for eval).
   bool decrease = config_bool(job, "train.decrease_batch_size_if_needed").value.value_or(false);
   bool same_as_train = gbs.value == d.global_batch_size.value && mbs.value == d.micro_batch_size.value &&
-                       dp.value == d.data_parallel.value;
+                       dp.value == d.batch_data_parallel.value;
   if (same_as_train && !decrease) return;
   const Quantity& primary = most_specific({&gbs, &mbs, &eval_cp});
   Diagnostic diag = make_diagnostic(

@@ -8,27 +8,48 @@ extern const RuleInfo kExpertWorldSizeDivisibility;
 
 namespace {
 
+// Expert-tensor-parallel sizes that fit this world, below the current one.
+std::vector<int64_t> fitting_etp(int64_t world, int64_t ep, int64_t pp, int64_t egtp, int64_t etp) {
+  std::vector<int64_t> fitting;
+  if (world % (ep * pp * egtp) != 0) return fitting;
+  for (int64_t e : divisors(world / (ep * pp * egtp))) {
+    if (e < etp) fitting.push_back(e);
+  }
+  if (fitting.size() > 3) fitting.erase(fitting.begin(), fitting.end() - 3);
+  return fitting;
+}
+
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   const Derived& d = context.derived;
   const Quantity& ep = d.expert_parallel;
   const Quantity& etp = d.expert_tensor_parallel;
   const Quantity& pp = d.pipeline_parallel;
+  const Quantity& egtp = d.expert_weight_shard_groups;
   const Quantity& w = d.world_size;
-  if (!ep.known() || !etp.known() || !pp.known() || !w.known()) return;
-  if (*ep <= 1 || *etp <= 0 || *pp <= 0 || *w <= 0) return;
-  int64_t grid = *etp * *ep * *pp;
+  if (!ep.known() || !etp.known() || !pp.known() || !egtp.known() || !w.known()) return;
+  if (*ep <= 0 || *etp <= 0 || *pp <= 0 || *egtp <= 0 || *w <= 0) return;
+  int64_t grid = *etp * *ep * *pp * *egtp;
   if (*w % grid == 0) return;
+  // Without expert parallelism the expert grid is still built (ETP x PP); a
+  // world the dense grid does not divide either is world-size-divisibility's.
+  bool dense_fails = d.tensor_parallel.known() && d.context_parallel.known() && d.weight_shard_groups.known() &&
+                     *w % (*d.tensor_parallel * *pp * *d.context_parallel * *d.weight_shard_groups) != 0;
+  if (*ep <= 1 && dense_fails) return;
   std::string world = w.how.empty() ? std::to_string(*w) : fmt::format("{} ({})", *w, w.how);
   int64_t step = d.min_gpus.known() ? *d.min_gpus : grid;
   const Quantity& layout = most_specific({&ep, &etp, &pp});
   const Quantity& primary = layer_rank(layout.where.layer) > layer_rank(Layer::Recipe)
                                 ? layout
                                 : most_specific({&d.nodes, &d.gpus_per_node, &layout});
+  std::string sizes = *egtp > 1 ? fmt::format("expert tensor x expert x pipeline parallel x expert weight shards = {} "
+                                              "x {} x {} x {}",
+                                              *etp, *ep, *pp, *egtp)
+                                : fmt::format("expert tensor x expert x pipeline parallel = {} x {} x {}", *etp, *ep,
+                                              *pp);
   Diagnostic diag = make_diagnostic(
       kExpertWorldSizeDivisibility,
-      fmt::format("world size {} is not divisible by expert tensor x expert x pipeline parallel = {} x {} x {} = {}; "
-                  "this layout needs a multiple of {} GPUs",
-                  world, *etp, *ep, *pp, grid, step),
+      fmt::format("world size {} is not divisible by {} = {}; this layout needs a multiple of {} GPUs", world, sizes,
+                  grid, step),
       span_for(primary));
   add_notes(diag, {&ep, &etp, &pp, &d.nodes, &d.gpus_per_node}, &primary);
   if (d.min_gpus.known()) {
@@ -36,10 +57,22 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
                                           *d.min_gpus, d.min_gpus.how),
                               {}});
   }
+  if (*ep <= 1) {
+    // No expert parallelism to lower: the expert tensor-parallel size must fit.
+    std::vector<int64_t> fitting = fitting_etp(*w, *ep, *pp, *egtp, *etp);
+    diag.help = fitting.empty()
+                    ? fmt::format("use {} GPUs (or a multiple), or a smaller expert_tensor_parallel_size", step)
+                    : fmt::format("use expert_tensor_parallel_size {} (the expert layers are built on every rank even "
+                                  "without expert parallelism), or {} GPUs (or a multiple)",
+                                  join_or(fitting), step);
+    for (auto it = fitting.rbegin(); it != fitting.rend(); ++it) diag.fixes.push_back(set_value_fix(etp, *it));
+    out.push_back(std::move(diag));
+    return;
+  }
   // Expert-parallel sizes that fit this world.
   std::vector<int64_t> fitting;
-  if (*w % (*etp * *pp) == 0) {
-    for (int64_t e : divisors(*w / (*etp * *pp))) {
+  if (*w % (*etp * *pp * *egtp) == 0) {
+    for (int64_t e : divisors(*w / (*etp * *pp * *egtp))) {
       if (e > 1 && e < *ep) fitting.push_back(e);
     }
   }
@@ -65,6 +98,12 @@ into the expert data-parallel size `EDP`. `parallel_state.initialize_model_paral
 "world_size (W) is not divisible by expert_tensor_model_pipeline_parallel size" when
 `W % (ETP x EP x PP) != 0`. NVIDIA's own recipes hit this when launched on fewer GPUs than
 their layout needs (DeepSeek-V3 with PP 8 and EP 64 on 64 GPUs).
+
+The expert grid is built whether or not the model uses expert parallelism (`parallel_state.py`,
+every release from core_v0.12.0): with `expert_model_parallel_size` 1 an explicit
+`expert_tensor_parallel_size` must still fit (EP 1, ETP 4 and TP 2 on 6 GPUs raise although the
+dense grid, TP 2 x DP 3, is fine). Megatron-LM's `--expert-tensor-parallel-num-weight-shards`
+(Megatron-Core 0.19) multiplies the expert grid by its expert GTP size.
 
 When `expert_tensor_parallel_size` is unset, Megatron Bridge >= 0.6 uses 1 if EP > 1, while
 older Bridge releases and Megatron-LM use `tensor_model_parallel_size`; pass

@@ -34,7 +34,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   const Derived& d = context.derived;
   const Quantity& gbs = d.global_batch_size;
   const Quantity& mbs = d.micro_batch_size;
-  const Quantity& dp = d.data_parallel;
+  const Quantity& dp = d.batch_data_parallel;
   if (!gbs.known() || !mbs.known() || *gbs <= 0 || *mbs <= 0) return;
   if (const ConfigValue* decrease = find_path(context.job.config, "train.decrease_batch_size_if_needed");
       decrease && as_bool(decrease).value_or(false)) {
@@ -71,7 +71,11 @@ extern const RuleInfo kGlobalBatchDivisibility = {
     Severity::Error,
     "the global batch must split into whole microbatches on every data-parallel rank",
     R"md(Each step processes `global_batch_size` samples as `GBS / (MBS x DP)` microbatches on each of
-the DP data-parallel ranks, where `DP = world size / (TP x PP x CP)`. Megatron-Core's
+the DP data-parallel ranks, where `DP = world size / (TP x PP x CP)`. With Megatron-LM's
+`--tensor-parallel-num-weight-shards` (Megatron-Core 0.19) each of the GTP weight-shard ranks takes
+its own micro-batch too, so the divisor is `MBS x DP x GTP` with `DP = world size / (TP x PP x CP x
+GTP)` (core_v0.19.0 `megatron/training/global_vars.py` passes `data_parallel_size x
+gtp_weight_remat_size` to the microbatch calculator). Megatron-Core's
 microbatch calculator asserts "global batch size (G) is not divisible by micro batch size (m)
 times data parallel size (d)" at initialization (unless `decrease_batch_size_if_needed`, which
 silently rounds the batch down). A recipe moved to more GPUs hits this: NVIDIA's 256-GPU

@@ -31,9 +31,9 @@ void add_fixes(const RuleContext& context, Diagnostic& diag, const Inputs& in, s
                std::string& help) {
   const Derived& d = context.derived;
   std::vector<std::string> batches;
-  if (d.micro_batch_size.known() && d.data_parallel.known()) {
+  if (d.micro_batch_size.known() && d.batch_data_parallel.known()) {
     for (int64_t count : counts) {
-      int64_t gbs = count * *d.micro_batch_size * *d.data_parallel;
+      int64_t gbs = count * *d.micro_batch_size * *d.batch_data_parallel;
       batches.push_back(fmt::format("global_batch_size {} ({} microbatches)", gbs, count));
       diag.fixes.push_back(set_value_fix(d.global_batch_size, gbs));
     }

@@ -131,6 +131,47 @@ bool check_edge_stages(const RuleContext& context, std::vector<Diagnostic>& out)
   return false;
 }
 
+// Megatron-LM's --num-layers-per-virtual-pipeline-stage: VPP = layers per
+// stage / this, and validate_args asserts that it divides (every release
+// from core_v0.12.0). The reader leaves VPP unknown then; false when there
+// is nothing to report.
+bool check_layers_per_virtual_stage(const RuleContext& context, int64_t units, const std::string& counted,
+                                    std::vector<Diagnostic>& out) {
+  const Job& job = context.job;
+  const Derived& d = context.derived;
+  if (job.dialect != Dialect::MegatronLM) return false;
+  Quantity per_virtual = config_int(job, "model.num_layers_per_virtual_pipeline_stage");
+  if (!per_virtual.known() || *per_virtual <= 0 || d.virtual_pipeline.known()) return false;
+  // The reader gave VPP from this flag alone (not from a layout or a stage count as well).
+  if (!(d.virtual_pipeline.where.statement == per_virtual.where.statement)) return false;
+  int64_t pp = *d.pipeline_parallel;
+  int64_t per_stage = units / pp;
+  if (per_stage % *per_virtual == 0) return false;
+  Diagnostic diag = make_diagnostic(
+      kLayersDivisibleByPp,
+      fmt::format("--num-layers-per-virtual-pipeline-stage {} does not divide the {} layers per pipeline stage ({} / "
+                  "pipeline_model_parallel_size {}): Megatron-LM's validate_args asserts \"number of layers per "
+                  "pipeline stage must be divisible number of layers per virtual pipeline stage\"",
+                  *per_virtual, per_stage, counted, pp),
+      span_for(per_virtual));
+  add_notes(diag, {&d.pipeline_parallel, &d.num_layers}, &per_virtual);
+  std::vector<int64_t> choices;  // whole layers per virtual stage, at least two virtual stages
+  for (int64_t v : divisors(per_stage)) {
+    if (v < per_stage && v != *per_virtual) choices.push_back(v);
+  }
+  if (choices.size() > 3) choices.erase(choices.begin(), choices.end() - 3);
+  diag.help = choices.empty()
+                  ? fmt::format("drop --num-layers-per-virtual-pipeline-stage: a stage of {} layers cannot be "
+                                "interleaved",
+                                per_stage)
+                  : fmt::format("use --num-layers-per-virtual-pipeline-stage {} (divisors of {}), or give the virtual "
+                                "stages with --num-virtual-stages-per-pipeline-rank",
+                                join_or(choices), per_stage);
+  for (auto it = choices.rbegin(); it != choices.rend(); ++it) diag.fixes.push_back(set_value_fix(per_virtual, *it));
+  out.push_back(std::move(diag));
+  return true;
+}
+
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   const Derived& d = context.derived;
   const Quantity& layers = d.num_layers;
@@ -166,6 +207,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
     out.push_back(std::move(diag));
     return;
   }
+  if (check_layers_per_virtual_stage(context, units, counted, out)) return;
   if (!vpp.known() || *vpp <= 1) return;
   int64_t per_stage = units / *pp;
   if (per_stage % *vpp == 0) return;
@@ -212,7 +254,13 @@ larger than 0"), and, with a virtual pipeline, when the first or last stage or e
 stage cannot be cut into VPP whole chunks ("number of layers at first stage: N must be
 divisible by virtual pipeline parallel degree V", "number of layers on each middle pipeline
 rank: ... must be divisible by virtual pipeline parallel degree"). An explicit
-`pipeline_model_parallel_layout` is checked by its own rules.)md",
+`pipeline_model_parallel_layout` is checked by its own rules.
+
+Megatron-LM's `--num-layers-per-virtual-pipeline-stage N` sets the virtual pipeline size to the
+layers per stage divided by N; `validate_args` (`megatron/training/arguments.py`, every release from
+core_v0.12.0 to the current one) asserts "number of layers per pipeline stage must be divisible
+number of layers per virtual pipeline stage" when N does not divide them (80 layers over 16
+stages are 5 per stage, which 2 layers per virtual stage do not divide).)md",
     {"override.yaml",
      "model:\n  pipeline_model_parallel_size: 3\n  virtual_pipeline_model_parallel_size: null\n",
      "override.yaml --recipe llama3_8b_pretrain_2gpu_h100_bf16_config --nodes 1 --gpus-per-node 6"},

@@ -1,6 +1,6 @@
 // moe_ffn_hidden_size sizes the experts' MLP; on a model without experts
-// Megatron-Core rejects it, unless moe_layer_freq says some layers are dense
-// (then it is dropped with a warning).
+// Megatron-Core 0.13-0.17 asserts, and 0.18+ rejects it unless moe_layer_freq
+// says some layers are dense (then it is dropped with a warning).
 #include "rules/moe_support.h"
 
 namespace mblint {
@@ -45,6 +45,25 @@ std::optional<bool> marks_dense_layers(const Field& freq) {
   return std::nullopt;
 }
 
+// Megatron-Core 0.13 added the check (an assert); 0.18 made it a ValueError
+// with the mixed-model exception.
+constexpr Version kCoreChecksFrom{0, 13, 0};
+constexpr Version kCoreMixedExceptionFrom{0, 18, 0};
+
+// Megatron-Core 0.12: nothing checks it and nothing reads it.
+Diagnostic never_read(const Field& ffn, const Field& experts, const std::string& none, const Version& core) {
+  Diagnostic diag = diagnostic_at(
+      kMoeFfnHiddenSizeWithoutExperts,
+      fmt::format("moe_ffn_hidden_size {} is set but num_moe_experts is {}: Megatron-Core {} does not check it and "
+                  "never reads it (a dense model)",
+                  *ffn.integer(), none, to_string(core)),
+      {&ffn, &experts});
+  diag.severity = Severity::Warning;
+  diag.help = "remove moe_ffn_hidden_size, or set num_moe_experts if the model should have experts";
+  diag.fixes.push_back(set_field_fix(ffn, "null", FixSafety::Safe));
+  return diag;
+}
+
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   const Job& job = context.job;
   Field experts = read_field(job, "model.num_moe_experts");
@@ -52,28 +71,40 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   if (!without_experts(job, experts) || !ffn.integer()) return;
   Field freq = layer_freq(job);
   std::string none = experts.is_null() ? experts.display() : "0, which validate_args turns into None";
-  std::optional<bool> mixed = marks_dense_layers(freq);
-  if (!mixed) return;
-  if (*mixed) {
-    Diagnostic diag = diagnostic_at(
-        kMoeFfnHiddenSizeWithoutExperts,
-        fmt::format("moe_ffn_hidden_size {} is set but num_moe_experts is {}: Megatron-Core ignores it (moe_layer_freq "
-                    "marks dense layers) and warns",
-                    *ffn.integer(), none),
-        {&ffn, &experts, &freq});
-    diag.severity = Severity::Warning;
-    diag.help = "remove moe_ffn_hidden_size, or set num_moe_experts if the model should have experts";
-    diag.fixes.push_back(set_field_fix(ffn, "null", FixSafety::Safe));
-    out.push_back(std::move(diag));
+  const Version& core = job.versions.megatron_core;
+  if (core < kCoreChecksFrom) {
+    out.push_back(never_read(ffn, experts, none, core));
     return;
+  }
+  std::string failure;
+  if (core < kCoreMixedExceptionFrom) {
+    // An assert, whatever moe_layer_freq says.
+    failure = fmt::format("Megatron-Core {} asserts \"moe_ffn_hidden_size must be None when num_experts is not set.\" "
+                          "when the model config is finalized",
+                          to_string(core));
+  } else {
+    std::optional<bool> mixed = marks_dense_layers(freq);
+    if (!mixed) return;
+    if (*mixed) {
+      Diagnostic diag = diagnostic_at(
+          kMoeFfnHiddenSizeWithoutExperts,
+          fmt::format("moe_ffn_hidden_size {} is set but num_moe_experts is {}: Megatron-Core ignores it "
+                      "(moe_layer_freq marks dense layers) and warns",
+                      *ffn.integer(), none),
+          {&ffn, &experts, &freq});
+      diag.severity = Severity::Warning;
+      diag.help = "remove moe_ffn_hidden_size, or set num_moe_experts if the model should have experts";
+      diag.fixes.push_back(set_field_fix(ffn, "null", FixSafety::Safe));
+      out.push_back(std::move(diag));
+      return;
+    }
+    failure = "Megatron-Core raises ValueError when the model config is finalized";
   }
   Diagnostic diag = diagnostic_at(
       kMoeFfnHiddenSizeWithoutExperts,
-      fmt::format("moe_ffn_hidden_size {} is set but num_moe_experts is {}: Megatron-Core raises ValueError when the "
-                  "model config is finalized",
-                  *ffn.integer(), none),
+      fmt::format("moe_ffn_hidden_size {} is set but num_moe_experts is {}: {}", *ffn.integer(), none, failure),
       {&ffn, &experts});
-  add_field_notes(diag, {&freq}, nullptr);
+  if (core >= kCoreMixedExceptionFrom) add_field_notes(diag, {&freq}, nullptr);  // why it is not the exception
   diag.help = "remove moe_ffn_hidden_size (a dense model), or set num_moe_experts";
   diag.fixes.push_back(set_field_fix(ffn, "null"));
   out.push_back(std::move(diag));
@@ -92,11 +123,19 @@ null (a dense model) Megatron-Core's `TransformerConfig.__post_init__` raises
 remove moe_ffn_hidden_size.")` — the job stops when the model config is finalized. Usually an
 override meant for an MoE recipe was applied to a dense one, or `num_moe_experts` was cleared.
 
-The one exception is a model whose `moe_layer_freq` marks dense layers (a list with a 0, or an
-integer above 1): Megatron-Core then only warns and drops `moe_ffn_hidden_size` (reported as a
-warning; removing it is a safe fix). Megatron-LM's `--num-experts 0` counts as no experts.
-A recipe of a dense model never sets `moe_layer_freq`, so its default (1, every layer MoE) is used
-for such jobs; elsewhere an unknown `moe_layer_freq` keeps the rule silent.)md",
+Per release (`megatron/core/transformer/transformer_config.py`):
+
+* core_v0.13.0 to core_v0.17.0: an assert, "moe_ffn_hidden_size must be None when num_experts is not
+  set.", whatever `moe_layer_freq` says (an **error**).
+* core_v0.18.0 and newer: the `ValueError` above, except for a model whose `moe_layer_freq` marks
+  dense layers (a list with a 0, or an integer above 1): Megatron-Core then only warns and drops
+  `moe_ffn_hidden_size` (a **warning**; removing it is a safe fix).
+* core_v0.12.0: no check; the value is never read on a dense model (a warning).
+
+Megatron-LM's `--num-experts 0` counts as no experts. A recipe of a dense model never sets
+`moe_layer_freq`, so its default (1, every layer MoE) is used for such jobs; elsewhere an unknown
+`moe_layer_freq` keeps the rule silent from 0.18 on. Pass `--megatron-core-version` for an older
+release.)md",
     {"override.yaml",
      "model:\n  moe_ffn_hidden_size: 1536\n",
      "override.yaml --recipe llama3_8b_pretrain_2gpu_h100_bf16_config --nodes 1 --gpus-per-node 2"},

@@ -12,7 +12,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   const Derived& d = context.derived;
   const Quantity& gbs = d.global_batch_size;
   const Quantity& mbs = d.micro_batch_size;
-  const Quantity& dp = d.data_parallel;
+  const Quantity& dp = d.batch_data_parallel;
   Setting decrease = config_bool(context.job, "train.decrease_batch_size_if_needed");
   if (!decrease.value || !*decrease.value) return;  // without it global-batch-divisibility reports
   if (config_text(context.job, "train.step_batch_size_schedule").value) return;  // the schedule refuses it itself

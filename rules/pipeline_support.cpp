@@ -258,7 +258,7 @@ Quantity microbatch_count(const RuleContext& context) {
   Quantity m = d.microbatches;
   const Quantity& gbs = d.global_batch_size;
   const Quantity& mbs = d.micro_batch_size;
-  const Quantity& dp = d.data_parallel;
+  const Quantity& dp = d.batch_data_parallel;
   bool decrease = config_bool(context.job, "train.decrease_batch_size_if_needed").value.value_or(false);
   if (!decrease || !gbs.known() || !mbs.known() || !dp.known() || *mbs <= 0 || *dp <= 0 || *gbs < 0) return m;
   m.value = *gbs / (*mbs * *dp);

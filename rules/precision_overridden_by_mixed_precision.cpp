@@ -2,8 +2,6 @@
 // optimizer and DDP configs that have the same field, whenever the values
 // differ. A precision setting written on model.* / optimizer.* / ddp.* while
 // mixed_precision is set is therefore silently replaced at start-up.
-#include <algorithm>
-
 #include "lint/schema.h"
 #include "rules/config_support.h"
 
@@ -16,21 +14,6 @@ namespace {
 // fp8_param / fp4_param are kept in sync with *_param_gather inside
 // MixedPrecisionConfig; the pair is reported through *_param_gather.
 bool copied_field(std::string_view field) { return field != "fp8_param" && field != "fp4_param"; }
-
-// The settings precision-overwritten-by-mixed-precision (MB823) reports for
-// override files; this rule reports the rest of the fields, and every field
-// of a full dump, so no setting is reported twice.
-bool reported_by_mb823(const Job& job, std::string_view path) {
-  static constexpr std::string_view kPaths[] = {
-      "ddp.fp4_param_gather", "ddp.fp8_param_gather", "ddp.grad_reduce_in_fp32",
-      "ddp.reuse_grad_buf_for_mxfp8_param_ag", "model.bf16", "model.first_last_layers_bf16",
-      "model.fp16", "model.fp4", "model.fp4_param", "model.fp8", "model.fp8_param", "model.fp8_recipe",
-      "model.num_layers_at_end_in_bf16", "model.num_layers_at_start_in_bf16", "optimizer.bf16", "optimizer.fp16",
-      "optimizer.reuse_grad_buf_for_mxfp8_param_ag",
-  };
-  if (job.config_complete) return false;
-  return std::find(std::begin(kPaths), std::end(kPaths), path) != std::end(kPaths);
-}
 
 bool is_dtype_field(std::string_view field) { return field.size() > 6 && field.substr(field.size() - 6) == "_dtype"; }
 
@@ -65,7 +48,6 @@ void check_field(const RuleContext& context, std::string_view section, std::stri
                  std::vector<Diagnostic>& out) {
   const Job& job = context.job;
   std::string path = fmt::format("{}.{}", section, field);
-  if (reported_by_mb823(job, path)) return;
   const ConfigValue* user = find_path(job.config, path);
   if (!user || !written_by_user(user->where)) return;
   Provenance mixed_where;
@@ -121,13 +103,14 @@ scaling settings, ... There is no warning (a debug log line only). So `model.fp8
 `mixed_precision.*` (or by choosing another preset).
 
 mblint reports a value written on `model.*`, `optimizer.*` or `ddp.*` (in a file, an override or
-on the command line) whose meaning differs from what `mixed_precision` will write; equal values,
-and null versus false, are not reported because nothing changes. For override files, the
-`bf16`/`fp16`/`fp8*`/`fp4*` switches, the BF16 layer counts, `grad_reduce_in_fp32` and the MXFP8
-buffer reuse are reported by `precision-overwritten-by-mixed-precision` (MB823); this rule
-reports the other fields (`params_dtype`, `pipeline_dtype`, `autocast_dtype`, the FP8 scaling
-options, `fp4_recipe`, the loss-scaling settings, the optimizer's `fp8_recipe`) and every field of a
-full dump, whose edited values are overwritten the same way when it is loaded. The preset values are those of
+on the command line, and every field of a full dump, whose edited values are overwritten the same
+way when it is loaded) whose meaning differs from what `mixed_precision` will write; equal values,
+and null versus false, are not reported because nothing changes. That covers the precision switches
+(`bf16`, `fp16`, `fp8`, `fp8_recipe`, `fp8_param_gather`, `fp4`, ...), the BF16 layer counts,
+`grad_reduce_in_fp32`, the MXFP8 buffer reuse, `params_dtype`, `pipeline_dtype`, `autocast_dtype`,
+the FP8 scaling options, `fp4_recipe`, the loss-scaling settings and the optimizer's `fp8_recipe`
+(`src/megatron/bridge/training/mixed_precision.py`, `update_config_with_precision_overrides`, the
+same from v0.2.0 to v0.6.0). The preset values are those of
 `mixed_precision.py` and of the performance recipes' short names (`bf16`, `fp8_cs`, `fp8_mx`,
 `nvfp4`: the preset with `grad_reduce_in_fp32 = False`). For a preset the recipe chose, only
 `bf16`, `fp16`, `params_dtype`, `fp8` and `fp4` are relied on (recipes adjust the rest after

@@ -70,11 +70,12 @@ extern const RuleInfo kPreferTpOverPpInNvlinkDomain = {
     "inside one NVLink domain, raise tensor parallelism before adding pipeline stages",
     R"md(Advice from NVIDIA's parallelism guidance (the `parallelism-strategies` skill): on a single
 NVLink node, use tensor parallelism up to 8 before pipeline parallelism. Tensor-parallel
-all-reduces stay on NVLink, while every pipeline stage adds a bubble of roughly
-`(PP - 1) / (VPP x microbatches)` of the step and uneven stage memory.
+all-reduces stay on NVLink, while pipeline stages add a bubble, in which the pipeline idles for
+`(PP - 1) / (VPP x microbatches + PP - 1)` of the step (see `pipeline-bubble`), and uneven stage
+memory.
 
 The note appears for a dense model whose whole job fits one NVLink domain (the GPU type's
-domain, or one node when no GPU type is known) and that uses PP > 1 with TP below 8, when a
+domain, at most one node on HGX systems, or one node when no GPU type is known) and that uses PP > 1 with TP below 8, when a
 larger TP that the attention heads and key/value groups accept can replace some pipeline
 stages. MoE models are left alone (their TP is sized by the active parameters), and so is a
 recipe's own TP and PP. It is a starting point; measure before and after.)md",

@@ -151,16 +151,16 @@ void check_megatron_lm(const RuleContext& context, const Quantity& schedule, con
                        "--seq-length), and use positive batch sizes"));
     return;
   }
-  if (!d.micro_batch_size.known() || !d.data_parallel.known()) return;
-  int64_t step = *d.micro_batch_size * *d.data_parallel;
+  if (!d.micro_batch_size.known() || !d.batch_data_parallel.known()) return;
+  int64_t step = *d.micro_batch_size * *d.batch_data_parallel;
   for (const Entry& e : entries) {
     if (e.batch % step == 0) continue;
     Diagnostic diag = make(schedule,
                            fmt::format("batch size {} of entry \"{}\" is not divisible by micro_batch_size {} x "
                                        "data-parallel size {} = {}: the run stops when the schedule reaches it",
-                                       e.batch, e.text, *d.micro_batch_size, *d.data_parallel, step),
+                                       e.batch, e.text, *d.micro_batch_size, *d.batch_data_parallel, step),
                            fmt::format("use batch sizes that are multiples of {}", step));
-    diag.notes.push_back(Note{fmt::format("data-parallel size {} = {}", *d.data_parallel, d.data_parallel.how),
+    diag.notes.push_back(Note{fmt::format("data-parallel size {} = {}", *d.batch_data_parallel, d.batch_data_parallel.how),
                               span_for(d.world_size)});
     out.push_back(std::move(diag));
     return;

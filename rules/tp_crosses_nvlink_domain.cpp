@@ -36,12 +36,12 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   }
   if (fitting.size() > 2) fitting.erase(fitting.begin(), fitting.end() - 2);
   std::string message =
-      too_large ? fmt::format("tensor_model_parallel_size {} is larger than the NVLink domain ({} GPUs): "
+      too_large ? fmt::format("tensor_model_parallel_size {} is larger than the NVLink domain ({}): "
                               "tensor-parallel all-reduces in every layer cross the inter-node network",
-                              *tp, *domain)
-                : fmt::format("tensor_model_parallel_size {} does not divide the NVLink domain ({} GPUs): TP groups "
+                              *tp, count_of(*domain, "GPU"))
+                : fmt::format("tensor_model_parallel_size {} does not divide the NVLink domain ({}): TP groups "
                               "are consecutive ranks, so some of them straddle two domains",
-                              *tp, *domain);
+                              *tp, count_of(*domain, "GPU"));
   Diagnostic diag = make_diagnostic(kTpCrossesNvlinkDomain, std::move(message), span_for(tp));
   add_notes(diag, {&tp, &domain}, &tp);
   diag.help = fitting.empty() ? "keep tensor parallelism inside one NVLink domain; scale across nodes with "
@@ -67,7 +67,12 @@ NVL72 racks) only when TP divides the domain size. A TP group that crosses domai
 all-reduces over InfiniBand or Ethernet and "destroys throughput" (NVIDIA's parallelism guide).
 
 The domain size comes from `--gpu` (or the GPU type in `#SBATCH --gres`, or the recipe's GPU);
-without a GPU type mblint assumes one node is one domain.)md",
+without a GPU type mblint assumes one node is one domain. On single-node NVLink systems (HGX/DGX
+A100, H100, H200, B200, B300 boards) NVLink stops at the node, so the domain is capped at the GPUs
+per node: TP 8 on nodes of 4 H100s crosses the network (`--nodes 8 --gpus-per-node 4 --gpu h100`).
+Rack-scale NVLink systems (GB200/GB300 NVL72, Vera Rubin) keep their 72-GPU domain across their
+4-GPU trays. The rank order is `parallel_state.initialize_model_parallel`'s (`order="tp-cp-ep-dp-pp"`
+in Megatron-LM and Megatron Bridge, every release from core_v0.12.0).)md",
     {"override.yaml",
      "model:\n  tensor_model_parallel_size: 16\n  pipeline_model_parallel_size: 2\n  context_parallel_size: 1\n",
      "override.yaml --recipe llama3_70b_pretrain_32gpu_h100_bf16_config --nodes 4 --gpus-per-node 8 --gpu h100"},

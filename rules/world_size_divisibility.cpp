@@ -1,5 +1,5 @@
-// W % (TP·PP·CP) must be 0: the dense layers' data-parallel size is
-// W / (TP·PP·CP) and must be whole.
+// W % (TP·PP·CP·GTP) must be 0: the dense layers' data-parallel size is
+// W / (TP·PP·CP·GTP) and must be whole (GTP: Megatron-LM's weight shards).
 #include <algorithm>
 
 #include "rules/rule_support.h"
@@ -21,17 +21,18 @@ std::vector<int64_t> valid_node_counts(int64_t step, int64_t gpus_per_node, int6
   return counts;
 }
 
-// "tensor x pipeline parallel = 4 x 4"
+// "tensor parallel x pipeline parallel = 4 x 4"
 std::string product_label(const std::vector<const Quantity*>& factors) {
   std::vector<std::string> names;
   std::vector<std::string> values;
   for (const Quantity* q : factors) {
-    names.push_back(q->name == "tensor_model_parallel_size"     ? "tensor"
-                    : q->name == "pipeline_model_parallel_size" ? "pipeline"
-                                                                : "context");
+    names.push_back(q->name == "tensor_model_parallel_size"     ? "tensor parallel"
+                    : q->name == "pipeline_model_parallel_size" ? "pipeline parallel"
+                    : q->name == "context_parallel_size"        ? "context parallel"
+                                                                : "weight shards per TP rank (GTP)");
     values.push_back(std::to_string(**q));
   }
-  return fmt::format("{} parallel = {}", fmt::join(names, " x "), fmt::join(values, " x "));
+  return fmt::format("{} = {}", fmt::join(names, " x "), fmt::join(values, " x "));
 }
 
 // Part of the layout is unknown (no recipe, `$CP`): the known sizes already
@@ -89,11 +90,13 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   const Quantity& tp = d.tensor_parallel;
   const Quantity& pp = d.pipeline_parallel;
   const Quantity& cp = d.context_parallel;
+  const Quantity& gtp = d.weight_shard_groups;
   const Quantity& w = d.world_size;
   if (!w.known() || *w <= 0) return;
   std::vector<const Quantity*> known;
   std::vector<const Quantity*> unknown;
-  for (const Quantity* q : {&tp, &pp, &cp}) {
+  for (const Quantity* q : {&tp, &pp, &cp, &gtp}) {
+    if (q == &gtp && gtp.known() && *gtp == 1) continue;  // no weight shards
     if (q->known() && **q <= 0) return;  // another rule reports a size below 1
     (q->known() ? known : unknown).push_back(q);
   }
@@ -102,30 +105,38 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
     check_partly_known(context, known, unknown, out);
     return;
   }
-  int64_t model = *tp * *pp * *cp;
+  int64_t model = *tp * *pp * *cp * *gtp;
   if (*w % model == 0) return;
+  bool sharded = *gtp > 1;
   // The smallest world that also hosts the expert grid, when it is known.
   int64_t step = d.min_gpus.known() ? *d.min_gpus : model;
   // Point at the layout the user wrote; at the allocation only when the
   // layout is all recipe defaults.
-  const Quantity& layout = most_specific({&tp, &pp, &cp});
+  const Quantity& layout = sharded ? most_specific({&tp, &pp, &cp, &gtp}) : most_specific({&tp, &pp, &cp});
   bool layout_written = layer_rank(layout.where.layer) > layer_rank(Layer::Recipe);
   const Quantity& primary = layout_written ? layout : most_specific({&d.nodes, &d.gpus_per_node, &layout});
   std::string world = w.how.empty() ? std::to_string(*w) : fmt::format("{} ({})", *w, w.how);
+  std::string sizes = sharded ? fmt::format("tensor x pipeline x context parallel x weight shards per TP rank (GTP) = "
+                                            "{} x {} x {} x {}",
+                                            *tp, *pp, *cp, *gtp)
+                              : fmt::format("tensor x pipeline x context parallel = {} x {} x {}", *tp, *pp, *cp);
   Diagnostic diag = make_diagnostic(
       kWorldSizeDivisibility,
-      fmt::format("world size {} is not divisible by tensor x pipeline x context parallel = {} x {} x {} = {}; "
-                  "valid GPU counts are multiples of {} ({}, {}, {}, ...)",
-                  world, *tp, *pp, *cp, model, step, step, 2 * step, 3 * step),
+      fmt::format("world size {} is not divisible by {} = {}; valid GPU counts are multiples of {} ({}, {}, {}, ...)",
+                  world, sizes, model, step, step, 2 * step, 3 * step),
       span_for(primary));
-  add_notes(diag, {&tp, &pp, &cp, &d.nodes, &d.gpus_per_node}, &primary);
+  if (sharded) {
+    add_notes(diag, {&tp, &pp, &cp, &gtp, &d.nodes, &d.gpus_per_node}, &primary);
+  } else {
+    add_notes(diag, {&tp, &pp, &cp, &d.nodes, &d.gpus_per_node}, &primary);
+  }
   if (d.min_gpus.known() && *d.min_gpus != model) {
     diag.notes.push_back(Note{fmt::format("the expert grid needs a multiple of {} too: minimum GPUs = {} = {}",
                                           *d.min_gpus, *d.min_gpus, d.min_gpus.how),
                               {}});
   }
   // Changing the configuration comes before asking for other hardware.
-  if (layout_written) {
+  if (layout_written && &layout != &gtp) {
     for (int64_t v : layout_alternatives(context, layout, model / *layout, *w)) {
       diag.fixes.push_back(set_value_fix(layout, v));
     }
@@ -158,6 +169,14 @@ GPUs per node, from `#SBATCH`, `srun`, `torchrun` or `train.sh`) is not a multip
 `TP x PP x CP`, the data-parallel size is fractional and start-up fails: Megatron Bridge's
 `get_data_parallel_size` asserts "world size (W) is not divisible by total_model_size", and
 `parallel_state.initialize_model_parallel` raises the same for Megatron-LM.
+
+Megatron-LM's `--tensor-parallel-num-weight-shards` (Megatron-Core 0.19; generalized tensor
+parallelism, GTP = shards / TP) adds ranks of their own to the model-parallel group: core_v0.19.0
+`megatron/training/arguments.py` asserts "world size (W) is not divisible by total_model_size" with
+`total_model_size = TP x PP x CP x GTP`, and `parallel_state.initialize_model_parallel` builds the
+same grid (Megatron Bridge does not pass GTP to it). The data-parallel size is then
+`W / (TP x PP x CP x GTP)` (the model replicas), while each GTP rank still takes its own micro-batch,
+so the batch checks divide by `MBS x DP x GTP`.
 
 The message lists the valid GPU counts: multiples of `PP x lcm(TP x CP, EP x ETP)`, the
 smallest world that hosts both the dense and the expert grid (not the full product

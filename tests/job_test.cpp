@@ -1,7 +1,10 @@
 // Building jobs from YAML files and command-line layers; derived quantities.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <fstream>
+
+#include <fmt/format.h>
 
 #include "lint/cli.h"
 #include "lint/derived.h"
@@ -153,7 +156,88 @@ TEST_CASE("derived sizes: DP, expert DP, microbatches, lcm minimum, bubble", "[d
   CHECK(*d.min_gpus == 24);  // 2 x lcm(4, 6): the max formula would say 12, which cannot host TP 4
   CHECK(*d.microbatches == 8);
   REQUIRE(d.bubble);
-  CHECK(*d.bubble == Approx(1.0 / 8.0));
+  CHECK(*d.bubble == Approx(1.0 / (8.0 + 1.0)));  // PP 2, 8 microbatches: 1 idle slot in 9
+}
+
+TEST_CASE("pipeline bubble: the idle share of the step, in Derived and in pipeline-bubble's message", "[derived]") {
+  // Written out here rather than taken from the code under test: with v model
+  // chunks per rank and m microbatches, a 1F1B step runs v*m work slots per
+  // stage plus p-1 slots of fill and drain, idle on every stage.
+  auto idle_share = [](int p, int v, int m) { return double(p - 1) / double(v * m + p - 1); };
+  struct Case {
+    int p, v, m;
+  };
+  // Llama 3 70B has 80 layers; TP 8 on p nodes of 8 GPUs leaves DP 1, so GBS = m.
+  for (Case c : {Case{8, 1, 2}, Case{8, 1, 16}, Case{4, 1, 8}, Case{2, 1, 4}, Case{5, 1, 11}, Case{4, 2, 4},
+                 Case{8, 5, 8}, Case{16, 5, 16}}) {
+    INFO("PP " << c.p << " VPP " << c.v << " m " << c.m);
+    Fixture f;
+    f.write("o.yaml", fmt::format("model:\n  tensor_model_parallel_size: 8\n  pipeline_model_parallel_size: {}\n"
+                                  "  context_parallel_size: 1\n  virtual_pipeline_model_parallel_size: {}\n"
+                                  "train:\n  global_batch_size: {}\n  micro_batch_size: 1\n",
+                                  c.p, c.v > 1 ? std::to_string(c.v) : "null", c.m));
+    f.options.recipe = f.value("llama3_70b_pretrain_32gpu_h100_bf16_config");
+    f.options.nodes = f.value(std::to_string(c.p));
+    f.options.gpus_per_node = f.value("8");
+    f.lint("o.yaml");
+    double expected = idle_share(c.p, c.v, c.m);
+    REQUIRE(f.derived().bubble);
+    CHECK(*f.derived().bubble == Approx(expected));
+    const Diagnostic* bubble = nullptr;
+    for (const Diagnostic& d : f.result.diagnostics) {
+      if (d.rule == "pipeline-bubble") bubble = &d;
+    }
+    if (expected <= 0.25) {  // the default threshold: the idle share, not the bubble-to-compute ratio
+      CHECK(bubble == nullptr);
+      continue;
+    }
+    REQUIRE(bubble != nullptr);
+    std::string percent = fmt::format("idles for {}% of every step", static_cast<int>(std::lround(expected * 100)));
+    CHECK(bubble->message.find(percent) != std::string::npos);
+    CHECK(bubble->message.find("%") == bubble->message.rfind("%"));  // one figure, the idle share
+  }
+}
+
+TEST_CASE("Megatron-LM weight shards (GTP) join the model-parallel group; the batch is split over DP x GTP",
+          "[derived]") {
+  Fixture f;
+  f.write("launch.sh", "#!/bin/bash\ntorchrun --nproc-per-node 8 pretrain_gpt.py --num-layers 4 --hidden-size 1024 "
+                       "--num-attention-heads 16 --seq-length 2048 --max-position-embeddings 2048 --micro-batch-size 1 "
+                       "--global-batch-size 16 --bf16 --tensor-model-parallel-size 2 "
+                       "--tensor-parallel-num-weight-shards 4\n");
+  f.lint("launch.sh");
+  const Derived& d = f.derived();
+  CHECK(*d.weight_shard_groups == 2);          // 4 shards / TP 2
+  CHECK(*d.data_parallel == 2);                // 8 / (TP 2 x PP 1 x CP 1 x GTP 2): the replicas
+  CHECK(*d.batch_data_parallel == 4);          // each GTP rank takes its own micro-batch
+  CHECK(*d.microbatches == 4);                 // 16 / (1 x 4)
+  CHECK(*d.min_gpus == 4);
+  // Megatron-Core 0.18 has no such flag: no GTP, DP 4.
+  f.options.megatron_core_version = f.value("0.18.0");
+  f.lint("launch.sh");
+  CHECK(*f.derived().weight_shard_groups == 1);
+  CHECK(*f.derived().data_parallel == 4);
+  CHECK(*f.derived().batch_data_parallel == 4);
+}
+
+TEST_CASE("the NVLink domain stops at the node on HGX systems, not on NVL72 racks", "[derived]") {
+  struct Case {
+    const char* gpu;
+    const char* per_node;
+    int64_t domain;
+  };
+  for (Case c : {Case{"h100", "4", 4}, Case{"h100", "8", 8}, Case{"b200", "2", 2}, Case{"gb200", "4", 72},
+                 Case{"gb300", "2", 72}, Case{"vr200", "4", 72}}) {
+    INFO(c.gpu << " with " << c.per_node << " GPUs per node");
+    Fixture f;
+    f.write("o.yaml", "model:\n  tensor_model_parallel_size: 2\n");
+    f.options.recipe = f.value("llama3_8b_pretrain_2gpu_h100_bf16_config");
+    f.options.nodes = f.value("2");
+    f.options.gpus_per_node = f.value(c.per_node);
+    f.options.gpu = f.value(c.gpu);
+    f.lint("o.yaml");
+    CHECK(*f.derived().nvlink_domain == c.domain);
+  }
 }
 
 TEST_CASE("unset ETP: 1 on Bridge >= 0.6 when EP > 1, TP on older releases", "[derived]") {

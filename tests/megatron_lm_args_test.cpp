@@ -507,3 +507,66 @@ TEST_CASE("the flag index answers as a scan of the flag table would", "[megatron
   CHECK_FALSE(megatron_lm_flag_writes("model.no_such_field"));
   CHECK_FALSE(megatron_lm_flag_writes(""));
 }
+
+namespace {
+
+// The diagnostic of `rule` in a lint of `script` (written as launch.sh), and
+// the text and 1-based line it points at.
+struct Located {
+  std::string text;
+  uint32_t line = 0;
+  bool found = false;
+};
+
+Located locate(const std::string& script, std::string_view rule) {
+  test::LintRun run("mblint-arrays");
+  run.write("launch.sh", script);
+  run.lint("launch.sh");
+  Located at;
+  for (const Diagnostic& d : run.result.diagnostics) {
+    if (d.rule != rule) continue;
+    at.found = true;
+    at.text = run.text(d.where);
+    at.line = line_col(run.sources.files[d.where.file], d.where.begin).line;
+  }
+  return at;
+}
+
+constexpr std::string_view kModel =
+    "--num-layers 4 --hidden-size 1024 --num-attention-heads 16 --seq-length 2048 --max-position-embeddings 2048 "
+    "--micro-batch-size 1 --global-batch-size 8 --bf16";
+
+}  // namespace
+
+TEST_CASE("a flag written inside a bash array is located where it is written", "[megatron-lm][launch]") {
+  std::string model(kModel);
+  // DDP_ARGS=( ... ) over several lines, expanded unquoted.
+  Located array = locate("#!/bin/bash\nDDP_ARGS=(\n    --use-distributed-optimizer\n    --overlap-param-gather\n)\n"
+                         "torchrun --nproc-per-node 8 pretrain_gpt.py " + model + " ${DDP_ARGS[@]}\n",
+                         "overlap-param-gather-prerequisites");
+  REQUIRE(array.found);
+  CHECK(array.text == "--overlap-param-gather");
+  CHECK(array.line == 4);
+  // Appended with +=, expanded quoted.
+  Located appended = locate("#!/bin/bash\nARGS=(" + model + ")\nARGS+=(--use-distributed-optimizer)\n"
+                            "ARGS+=(--overlap-param-gather)\n"
+                            "torchrun --nproc-per-node 8 pretrain_gpt.py \"${ARGS[@]}\"\n",
+                            "overlap-param-gather-prerequisites");
+  REQUIRE(appended.found);
+  CHECK(appended.text == "--overlap-param-gather");
+  CHECK(appended.line == 4);
+  // The array expanded into a command held in a variable, run as $CMD.
+  Located command = locate("#!/bin/bash\nDDP_ARGS=(--use-distributed-optimizer\n  --overlap-param-gather)\n"
+                           "CMD=\"torchrun --nproc-per-node 8 pretrain_gpt.py " + model + " ${DDP_ARGS[@]}\"\n$CMD\n",
+                           "overlap-param-gather-prerequisites");
+  REQUIRE(command.found);
+  CHECK(command.text == "--overlap-param-gather");
+  CHECK(command.line == 3);
+  // Joined with other text in one word, an element is located at the expansion.
+  Located joined = locate("#!/bin/bash\nTP=(3)\ntorchrun --nproc-per-node 8 pretrain_gpt.py " + model +
+                          " --tensor-model-parallel-size=${TP[@]}\n",
+                          "world-size-divisibility");
+  REQUIRE(joined.found);
+  CHECK(joined.text == "--tensor-model-parallel-size=${TP[@]}");
+  CHECK(joined.line == 3);
+}

@@ -999,11 +999,17 @@ torchrun ${DISTRIBUTED_ARGS[@]} pretrain_gpt.py \
   CHECK(argv_of(torchrun) == expected);
   CHECK(has_unknown(torchrun.argv.back()));
   CHECK(torchrun.environment.at("CUDA_DEVICE_MAX_CONNECTIONS").value.text == "1");
-  // `--num-layers` came from the array, which says where the element was written.
+  // `--num-layers` came from the array: an element is a word as written, so it
+  // maps to its own characters there (no definition to point back to).
   const MappedString& layers = torchrun.argv[10];
-  CHECK(text(r, span_of(layers, 0, layers.text.size())) == "${GPT_MODEL_ARGS[@]}");
-  REQUIRE_FALSE(definitions_in(layers, 0, layers.text.size()).empty());
-  CHECK(text(r, definitions_in(layers, 0, layers.text.size())[0]) == "--num-layers");
+  CHECK(text(r, span_of(layers, 0, layers.text.size())) == "--num-layers");
+  CHECK(line_col(r.sources.files[layers.file], span_of(layers, 0, 1).begin).line == 20);
+  CHECK(definitions_in(layers, 0, layers.text.size()).empty());
+  // An element that is itself an expansion keeps that expansion's location and definition.
+  const MappedString& nproc = torchrun.argv[2];
+  CHECK(text(r, span_of(nproc, 0, nproc.text.size())) == "$GPUS_PER_NODE");
+  REQUIRE(definitions_in(nproc, 0, nproc.text.size()).size() == 1);
+  CHECK(text(r, definitions_in(nproc, 0, nproc.text.size())[0]) == "GPUS_PER_NODE=8");
 }
 
 TEST_CASE("shell: mixtral-style environment defaults", "[shell][patterns]") {
@@ -1049,11 +1055,13 @@ torchrun --nproc_per_node 8 ../../pretrain_hybrid.py ${options}
   CHECK_FALSE(has_unknown(torchrun.argv[5]));
   CHECK(has_unknown(torchrun.argv[10]));
   CHECK_FALSE(has_unknown(torchrun.argv[9]));
-  // The 2 carries both the options string and TENSOR_MODEL_PARALLEL_SIZE definitions.
+  // The words of an unquoted ${options} are located where they are written in
+  // the options string; the 2 there still carries TENSOR_MODEL_PARALLEL_SIZE's definition.
   std::vector<std::string> defined;
   for (Span s : definitions_in(torchrun.argv[5], 0, 1)) defined.push_back(text(r, s));
   CHECK(std::count(defined.begin(), defined.end(), "TENSOR_MODEL_PARALLEL_SIZE=2") == 1);
-  CHECK(text(r, span_of(torchrun.argv[5], 0, 1)) == "${options}");
+  CHECK(text(r, span_of(torchrun.argv[5], 0, 1)) == "${TENSOR_MODEL_PARALLEL_SIZE}");
+  CHECK(text(r, span_of(torchrun.argv[4], 0, torchrun.argv[4].text.size())) == "--tensor-model-parallel-size");
 }
 
 TEST_CASE("shell: llama-style conditional arrays with multi-token elements", "[shell][patterns]") {
