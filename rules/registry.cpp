@@ -17,6 +17,7 @@ extern const RuleInfo kEntryPointArgument;
 extern const RuleInfo kUnknownRecipe;
 // == declarations: config keys and values ==
 extern const RuleInfo kUnknownKey;
+extern const RuleInfo kValueTypeMismatch;
 extern const RuleInfo kFlatKeyOnBuilderModel;
 extern const RuleInfo kPrecisionOverriddenByMixedPrecision;
 extern const RuleInfo kNullSectionWithoutTarget;
@@ -196,6 +197,7 @@ const std::array kRules = {
     &kUnknownRecipe,
     // == list: config keys and values ==
     &kUnknownKey,
+    &kValueTypeMismatch,
     &kFlatKeyOnBuilderModel,
     &kPrecisionOverriddenByMixedPrecision,
     &kNullSectionWithoutTarget,
