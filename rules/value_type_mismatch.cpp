@@ -58,10 +58,6 @@ std::string_view raise_on_other_choice(std::string_view path) {
     return "Megatron-Core's OptimizerParamScheduler.get_lr raises \"... decay style is not supported\" at the first "
            "step after warm-up";
   }
-  if (path == "dataset.dataloader_type") {
-    return "Megatron Bridge's build_pretraining_data_loader raises \"unexpected dataloader type\" when it builds the "
-           "data loaders";
-  }
   return "";
 }
 
@@ -538,61 +534,72 @@ extern const RuleInfo kValueTypeMismatch = {
     "a value of another type than its config field declares, which Megatron Bridge sets unconverted",
     R"md(Megatron Bridge turns the recipe's ConfigContainer into a plain OmegaConf dictionary, merges the
 `--config-file` YAML into it (`OmegaConf.merge`), applies the Hydra overrides in struct mode and
-copies the result back onto the dataclasses with `setattr` (`_apply_overrides`,
-`training/utils/omegaconf_utils.py`). The dictionary is not a structured config, so neither the
-merge nor Hydra checks or converts types against the dataclass annotations, and
-`_apply_overrides` converts only two things: a string given to a field that holds a `torch.dtype`,
-and (from 0.4) a string given to `activation_func`. This is the same in every release from 0.2 (where
-the example scripts made these calls themselves) to 0.6 and the development branch; a full dump
-loaded with `ConfigContainer.from_yaml` passes its values to the dataclass constructors unconverted
-too. So a value keeps the type YAML or Hydra gave it:
+copies the result back onto the dataclasses with `setattr` (`_apply_overrides` in
+`training/utils/omegaconf_utils.py`, called by `process_config_with_overrides` from 0.3 on; in 0.2
+the example scripts such as `examples/recipes/llama/pretrain_llama3_8b.py` made the same calls).
+The dictionary is not a structured config, so neither the merge nor Hydra checks or converts types
+against the dataclass annotations, and `_apply_overrides` converts only two things: a string given
+to a field that holds a `torch.dtype`, and (from 0.4) a string given to `activation_func`. This is
+the same in every release from 0.2 through 0.6 and the development branch. A full dump loaded with
+`ConfigContainer.from_yaml` (PyYAML `safe_load`) passes its values to the dataclass constructors
+unconverted too. So a value keeps the type YAML or Hydra gave it:
 
 | written | read as | field declared `int` | field declared `float` | field declared `bool` |
 |---|---|---|---|---|
-| `2.5`, `2.0`, `1e3` (OmegaConf YAML, Hydra) | float | **error** for sizes and counts; warning otherwise | accepted | accepted |
+| `2.5`, `2.0`, `1e3` (`1e3` in a dump is a string) | float | **error** for sizes and counts; warning otherwise | accepted | accepted |
 | `"1"`, `four`, `'1e3'` | str | **error** | **error** | `"false"`, `"no"`, `"off"`, `"0"`: warning (a non-empty string is true) |
 | `true` | bool | accepted (`bool` is an `int` in Python) | accepted | accepted |
 | `8` | int | accepted | accepted (an int works wherever a float does) | accepted |
 | `null` | None | not reported (many fields declared `int` test `is None`) | not reported | not reported |
 
 * A string where a number is declared: the first comparison or arithmetic with it raises
-  `TypeError` (`micro_batch_size: "1"` fails in `ConfigContainer.validate`, where `"1" * dp` is a
-  string and `global_batch_size % "11111111"` raises). Error.
+  `TypeError`. `micro_batch_size: "1"` fails in `ConfigContainer.validate` (`training/config.py` at
+  the snapshot): `eval_micro_batch_size * data_parallel_size` repeats the string, and
+  `eval_global_batch_size % "11111111"` raises. Error.
 * A float where an int is declared: Python compares and divides floats like ints
   (`save_interval: 1e3` saves every 1000 steps), but `range()`, tensor shapes, slices and
   `torch.topk` refuse them. For the sizes and counts (every `*_parallel_size`, `micro_batch_size`,
-  `global_batch_size`, `seq_length`, `num_layers`, `hidden_size`, `ffn_hidden_size`,
-  `num_attention_heads`, `num_query_groups`, `kv_channels`, `vocab_size`, `num_moe_experts`,
-  `moe_router_topk`, ...) that is certain: Megatron-Core builds its process groups with
-  `range(world_size // group_size)` (`parallel_state.py`), runs `range(num_microbatches)` in the
-  pipeline schedules and sizes tensors with them. Error there; warning for other int fields.
-* `Literal` choices: nothing checks them when the value is set. A value outside the choices is a
-  warning, and an error where the reading code raises on it: `scheduler.lr_decay_style`
-  (Megatron-Core's `OptimizerParamScheduler.get_lr`, "... decay style is not supported", after
-  warm-up) and `dataset.dataloader_type` (Bridge's `build_pretraining_data_loader`, "unexpected
-  dataloader type"). The choices follow the release given with `--bridge-version` (with the
-  Megatron-Core commit it pins; `lint/field_history.inc`, from `tools/gen_field_history.py`): for
-  example `ckpt_format: zarr` was a choice up to 0.3.1, `moe_flex_dispatcher_backend: ncclep`
-  from 0.6; a value only a later release knows is reported only when the release was given.
+  `global_batch_size`, `eval_*_batch_size`, `seq_length`, `num_layers`, `hidden_size`,
+  `ffn_hidden_size`, `moe_ffn_hidden_size`, `num_attention_heads`, `num_query_groups`,
+  `kv_channels`, `vocab_size`, `num_moe_experts`, `moe_router_topk`) that is certain: Megatron-Core
+  builds its process groups with `range(world_size // group_size)` (`parallel_state.py`), runs
+  `range(num_microbatches)` in the pipeline schedules (the micro-batch count is
+  `global_batch_size // (micro_batch_size * dp)`, a float then), builds `range(num_layers)` layers
+  and sizes tensors with the rest. Error there; warning for other int fields.
+* `Literal` choices: nothing checks them when the value is set; the code that reads the field gets
+  the value as written. A value outside the choices is a warning, and an error where that code
+  raises on any other value: `scheduler.lr_decay_style` (Megatron-Core
+  `optimizer_param_scheduler.py`, `get_lr`: "... decay style is not supported", at the first step
+  after warm-up, in every release). The choices are those of the release given with
+  `--bridge-version` and the Megatron-LM commit it pins (`lint/field_history.inc`, generated from
+  the release tags by `tools/gen_field_history.py`): `ckpt_format: zarr` is a choice up to 0.3.1,
+  `moe_flex_dispatcher_backend: ncclep` from 0.6, `lr_wsd_decay_style: minus_sqrt` from 0.4; a
+  field that was a plain `str` in a release (many model fields in 0.2) is not judged for it. A
+  choice only the development branch after the newest release knows is reported only when the
+  release was given.
 * `Optional[...]`: `null` is accepted; another value is judged by the inner type. Unions accept
   what any member accepts; lists are judged item by item (an item of the wrong type is located at
   the item); a scalar where only a list is declared is a warning.
 
 Where a field is declared differently by several model or dataset classes (a VLM provider
 redeclares `position_embedding_type: str`), a value any of them takes is accepted: mblint does not
-know which class the recipe builds. Fields declared as classes, callables, tuples, enums or
-`Any`, fields only some providers declare, and mappings with `_target_` (instantiated, not set)
-are not judged. Values of the recipe (mblint's catalog) and run_recipe.py's convenience flags
-(typed by argparse: `entry-point-argument`) are not judged here; nor are the fields other rules
-check value by value (`cp_comm_type`, `cuda_graph_impl`, `cuda_graph_scope`, `moe_layer_freq`,
-`pipeline_model_parallel_comm_backend`, `recompute_granularity`, `recompute_method`,
-`recompute_modules`, `sharp_enabled_group`).
+know which class the recipe builds. Not judged: fields declared as classes, callables, tuples or
+`Any`; enums (a string given to `attention_backend` is compared with the `AttnBackend` members by
+Megatron-Core and matches none, while the hybrid and Qwen3-Omni providers accept the string
+`"local"`: the effect depends on the provider); mappings with `_target_` (instantiated, not set);
+values of the recipe (mblint's catalog) and run_recipe.py's convenience flags (typed by argparse,
+see `entry-point-argument`); Hydra's `key=None` (the string "None", reported by
+`override-syntax`); and the fields other rules check value by value (`cp_comm_type`,
+`cuda_graph_impl`, `cuda_graph_scope`, `moe_layer_freq`, `pipeline_model_parallel_comm_backend`,
+`recompute_granularity`, `recompute_method`, `recompute_modules`, `sharp_enabled_group`). A value
+copied by an interpolation (or by run_recipe.py from `dataset.seq_length` to `model.seq_length`) is
+reported once, where it was written when that is a field, else at the `${...}`.
 
 The fix writes the value the text evidently means (`"1"` -> `1`, `1e3` -> `1000`, `2.0` -> `2`,
-`"false"` -> `false`, a choice within two edits of the misspelling) in the form its file reads
-with that type (a dump read by PyYAML needs `1000`, not `1e3`); there is none for `four` or
-`2.5`. Each fix is re-checked: the job with the fix applied is linted again, and a fix that would
-bring a new finding is not offered (the help names that finding).)md",
+`"false"` -> `false`, the one choice within two edits of a misspelling) in the form its file reads
+with that type (a dump read by PyYAML needs `1000` and `0.0003`, not `1e3` and `3e-4`); there is
+none for `four` or `2.5`. Each fix is re-checked: the job with the fix applied is linted again,
+and a fix that would bring a new error or warning is not offered (the help names it).)md",
     {"override.yaml", "train:\n  micro_batch_size: \"1\"\n",
      "override.yaml --recipe llama3_8b_pretrain_config --nodes 1 --gpus-per-node 8"},
     {"override.yaml", "train:\n  micro_batch_size: 1\n",
