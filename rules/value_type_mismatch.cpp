@@ -206,14 +206,21 @@ struct Judge {
     std::string what = fmt::format("{} takes {}, but {} is {}", field.path, want, shown(value), kind_name(value));
     if (value.kind == ValueKind::Float) {  // want_int
       f.intended = whole(value);
-      f.severity = used_as_size(field.name) ? Severity::Error : Severity::Warning;
-      f.message = f.severity == Severity::Error
-                      ? fmt::format("{}: {}, and Megatron-Core fails with TypeError where it uses it as a size or "
-                                    "count",
-                                    what, set_as_is())
-                      : fmt::format("{}: {}; Python compares and divides it like the int, but fails with TypeError "
-                                    "where it is used as a count or an index",
-                                    what, set_as_is());
+      // A size or count fails; elsewhere a whole float behaves like the int
+      // wherever Python only compares or divides it (advice), a fraction does not.
+      f.severity = used_as_size(field.name) ? Severity::Error : f.intended ? Severity::Note : Severity::Warning;
+      if (f.severity == Severity::Error) {
+        f.message = fmt::format("{}: {}, and Megatron-Core fails with TypeError where it uses it as a size or count",
+                                what, set_as_is());
+      } else if (f.severity == Severity::Note) {
+        f.message = fmt::format("{}: {}; Python compares and divides it like {}, so it works unless the value is "
+                                "used as a count or an index (TypeError)",
+                                what, set_as_is(), to_display(*f.intended));
+      } else {
+        f.message = fmt::format("{}: {}; Python computes with the fraction where it compares or divides, and "
+                                "fails with TypeError where it is used as a count or an index",
+                                what, set_as_is());
+      }
       f.help = f.intended ? "write {}" : "write a whole number";
       return f;
     }
@@ -546,7 +553,7 @@ unconverted too. So a value keeps the type YAML or Hydra gave it:
 
 | written | read as | field declared `int` | field declared `float` | field declared `bool` |
 |---|---|---|---|---|
-| `2.5`, `2.0`, `1e3` (`1e3` in a dump is a string) | float | **error** for sizes and counts; warning otherwise | accepted | accepted |
+| `2.5`, `2.0`, `1e3` (`1e3` in a dump is a string) | float | **error** for sizes and counts; otherwise a warning for a fraction, a note for a whole number | accepted | accepted |
 | `"1"`, `four`, `'1e3'` | str | **error** | **error** | `"false"`, `"no"`, `"off"`, `"0"`: warning (a non-empty string is true) |
 | `true` | bool | accepted (`bool` is an `int` in Python) | accepted | accepted |
 | `8` | int | accepted | accepted (an int works wherever a float does) | accepted |
@@ -565,7 +572,10 @@ unconverted too. So a value keeps the type YAML or Hydra gave it:
   builds its process groups with `range(world_size // group_size)` (`parallel_state.py`), runs
   `range(num_microbatches)` in the pipeline schedules (the micro-batch count is
   `global_batch_size // (micro_batch_size * dp)`, a float then), builds `range(num_layers)` layers
-  and sizes tensors with the rest. Error there; warning for other int fields.
+  and sizes tensors with the rest. Error there. Other int fields are often only compared or
+  divided (`save_interval`, `lr_warmup_iters`, `train_iters`), where a whole float works like the
+  int: a note; a fraction changes what the setting means (`save_interval: 2.5` saves every 5
+  steps): a warning.
 * `Literal` choices: nothing checks them when the value is set; the code that reads the field gets
   the value as written. A value outside the choices is a warning, and an error where that code
   raises on any other value: `scheduler.lr_decay_style` (Megatron-Core
