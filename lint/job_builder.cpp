@@ -566,6 +566,9 @@ Job job_from_yaml(FileId file, LoadedYaml yaml, SourceSet& sources, const LintOp
   }
   job.kind = yaml.dump ? InputKind::BridgeDump : InputKind::BridgeOverrideYaml;
   job.config_complete = yaml.dump;
+  // Applied to a recipe or forced to Bridge by the user: a Bridge file, whatever
+  // its keys look like (is_bridge_job guesses only for a YAML linted on its own).
+  if (options.recipe || forced == Dialect::Bridge) job.bridge_file_plausible = true;
   select_command_line_recipe(job, options);
   hoist_transformer_fields(yaml.root, job);
   merge_into(job.config, yaml.root);

@@ -6,6 +6,7 @@
 #include <span>
 
 #include "lint/schema.h"
+#include "rules/variant_fields.h"
 
 namespace mblint {
 
@@ -15,9 +16,20 @@ struct VariantField {
   const char* section;
   const char* name;
   const char* family;  // "" any variant; else the section's _target_ must name it
+  const char* type;    // the variants' annotations, " | "-joined
 };
 
 #include "rules/config_fields_data.inc"
+
+const VariantField* find_variant_field(std::string_view section, std::string_view name) {
+  auto it = std::lower_bound(std::begin(kVariantFields), std::end(kVariantFields), std::make_pair(section, name),
+                             [](const VariantField& f, const std::pair<std::string_view, std::string_view>& key) {
+                               if (f.section != key.first) return std::string_view(f.section) < key.first;
+                               return std::string_view(f.name) < key.second;
+                             });
+  if (it == std::end(kVariantFields) || it->section != section || it->name != name) return nullptr;
+  return &*it;
+}
 
 // Fields that no recipe of the catalog (Megatron Bridge 067f987, recipes/
 // and perf_recipes/) assigns, checked by searching the recipe sources: for a
@@ -68,8 +80,10 @@ namespace {
 // A YAML file the loader took for a Megatron Bridge config because one of
 // its keys is a section name (`model:`, `optimizer:`), while most of its keys
 // are not ConfigContainer fields: a NeMo, verl or other framework's file.
-// Rules about keys and values stay silent on those. A launch script that
-// passes the file to a Bridge entry point settles the question.
+// Rules about keys and values stay silent on those. The guess is made only
+// for a YAML linted on its own: a launch script that passes the file to a
+// Bridge entry point settles the question, and so do --recipe and
+// --dialect bridge (the job builder sets bridge_file_plausible then).
 bool plausible_bridge_file(const Job& job) {
   if (job.kind == InputKind::BridgeDump) {
     const ConfigValue* target = find_child(job.config, "_target_");
@@ -580,14 +594,15 @@ bool is_builder_outer_field(std::string_view name) {
   return std::find(kOuter.begin(), kOuter.end(), name) != kOuter.end();
 }
 
+std::string_view variant_annotations(std::string_view section, std::string_view name) {
+  const VariantField* field = find_variant_field(section, name);
+  return field ? field->type : "";
+}
+
 bool is_known_field(const Job& job, std::string_view section, std::string_view name) {
   if (find_schema_field(section, name)) return true;
-  auto it = std::lower_bound(std::begin(kVariantFields), std::end(kVariantFields), std::make_pair(section, name),
-                             [](const VariantField& f, const std::pair<std::string_view, std::string_view>& key) {
-                               if (f.section != key.first) return std::string_view(f.section) < key.first;
-                               return std::string_view(f.name) < key.second;
-                             });
-  if (it == std::end(kVariantFields) || it->section != section || it->name != name) return false;
+  const VariantField* it = find_variant_field(section, name);
+  if (!it) return false;
   std::string_view family = it->family;
   if (family.empty()) return true;
   // A field only one model family declares (T5's max_position_embeddings):

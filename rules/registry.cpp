@@ -19,6 +19,7 @@ extern const RuleInfo kNoTrainingJob;
 extern const RuleInfo kUncheckedJob;
 // == declarations: config keys and values ==
 extern const RuleInfo kUnknownKey;
+extern const RuleInfo kValueTypeMismatch;
 extern const RuleInfo kFlatKeyOnBuilderModel;
 extern const RuleInfo kPrecisionOverriddenByMixedPrecision;
 extern const RuleInfo kNullSectionWithoutTarget;
@@ -200,6 +201,7 @@ const std::array kRules = {
     &kUncheckedJob,
     // == list: config keys and values ==
     &kUnknownKey,
+    &kValueTypeMismatch,
     &kFlatKeyOnBuilderModel,
     &kPrecisionOverriddenByMixedPrecision,
     &kNullSectionWithoutTarget,

@@ -3,6 +3,7 @@
 // nothing.
 #include "lint/schema.h"
 #include "rules/config_support.h"
+#include "rules/fix_recheck.h"
 
 namespace mblint {
 
@@ -56,8 +57,46 @@ std::optional<TextEdit> rename_key(const ConfigValue& value, std::string_view se
   return std::nullopt;
 }
 
-void report(const RuleContext& context, std::string_view section, std::string_view name, const ConfigValue& value,
-            std::vector<Diagnostic>& out) {
+// The job with the value moved from the misspelled key to `replacement`.
+Job renamed(const Job& job, std::string_view section, std::string_view name, const std::string& replacement) {
+  Job changed = job;
+  std::vector<std::string> from, to;
+  if (!section.empty()) {
+    from.emplace_back(section);
+    to.emplace_back(section);
+  }
+  from.emplace_back(name);
+  to.push_back(replacement);
+  if (const ConfigValue* value = find_path(changed.config, from)) {
+    ConfigValue moved = *value;
+    erase_path(changed.config, from);
+    assign_path(changed.config, to, std::move(moved));
+  }
+  return changed;
+}
+
+// The rename, offered when the job with the key renamed has no finding it
+// did not have before (the value starts to apply, and may break something).
+void add_rename_fix(const RuleContext& context, FixRecheck& recheck, std::string_view section, std::string_view name,
+                    const ConfigValue& value, const std::string& replacement, Diagnostic& diag) {
+  Fix fix;
+  fix.description = fmt::format("rename the key to {}", replacement);
+  fix.safety = FixSafety::Unsafe;  // the value starts to apply
+  if (auto edit = rename_key(value, section, name, replacement)) {
+    if (!rechecking_fix()) {
+      if (auto left = new_finding_after_fix(recheck, renamed(context.job, section, name, replacement))) {
+        diag.help += fmt::format(" (mblint offers no rename: with it the job gets a new {}, {}: {})",
+                                 severity_name(left->severity), left->rule, left->message);
+        return;
+      }
+    }
+    fix.edits.push_back(*edit);
+  }
+  diag.fixes.push_back(std::move(fix));
+}
+
+void report(const RuleContext& context, FixRecheck& recheck, std::string_view section, std::string_view name,
+            const ConfigValue& value, std::vector<Diagnostic>& out) {
   std::string dotted = section.empty() ? std::string(name) : fmt::format("{}.{}", section, name);
   std::string consequence =
       context.job.config_complete
@@ -77,11 +116,7 @@ void report(const RuleContext& context, std::string_view section, std::string_vi
     diag.help = confusion;
   } else if (!similar.empty()) {
     diag.help = fmt::format("did you mean {}{}{}?", section, section.empty() ? "" : ".", similar.front());
-    Fix fix;
-    fix.description = fmt::format("rename the key to {}", similar.front());
-    fix.safety = FixSafety::Unsafe;  // the value starts to apply
-    if (auto edit = rename_key(value, section, name, similar.front())) fix.edits.push_back(*edit);
-    diag.fixes.push_back(std::move(fix));
+    add_rename_fix(context, recheck, section, name, value, similar.front(), diag);
   } else {
     diag.help = fmt::format("remove it, or check the spelling against {}", owner_of(section));
   }
@@ -94,7 +129,8 @@ bool skip(const ConfigValue& value) {
          value.where.layer == Layer::SchemaDefault;
 }
 
-void check_section(const RuleContext& context, const MapEntry& section, std::vector<Diagnostic>& out) {
+void check_section(const RuleContext& context, FixRecheck& recheck, const MapEntry& section,
+                   std::vector<Diagnostic>& out) {
   const SchemaField* field = find_schema_field("", section.key);
   if (!field || !section.value.is_map()) return;
   // env_vars and other dict-typed sections take any key.
@@ -102,20 +138,21 @@ void check_section(const RuleContext& context, const MapEntry& section, std::vec
   for (const MapEntry& entry : section.value.entries) {
     if (is_serialization_key(entry.key) || skip(entry.value)) continue;
     if (is_known_field(context.job, section.key, entry.key)) continue;
-    report(context, section.key, entry.key, entry.value, out);
+    report(context, recheck, section.key, entry.key, entry.value, out);
   }
 }
 
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   const Job& job = context.job;
   if (!is_bridge_job(job) || !job.config.is_map()) return;
+  FixRecheck recheck{context, kUnknownKey.name};
   for (const MapEntry& entry : job.config.entries) {
     if (is_serialization_key(entry.key) || skip(entry.value)) continue;
     if (!is_config_section(entry.key)) {
-      report(context, "", entry.key, entry.value, out);
+      report(context, recheck, "", entry.key, entry.value, out);
       continue;
     }
-    check_section(context, entry, out);
+    check_section(context, recheck, entry, out);
   }
 }
 
@@ -132,7 +169,11 @@ are then copied onto the dataclasses by `apply_overrides`
 (`training/utils/omegaconf_utils.py`): a key the dataclass does not have is skipped with only a
 log line, "Key 'finetune_lr' in overrides not found in config object OptimizerConfig.
 Skipping.". Full dumps loaded with `ConfigContainer.from_yaml` drop unknown keys the same way
-(LENIENT mode). The run starts and the setting silently does nothing.
+(LENIENT mode). The run starts and the setting silently does nothing, so this is a warning, not an
+error: nothing rejects the job. `_apply_overrides` has skipped unknown keys with that log line in
+every release from 0.2 (where the example scripts called it themselves) through 0.6 and the
+development branch. (A Hydra override *without* `+` of a key that does not exist is different:
+Hydra rejects it in struct mode, reported by `override-syntax`.)
 
 Real cases: `optimizer.finetune_lr` in the Qwen3-Next finetune example (a recipe-function
 argument, not an `OptimizerConfig` field) and `model.max_position_embeddings` in the
@@ -144,7 +185,21 @@ including model-specific providers (a VLM's `freeze_vision_model`, distillation'
 T5-only fields count only when `model._target_` names T5. Builder-backed Llama configs'
 `model.transformer.*` are read as `model.*`. Free-form dict sections (`env_vars`) and the
 serialization keys of dumps (`_target_`, `_call_`, ...) are not checked, nor are keys the recipe
-itself sets. The rule applies to Megatron Bridge jobs only.)md",
+itself sets. The rule applies to Megatron Bridge jobs only.
+
+A YAML file linted on its own, with no `--recipe` and no `--dialect`, may belong to another
+framework that also has a `model:` section (NeMo, verl): when most of its keys (three or more)
+are no Bridge fields, mblint takes it for such a file and says nothing about its keys. That guess
+is made only then: a YAML applied to a recipe (`--recipe`), forced with `--dialect bridge`, or
+passed by a launch script to a Bridge entry point (`--config-file`) is a Bridge file, and every
+misspelled key in it is reported.
+
+The did-you-mean comes with a fix that renames the key where it was written (also a quick fix in
+the editor). The rename makes the value apply, so it is re-checked first: the job with the key
+renamed is linted again, and when that brings a new error or warning (the value breaks something once
+it applies) the rename is not offered and the help names the finding. `--fix --unsafe-fixes` applies
+renames pass by pass, so keys that only make sense together (TP and sequence parallelism) are
+renamed in turn.)md",
     {"override.yaml", "optimizer:\n  finetune_lr: 0.000005\n  min_lr: 0.000005\n",
      "override.yaml --recipe qwen3_8b_pretrain_config --nodes 1 --gpus-per-node 8"},
     {"override.yaml", "optimizer:\n  lr: 0.000005\n  min_lr: 0.000005\n",

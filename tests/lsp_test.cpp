@@ -999,3 +999,77 @@ TEST_CASE("lsp: a client that cannot watch files is not asked to", "[lsp]") {
             .contains("result"));
   fs::remove_all(root);
 }
+
+TEST_CASE("lsp: misspelled keys and mistyped values of a YAML applied to a recipe get quick fixes that clear them",
+          "[lsp]") {
+  fs::path root = mblint::test::make_temp_dir("mblint-lsp-key-fixes");
+  std::string uri = mblint::lsp::path_to_uri(root / "override.yaml");
+  // Field review A.3 (three misspelled keys: once taken for another
+  // framework's file) plus a value of the wrong type.
+  std::string text = "model:\n"
+                     "  tensor_model_paralel_size: 2\n"
+                     "  pipeline_model_paralel_size: 2\n"
+                     "  sequence_paralel: true\n"
+                     "train:\n"
+                     "  micro_batch_size: \"1\"\n";
+  Session s({"--recipe", "llama3_8b_pretrain_config", "--nodes", "1", "--gpus-per-node", "8"});
+  s.initialize(root);
+  s.open(uri, text);
+  Json published = s.diagnostics(uri);
+  std::multiset<std::string> found = code_set(published);
+  REQUIRE(found.count("unknown-key") == 3);
+  REQUIRE(found.count("value-type-mismatch") == 1);
+  // Errors and warnings (LSP severity 1 and 2): a fix may bring a note, never one of these.
+  auto serious = [](const Json& diagnostics) {
+    std::multiset<std::string> out;
+    for (const Json& d : diagnostics["diagnostics"]) {
+      if (d["severity"].get<int>() <= 2) out.insert(d["code"].get<std::string>());
+    }
+    return out;
+  };
+  int version = 1;
+  std::vector<std::string> titles;
+  // Each finding of the two rules in turn, top to bottom: its quick fix,
+  // applied as the editor would, removes it and brings no new error or warning.
+  for (;;) {
+    const Json* target = nullptr;
+    for (const Json& d : published["diagnostics"]) {
+      if (d["code"] == "unknown-key" || d["code"] == "value-type-mismatch") {
+        target = &d;
+        break;
+      }
+    }
+    if (!target) break;
+    std::string rule = (*target)["code"];
+    uint32_t line = (*target)["range"]["start"]["line"];
+    Json actions = s.request("textDocument/codeAction",
+                             Json{{"textDocument", {{"uri", uri}}}, {"range", range(line, 0, line, 0)},
+                                  {"context", {{"diagnostics", Json::array()}}}})["result"];
+    const Json* fix = nullptr;
+    for (const Json& action : actions) {
+      if (action["diagnostics"][0]["code"] == rule && action["title"].get<std::string>().rfind("Disable ", 0) != 0) {
+        fix = &action;
+        break;
+      }
+    }
+    INFO(rule << " on line " << line << "\n" << text);
+    REQUIRE(fix);
+    titles.push_back((*fix)["title"]);
+    text = apply_edits(text, (*fix)["edit"]["changes"][uri]);
+    s.change(uri, ++version, Json{{"text", text}});
+    std::multiset<std::string> expected = serious(published);
+    expected.erase(expected.find(rule));
+    published = s.diagnostics(uri);
+    CHECK(serious(published) == expected);
+  }
+  CHECK(text == "model:\n"
+                "  tensor_model_parallel_size: 2\n"
+                "  pipeline_model_parallel_size: 2\n"
+                "  sequence_parallel: true\n"
+                "train:\n"
+                "  micro_batch_size: 1\n");
+  CHECK(titles == std::vector<std::string>{"rename the key to tensor_model_parallel_size (unsafe: changes the run)",
+                                           "rename the key to pipeline_model_parallel_size (unsafe: changes the run)",
+                                           "rename the key to sequence_parallel (unsafe: changes the run)",
+                                           "write 1 (unsafe: changes the run)"});
+}
