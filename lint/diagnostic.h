@@ -40,6 +40,8 @@ std::string_view fix_safety_name(FixSafety safety);  // "safe", "unsafe"
 struct SettingChange {
   std::string path;
   std::string value;
+  // A rename: the value at `from` moves to `path` (and `value` is unused).
+  std::string from = {};
 };
 
 struct Fix {

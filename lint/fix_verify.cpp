@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -17,9 +18,15 @@ namespace {
 ConfigValue value_of(const std::string& text, Provenance where) {
   if (text == "true" || text == "false") return make_bool(text == "true", std::move(where));
   if (text == "null") return make_null(std::move(where));
+  if (text.size() >= 2 && text.front() == '"' && text.back() == '"') {
+    return make_string(text.substr(1, text.size() - 2), std::move(where));  // as to_display writes a string
+  }
   int64_t number = 0;
   auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), number);
   if (error == std::errc() && end == text.data() + text.size()) return make_int(number, std::move(where));
+  double real = 0;
+  auto [real_end, real_error] = std::from_chars(text.data(), text.data() + text.size(), real);
+  if (real_error == std::errc() && real_end == text.data() + text.size()) return make_float(real, std::move(where));
   return make_string(text, std::move(where));
 }
 
@@ -46,6 +53,14 @@ Job changed_job(const Job& job, const std::vector<SettingChange>& changes) {
     if (change.path == "cluster.nodes" || change.path == "cluster.gpus_per_node") {
       set_count(change.path == "cluster.nodes" ? copy.cluster.nodes : copy.cluster.gpus_per_node, change.value);
       copy.cluster.world_size = LocatedInt{};  // now nodes x GPUs per node
+      continue;
+    }
+    if (!change.from.empty()) {
+      if (const ConfigValue* moved = find_path(copy.config, change.from)) {
+        ConfigValue value = *moved;
+        erase_path(copy.config, split_path(change.from));
+        assign_path(copy.config, split_path(change.path), std::move(value));
+      }
       continue;
     }
     assign_path(copy.config, split_path(change.path), value_of(change.value, where));
@@ -88,7 +103,7 @@ struct Recheck {
   std::vector<std::string> before;
 
   // False when the fix must not be offered; fills fix.resolves otherwise.
-  bool keep(Fix& fix, const Diagnostic& made_for) const {
+  bool keep(Fix& fix, const Diagnostic& made_for, std::string& left) const {
     Job copy = changed_job(job, fix.changes);
     Derived after_derived = derive(copy);
     // The domain from the project config or the GPU type stays what it was,
@@ -98,12 +113,17 @@ struct Recheck {
     check_job(copy, after_derived, thresholds, rules, found);
     if (config) apply_rule_settings(*config, found, 0);
     std::vector<std::string> after = findings(found, 0);
-    for (const std::string& key : after) {
-      if (!contains(before, key)) return false;  // a finding the job did not have
+    for (const Diagnostic& d : found) {
+      if (d.severity == Severity::Note || contains(before, key_of(d))) continue;
+      left = fmt::format("it would bring a new {}, {}: {}", severity_name(d.severity), d.rule, d.message);
+      return false;  // a finding the job did not have
     }
     bool still_there = std::any_of(found.begin(), found.end(),
                                    [&](const Diagnostic& d) { return key_of(d) == key_of(made_for); });
-    if (still_there) return false;  // it does not fix what it was made for
+    if (still_there) {
+      left = "it would not remove this finding";
+      return false;
+    }
     fix.resolves.clear();
     for (const std::string& key : before) {
       if (!contains(after, key)) fix.resolves.push_back(key.substr(0, key.find('\n')));
@@ -163,10 +183,20 @@ void verify_fixes(const Job& job, const Derived& derived, const Thresholds& thre
   for (size_t i = first; i < found.size(); ++i) {
     Diagnostic& d = found[i];
     std::vector<Fix> kept;
+    std::optional<std::string> first_dropped;
     for (Fix& fix : d.fixes) {
-      if (fix.rechecked || fix.changes.empty() || recheck.keep(fix, d)) kept.push_back(std::move(fix));
+      std::string left;
+      if (fix.rechecked || fix.changes.empty() || recheck.keep(fix, d, left)) {
+        kept.push_back(std::move(fix));
+      } else if (!first_dropped) {
+        first_dropped = fmt::format("{}: {}", fix.description, left);
+      }
     }
+    bool all_dropped = kept.empty() && first_dropped;
     d.fixes = std::move(kept);
+    if (all_dropped && !d.help_from_fixes) {
+      d.help += fmt::format(" (mblint offers no fix: re-checked, {})", *first_dropped);
+    }
     if (d.help_from_fixes && !d.fixes.empty()) d.help = help_from(d.fixes);
   }
 }

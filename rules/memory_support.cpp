@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "lint/lint.h"
-#include "rules/fix_recheck.h"
 #include "rules/registry.h"
 #include "rules/runtime_support.h"
 
@@ -18,7 +17,6 @@ bool is_memory_rule(std::string_view name) {
 // The error diagnostics the other rules report on a job (the memory rules
 // left out: the candidate's memory is what the re-estimate decides).
 std::vector<std::string> other_errors(const Job& job, const Derived& derived, const Thresholds& thresholds) {
-  NoFixRechecks only_findings;  // the keys are compared; fixes are not needed
   std::vector<const RuleInfo*> selected;
   for (const RuleInfo* rule : all_rules()) {
     if (rule->check && rule->severity == Severity::Error && !is_memory_rule(rule->name)) selected.push_back(rule);

@@ -1,6 +1,8 @@
 // A job mblint could check only partly: what it does not know, why, and how
 // to supply it. Silence has to be earned: without this note a job whose
 // recipe or allocation is unknown would pass with "no problems found".
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "rules/rule_support.h"
@@ -36,10 +38,10 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   if (context.thresholds.require_complete) d.severity = Severity::Error;
   std::vector<std::string> supplies;
   for (const CoverageGap& gap : coverage.gaps) {
-    if (!gap.unknown.empty()) {
+    if (gap.unknown.size() > 1) {
       d.notes.push_back(Note{fmt::format("{}: {} not known", gap.what, fmt::join(gap.unknown, ", ")), gap.where});
     } else if (gap.where.valid() && gap.where != d.where) {
-      d.notes.push_back(Note{gap.why, gap.where});
+      d.notes.push_back(Note{fmt::format("{}: {}", gap.what, gap.why), gap.where});
     }
     if (std::find(supplies.begin(), supplies.end(), gap.supply) == supplies.end()) supplies.push_back(gap.supply);
   }

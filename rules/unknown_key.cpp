@@ -3,7 +3,6 @@
 // nothing.
 #include "lint/schema.h"
 #include "rules/config_support.h"
-#include "rules/fix_recheck.h"
 
 namespace mblint {
 
@@ -57,45 +56,20 @@ std::optional<TextEdit> rename_key(const ConfigValue& value, std::string_view se
   return std::nullopt;
 }
 
-// The job with the value moved from the misspelled key to `replacement`.
-Job renamed(const Job& job, std::string_view section, std::string_view name, const std::string& replacement) {
-  Job changed = job;
-  std::vector<std::string> from, to;
-  if (!section.empty()) {
-    from.emplace_back(section);
-    to.emplace_back(section);
-  }
-  from.emplace_back(name);
-  to.push_back(replacement);
-  if (const ConfigValue* value = find_path(changed.config, from)) {
-    ConfigValue moved = *value;
-    erase_path(changed.config, from);
-    assign_path(changed.config, to, std::move(moved));
-  }
-  return changed;
-}
-
-// The rename, offered when the job with the key renamed has no finding it
-// did not have before (the value starts to apply, and may break something).
-void add_rename_fix(const RuleContext& context, FixRecheck& recheck, std::string_view section, std::string_view name,
-                    const ConfigValue& value, const std::string& replacement, Diagnostic& diag) {
+// The rename, re-checked by the engine before it is offered (the value
+// starts to apply, and may break something: lint/fix_verify.h).
+void add_rename_fix(std::string_view section, std::string_view name, const ConfigValue& value,
+                    const std::string& replacement, Diagnostic& diag) {
   Fix fix;
   fix.description = fmt::format("rename the key to {}", replacement);
   fix.safety = FixSafety::Unsafe;  // the value starts to apply
-  if (auto edit = rename_key(value, section, name, replacement)) {
-    if (!rechecking_fix()) {
-      if (auto left = new_finding_after_fix(recheck, renamed(context.job, section, name, replacement))) {
-        diag.help += fmt::format(" (mblint offers no rename: with it the job gets a new {}, {}: {})",
-                                 severity_name(left->severity), left->rule, left->message);
-        return;
-      }
-    }
-    fix.edits.push_back(*edit);
-  }
+  std::string prefix = section.empty() ? "" : fmt::format("{}.", section);
+  fix.changes.push_back(SettingChange{prefix + replacement, "", fmt::format("{}{}", prefix, name)});
+  if (auto edit = rename_key(value, section, name, replacement)) fix.edits.push_back(*edit);
   diag.fixes.push_back(std::move(fix));
 }
 
-void report(const RuleContext& context, FixRecheck& recheck, std::string_view section, std::string_view name,
+void report(const RuleContext& context, std::string_view section, std::string_view name,
             const ConfigValue& value, std::vector<Diagnostic>& out) {
   std::string dotted = section.empty() ? std::string(name) : fmt::format("{}.{}", section, name);
   std::string consequence =
@@ -116,7 +90,7 @@ void report(const RuleContext& context, FixRecheck& recheck, std::string_view se
     diag.help = confusion;
   } else if (!similar.empty()) {
     diag.help = fmt::format("did you mean {}{}{}?", section, section.empty() ? "" : ".", similar.front());
-    add_rename_fix(context, recheck, section, name, value, similar.front(), diag);
+    add_rename_fix(section, name, value, similar.front(), diag);
   } else {
     diag.help = fmt::format("remove it, or check the spelling against {}", owner_of(section));
   }
@@ -129,7 +103,7 @@ bool skip(const ConfigValue& value) {
          value.where.layer == Layer::SchemaDefault;
 }
 
-void check_section(const RuleContext& context, FixRecheck& recheck, const MapEntry& section,
+void check_section(const RuleContext& context, const MapEntry& section,
                    std::vector<Diagnostic>& out) {
   const SchemaField* field = find_schema_field("", section.key);
   if (!field || !section.value.is_map()) return;
@@ -138,21 +112,20 @@ void check_section(const RuleContext& context, FixRecheck& recheck, const MapEnt
   for (const MapEntry& entry : section.value.entries) {
     if (is_serialization_key(entry.key) || skip(entry.value)) continue;
     if (is_known_field(context.job, section.key, entry.key)) continue;
-    report(context, recheck, section.key, entry.key, entry.value, out);
+    report(context, section.key, entry.key, entry.value, out);
   }
 }
 
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   const Job& job = context.job;
   if (!is_bridge_job(job) || !job.config.is_map()) return;
-  FixRecheck recheck{context, kUnknownKey.name};
   for (const MapEntry& entry : job.config.entries) {
     if (is_serialization_key(entry.key) || skip(entry.value)) continue;
     if (!is_config_section(entry.key)) {
-      report(context, recheck, "", entry.key, entry.value, out);
+      report(context, "", entry.key, entry.value, out);
       continue;
     }
-    check_section(context, recheck, entry, out);
+    check_section(context, entry, out);
   }
 }
 

@@ -10,7 +10,6 @@
 #include "lint/schema.h"
 #include "lint/yaml_scalar.h"
 #include "rules/config_support.h"
-#include "rules/fix_recheck.h"
 #include "rules/variant_fields.h"
 
 namespace mblint {
@@ -402,45 +401,33 @@ bool editable(const ConfigValue& value) {
   return true;
 }
 
-// The job with `at` (the field's value, or one of its list items) replaced by `intended`.
-Job with_value(const Job& job, const Field& field, const ConfigValue& whole_value, const ConfigValue* at,
-               ConfigValue intended) {
-  Job changed = job;
-  intended.where = at->where;
-  ConfigValue replacement = whole_value;
-  if (at == &whole_value) {
-    replacement = std::move(intended);
-  } else {
-    for (size_t i = 0; i < whole_value.items.size(); ++i) {
-      if (&whole_value.items[i] == at) replacement.items[i] = intended;
-    }
+// The dotted path of `at` inside the field's value (a list item gets its
+// index), for the re-check of the fix (lint/fix_verify.h).
+std::string path_of(const Field& field, const ConfigValue& whole_value, const ConfigValue* at) {
+  for (size_t i = 0; i < whole_value.items.size(); ++i) {
+    if (&whole_value.items[i] == at) return fmt::format("{}.{}", field.path, i);
   }
-  assign_path(changed.config, {field.section, field.name}, std::move(replacement));
-  return changed;
+  return field.path;
 }
 
 // The help names the intended value as it would be written; the fix writes
 // it, when the value's characters can be replaced and the job with it has no
 // new finding.
-void add_help_and_fix(const Judge& judge, FixRecheck& recheck, const ConfigValue& whole_value, const ConfigValue* at,
-                      Finding& finding, Diagnostic& diag) {
+void add_help_and_fix(const Judge& judge, const ConfigValue& whole_value, const ConfigValue* at, Finding& finding,
+                      Diagnostic& diag) {
   std::optional<std::string> text;
   if (finding.intended) text = written_form(judge.job(), *at, *finding.intended);
   diag.help = finding.help;
   if (size_t slot = diag.help.find("{}"); finding.intended && slot != std::string::npos) {
     diag.help.replace(slot, 2, text ? *text : to_display(*finding.intended));
   }
-  if (!text || !editable(*at) || rechecking_fix()) return;
-  Job changed = with_value(judge.job(), judge.field, whole_value, at, *finding.intended);
-  if (auto left = new_finding_after_fix(recheck, changed)) {
-    diag.help += fmt::format(" (mblint offers no fix: with {} the job gets a new {}, {}: {})", *text,
-                             severity_name(left->severity), left->rule, left->message);
-    return;
-  }
+  if (!text || !editable(*at)) return;
   Fix fix;
   fix.description = fmt::format("write {}", *text);
   fix.safety = FixSafety::Unsafe;  // the run changes: it no longer fails or ignores the value
   fix.edits.push_back(TextEdit{at->where.value, *text});
+  // Re-checked by the engine before it is offered (lint/fix_verify.h).
+  fix.changes.push_back(SettingChange{path_of(judge.field, whole_value, at), to_display(*finding.intended)});
   diag.fixes.push_back(std::move(fix));
 }
 
@@ -472,7 +459,7 @@ using Written = std::pair<FileId, uint32_t>;
 
 Written written_at(const ConfigValue& value) { return {value.where.value.file, value.where.value.begin}; }
 
-void check_field(const RuleContext& context, FixRecheck& recheck, const std::string& section, const MapEntry& entry,
+void check_field(const RuleContext& context, const std::string& section, const MapEntry& entry,
                  std::set<Written>& reported, std::vector<Diagnostic>& out) {
   const ConfigValue& value = entry.value;
   if (is_serialization_key(entry.key) || skipped_layer(value.where)) return;
@@ -497,7 +484,7 @@ void check_field(const RuleContext& context, FixRecheck& recheck, const std::str
                                           to_string(context.job.versions.bridge)),
                               {}});
   }
-  add_help_and_fix(judge, recheck, value, at, *finding, diag);
+  add_help_and_fix(judge, value, at, *finding, diag);
   out.push_back(std::move(diag));
 }
 
@@ -512,7 +499,6 @@ bool copied_value(const Job& job, const std::string& section, const MapEntry& en
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   const Job& job = context.job;
   if (!is_bridge_job(job) || !job.config.is_map()) return;
-  FixRecheck recheck{context, kValueTypeMismatch.name};
   std::set<Written> reported;
   // Values as written first, then the copies interpolations made.
   for (bool copies : {false, true}) {
@@ -526,7 +512,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
       if (find_child(section.value, "_target_") && !job.config_complete) continue;
       for (const MapEntry& entry : section.value.entries) {
         if (copied_value(job, section.key, entry) || entry.value.where.interpolated_at.valid() != copies) continue;
-        check_field(context, recheck, section.key, entry, reported, out);
+        check_field(context, section.key, entry, reported, out);
       }
     }
   }

@@ -32,6 +32,7 @@ std::string product_label(const std::vector<const Quantity*>& factors) {
                                                                 : "weight shards per TP rank (GTP)");
     values.push_back(std::to_string(**q));
   }
+  if (factors.size() == 1) return names.front();  // "tensor parallel = 16"
   return fmt::format("{} = {}", fmt::join(names, " x "), fmt::join(values, " x "));
 }
 
@@ -52,8 +53,9 @@ void check_partly_known(const RuleContext& context, const std::vector<const Quan
   Diagnostic diag = make_diagnostic(
       kWorldSizeDivisibility,
       fmt::format("world size {} is not divisible by {} = {}, so not by the whole tensor x pipeline x context "
-                  "parallel product whatever {} is (not known here)",
-                  world, product_label(known), product, fmt::join(unknown_names, " and ")),
+                  "parallel product whatever {} {} (not known here)",
+                  world, product_label(known), product, fmt::join(unknown_names, " and "),
+                  unknown_names.size() == 1 ? "is" : "are"),
       span_for(primary));
   for (const Quantity* q : known) add_notes(diag, {q}, &primary);
   add_notes(diag, {&d.nodes, &d.gpus_per_node}, &primary);
