@@ -123,6 +123,10 @@ struct Job {
   bool trains = true;
 
   std::vector<Diagnostic> problems;  // input problems found while loading
+  // Found while loading, but errors only if the file is a Megatron Bridge
+  // config: the rule named in each reports it once is_bridge_job agrees
+  // (interpolations OmegaConf cannot resolve, lint/interpolation_check.h).
+  std::vector<Diagnostic> bridge_problems;
 
   // is_bridge_job's answer (rules/config_support.h), kept by the first rule
   // that asks: its census of the config's keys then runs once per job, not

@@ -43,6 +43,9 @@ extern const RuleInfo kDatasetSettings;
 extern const RuleInfo kUnusedSuppression;
 extern const RuleInfo kSuppressionWithoutReason;
 extern const RuleInfo kProjectConfig;
+extern const RuleInfo kUnknownFlag;
+extern const RuleInfo kInterpolationMissingKey;
+extern const RuleInfo kInterpolationCycle;
 // == declarations: world size and process groups ==
 extern const RuleInfo kWorldSizeDivisibility;
 extern const RuleInfo kExpertWorldSizeDivisibility;
@@ -222,6 +225,9 @@ const std::array kRules = {
     &kUnusedSuppression,
     &kSuppressionWithoutReason,
     &kProjectConfig,
+    &kUnknownFlag,
+    &kInterpolationMissingKey,
+    &kInterpolationCycle,
     // == list: world size and process groups ==
     &kWorldSizeDivisibility,
     &kExpertWorldSizeDivisibility,
