@@ -27,14 +27,20 @@ from `add_megatron_arguments`, every dataclass field `ArgumentGroupFactory` turn
 True becomes `--no-x` and `--disable-x`), and the flags each entry script's
 `extra_args_provider` adds, at each release `core_v0.12.0` ... `core_v0.19.0` (patch releases
 included) and at main `d98e8a64dd` (0.20 development). Flags that only an installed package
-enables (ModelOpt's, Kitchen's) count as accepted.
+enables (ModelOpt's, Kitchen's) count as accepted. At main, `pretrain_gpt.py` and
+`pretrain_hybrid.py` (and `pretrain_mamba.py`, which runs it) add ModelOpt's 22 flags when
+`nvidia-modelopt` is installed, `pretrain_vlm.py` six VLM flags (`--freeze-ViT`, ...),
+`train_rl.py` and the inference examples their serving flags, `examples/multimodal/train.py`,
+`examples/mimo/train.py` and `megatron/elastification/pretrain_hybrid_flex.py` their own;
+`examples/bert/pretrain_bert.py` and `examples/t5/pretrain_t5.py` add none.
 
 What is reported, for an entry script mblint knows (by its path in the Megatron-LM repository;
 a Megatron-LM functional-test `model_config.yaml` is checked against the scripts its family's
 CI recipes run):
 
 * a flag no release accepts: an error, with a did-you-mean and a rename fix where one flag is
-  close (a typo, an abbreviation, underscores), and for a flag another entry script has
+  close (at most one edit per ten characters, an abbreviation, or underscores for dashes), and
+  for a flag another entry script has
   (`--freeze-ViT` is `pretrain_vlm.py`'s); a flag no release of any script has and no flag is
   close to is an error for the release `--megatron-core-version` names and a warning under the
   default release, because a fork of Megatron-LM that keeps the script's name may add it
