@@ -335,6 +335,16 @@ bool read_shape(const Reader& r, MemoryModel& m, std::string* why_not) {
 
 bool read_parallel(const Reader& r, MemoryModel& m, std::string* why_not) {
   const Derived& d = r.derived;
+  // A size the job sets to something mblint cannot know (`$TP` from the
+  // environment, the value a misspelled flag meant): no layout to estimate.
+  for (std::string_view path : {"model.tensor_model_parallel_size", "model.pipeline_model_parallel_size",
+                                "model.context_parallel_size", "model.expert_model_parallel_size"}) {
+    const ConfigValue* node = config_node(r.job, path);
+    if (node && node->is_unknown()) {
+      if (why_not) *why_not = fmt::format("{} is not known", path.substr(6));
+      return false;
+    }
+  }
   auto size = [](const Quantity& q) { return q.known() && *q > 0 ? *q : int64_t{1}; };
   m.tp = size(d.tensor_parallel);
   m.pp = size(d.pipeline_parallel);

@@ -2,8 +2,13 @@
 // `${.x}` / `${..x}` (relative) resolve to the referenced value, as
 // OmegaConf.to_container(resolve=True) does when Bridge merges a file.
 // Resolvers (`${oc.env:TP}`, `${multiply:...}`) need the environment or code:
-// their values are unknown, never guessed, never an error.
+// their values are unknown, never guessed, never an error. References to keys
+// that do not exist and cycles are recorded as problems; chains longer than
+// kMaxInterpolationDepth are unknown.
 #pragma once
+
+#include <string>
+#include <vector>
 
 #include "lint/config_value.h"
 
@@ -19,10 +24,34 @@ namespace mblint {
 // otherwise take quadratic time and memory. Past the bound the remaining
 // interpolations stay unknown and `complete` is false.
 inline constexpr size_t kInterpolationWork = 4'000'000;
+inline constexpr int kMaxInterpolationDepth = 32;
+
+// A reference OmegaConf cannot resolve: a key the config does not have
+// (InterpolationKeyError), or a chain that comes back to where it started
+// ("Recursive interpolation detected"). Which missing keys are errors depends
+// on what else supplies keys (a recipe): lint/interpolation_check.h decides.
+struct InterpolationProblem {
+  enum class Kind { MissingKey, Cycle };
+  Kind kind = Kind::MissingKey;
+  std::string expression;           // as written inside ${...}
+  size_t offset = 0;                // of "${" in the holding value's text
+  size_t length = 0;                // of "${...}"
+  std::string text;                 // the holding value's text
+  Provenance where;                 // of the holding value
+  std::vector<std::string> holder;  // path of the holding value
+  // MissingKey: the absolute path named and how many of its segments exist.
+  std::vector<std::string> target;
+  size_t found = 0;
+  // Cycle: the paths the chain passes through, the first one again at the end,
+  // and where each of them holds its interpolation.
+  std::vector<std::vector<std::string>> chain;
+  std::vector<Span> chain_at;
+};
 
 struct InterpolationResult {
   bool complete = true;
   Span stopped_at;  // the interpolation being resolved when the work ran out
+  std::vector<InterpolationProblem> problems;
 };
 
 InterpolationResult resolve_interpolations(ConfigValue& root);

@@ -136,6 +136,10 @@ struct Job {
 
   std::vector<Diagnostic> problems;  // input problems found while loading
   std::vector<Unresolved> unresolved;  // what the builder could not follow or resolve
+  // Found while loading, but errors only if the file is a Megatron Bridge
+  // config: the rule named in each reports it once is_bridge_job agrees
+  // (interpolations OmegaConf cannot resolve, lint/interpolation_check.h).
+  std::vector<Diagnostic> bridge_problems;
 
   // is_bridge_job's answer (rules/config_support.h), kept by the first rule
   // that asks: its census of the config's keys then runs once per job, not

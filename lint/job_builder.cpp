@@ -12,8 +12,10 @@
 #include "lint/hand_off.h"
 #include "lint/hydra_override.h"
 #include "lint/interpolation.h"
+#include "lint/interpolation_check.h"
 #include "lint/launch.h"
 #include "lint/megatron_lm_args.h"
+#include "lint/megatron_lm_flags.h"
 #include "lint/megatron_lm_test_config.h"
 #include "lint/nemo_yaml.h"
 #include "lint/overrides.h"
@@ -253,6 +255,7 @@ void finish_job(Job& job, const LintOptions& options, const SourceSet& sources) 
                                    interpolated.stopped_at,
                                    "the values past this point are treated as unknown; shorten the chains"));
   }
+  job.bridge_problems = interpolation_diagnostics(job, interpolated.problems, sources);
   apply_bridge_rewrites(job);
   // The other dialects' defaults, after every layer (--set, --nodes) so
   // they follow what the job finally says.
@@ -364,18 +367,55 @@ void load_config_file(Job& job, const Launch& launch, ScriptContext& context) {
   (void)statement;
 }
 
-void apply_megatron_lm_arguments(Job& job, const Launch& launch) {
+// The release the flags are checked against: --megatron-core-version, else
+// mblint's default.
+FlagCheckOptions flag_check_options(const LintOptions& options) {
+  FlagCheckOptions check;
+  check.version = kNewestMegatronCore;
+  if (options.megatron_core_version) {
+    if (auto v = parse_version(options.megatron_core_version->text)) {
+      check.version = *v;
+      check.version_given = true;
+    }
+  }
+  return check;
+}
+
+// The diagnostics, and the settings a misspelled flag meant: unknown
+// rather than Megatron-LM's default (the run stops before either applies).
+void take_flag_check(Job& job, FlagCheck check) {
+  for (Diagnostic& d : check.diagnostics) job.problems.push_back(std::move(d));
+  for (const FlagCheck::Intended& intended : check.intended) {
+    const MegatronLmFlag* spec = find_megatron_lm_flag(intended.flag);
+    if (!spec) continue;
+    Provenance where;
+    where.layer = Layer::Override;
+    where.key = intended.at;
+    where.statement = intended.at;
+    where.origin = fmt::format("not set: the flag meant to set it is misspelled ({} expected)", intended.flag);
+    for (std::string_view path : {spec->path, spec->also}) {
+      if (path.empty() || find_path(job.config, path)) continue;
+      assign_path(job.config, split_path(path), make_unknown(std::string(intended.flag), where));
+    }
+  }
+}
+
+void apply_megatron_lm_arguments(Job& job, const Launch& launch, const ScriptContext& context) {
   MegatronArgv argv;
   argv.words = launch.arguments;
   argv.layer = Layer::Override;
   MegatronLmArgs args = read_megatron_lm_args(argv);
   merge_into(job.config, args.config);
   for (Diagnostic& d : args.problems) job.problems.push_back(std::move(d));
+  FlagParser parser = parser_for_program(launch.program.text);
+  Span program = span_of(launch.program, 0, launch.program.text.size());
+  take_flag_check(job, check_megatron_lm_flags(argv, parser, flag_check_options(context.options), context.sources,
+                                               program));
 }
 
 void apply_launch_layers(Job& job, const Launch& launch, ScriptContext& context) {
   if (launch.entry == EntryPoint::MegatronLM) {
-    apply_megatron_lm_arguments(job, launch);
+    apply_megatron_lm_arguments(job, launch, context);
     return;
   }
   if (launch.entry == EntryPoint::RunRecipe || launch.entry == EntryPoint::TrainSh) {
@@ -495,7 +535,8 @@ const ConfigValue* megatron_lm_arguments(const ConfigValue& root, bool forced) {
   return flags ? &root : nullptr;
 }
 
-void build_megatron_lm_test_job(Job& job, const ConfigValue& root, const ConfigValue& args, SourceSet& sources) {
+void build_megatron_lm_test_job(Job& job, const ConfigValue& root, const ConfigValue& args, SourceSet& sources,
+                                const LintOptions& options) {
   job.kind = InputKind::MegatronLmTestConfig;
   MegatronTestConfig test = read_megatron_lm_test_config(sources, root, args);
   job.cluster = test.cluster;
@@ -511,6 +552,9 @@ void build_megatron_lm_test_job(Job& job, const ConfigValue& root, const ConfigV
   MegatronLmArgs parsed = read_megatron_lm_args(test.argv);
   merge_into(job.config, parsed.config);
   for (Diagnostic& d : parsed.problems) job.problems.push_back(std::move(d));
+  fs::path path = resolve_relative(sources.files[job.primary].path, options.base_dir);
+  FlagParser parser = parser_for_test_config(path.string());
+  take_flag_check(job, check_megatron_lm_flags(test.argv, parser, flag_check_options(options), sources, Span{}));
 }
 
 void build_nemo_job(Job& job, const ConfigValue& root) {
@@ -540,7 +584,7 @@ Job job_from_yaml(FileId file, LoadedYaml yaml, SourceSet& sources, const LintOp
   std::optional<Dialect> forced = forced_dialect(options);
   if (!forced || forced == Dialect::MegatronLM) {
     if (const ConfigValue* args = megatron_lm_arguments(yaml.root, forced.has_value())) {
-      build_megatron_lm_test_job(job, yaml.root, *args, sources);
+      build_megatron_lm_test_job(job, yaml.root, *args, sources, options);
       finish_job(job, options, sources);
       return job;
     }

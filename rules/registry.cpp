@@ -46,6 +46,9 @@ extern const RuleInfo kDatasetSettings;
 extern const RuleInfo kUnusedSuppression;
 extern const RuleInfo kSuppressionWithoutReason;
 extern const RuleInfo kProjectConfig;
+extern const RuleInfo kUnknownFlag;
+extern const RuleInfo kInterpolationMissingKey;
+extern const RuleInfo kInterpolationCycle;
 // == declarations: world size and process groups ==
 extern const RuleInfo kWorldSizeDivisibility;
 extern const RuleInfo kExpertWorldSizeDivisibility;
@@ -228,6 +231,9 @@ const std::array kRules = {
     &kUnusedSuppression,
     &kSuppressionWithoutReason,
     &kProjectConfig,
+    &kUnknownFlag,
+    &kInterpolationMissingKey,
+    &kInterpolationCycle,
     // == list: world size and process groups ==
     &kWorldSizeDivisibility,
     &kExpertWorldSizeDivisibility,

@@ -109,14 +109,8 @@ void check_megatron_lm(const RuleContext& context, const Quantity& schedule, con
                        std::vector<Diagnostic>& out) {
   const Job& job = context.job;
   const Derived& d = context.derived;
-  if (job.versions.megatron_core < kScheduleAdded) {
-    out.push_back(make(schedule,
-                       fmt::format("--step-batch-size-schedule does not exist in Megatron-LM {}: argparse rejects "
-                                   "it (added in 0.18)",
-                                   to_string(job.versions.megatron_core)),
-                       "use --rampup-batch-size on this version, or a Megatron-LM >= 0.18"));
-    return;
-  }
+  // Before 0.18 argparse rejects the flag itself: unknown-flag reports it.
+  if (job.versions.megatron_core < kScheduleAdded) return;
   const ConfigValue* gbs = config_node(job, "train.global_batch_size");
   if (gbs && gbs->where.layer != Layer::Rewrite) {
     Diagnostic diag = make(schedule, "--step-batch-size-schedule and --global-batch-size are both given: Megatron-LM "
@@ -204,7 +198,7 @@ must be strictly increasing"); `validate_args` refuses it together with `--globa
 ("Cannot specify both --step-batch-size-schedule and --global-batch-size") or
 `--decrease-batch-size-if-needed`. Each batch size must split into `micro_batch_size x DP`;
 that is checked only when the schedule reaches it, mid-run. Megatron-LM before 0.18 has no
-such option.
+such option (`unknown-flag` reports the flag its parser rejects).
 
 Megatron Bridge has the field (`train.step_batch_size_schedule`, inherited from Megatron-Core's
 training config) but does not hand it to the microbatch calculator: the run silently trains

@@ -222,6 +222,31 @@ TEST_CASE("interpolation chains and copies of large maps stop at the work bound"
   CHECK(mentions(c, "mblint stops resolving them here [yaml-syntax]"));
 }
 
+TEST_CASE("thousands of self references and missing keys in interpolations stay bounded", "[bad-input]") {
+  Scratch s;
+  // Under env_vars (a free-form dict) the keys are the file's own, so the
+  // file stays a Megatron Bridge config whatever they are called.
+  std::string selves = "model:\n  num_layers: 2\nenv_vars:\n";
+  std::string missing = selves;
+  for (int i = 0; i < 10000; ++i) {
+    std::string number = std::to_string(i);
+    selves += "  k" + number + ": ${.k" + number + "}\n";
+    missing += "  k" + number + ": ${nothing.k" + number + "}\n";
+  }
+  s.write("selves.yaml", selves);
+  s.write("missing.yaml", missing);
+  s.write("nested.yaml", "model:\n  seq_length: " + std::string(5000, '$') + std::string(5000, '{') + "\n");
+  Result r = s.check({"selves.yaml", "--recipe", "llama3_8b_pretrain_config"});
+  CHECK(r.code == 1);
+  CHECK(mentions(r, "selves.yaml:4:7: error: ${.k0} starts an interpolation cycle"));
+  // The wide map exhausts the work bound: the rest stays unknown, and says so.
+  CHECK(mentions(r, "mblint stops resolving them here [yaml-syntax]"));
+  Result m = s.check({"missing.yaml", "--recipe", "llama3_8b_pretrain_config"});
+  CHECK(m.code == 1);
+  CHECK(mentions(m, "missing.yaml:4:7: error: ${nothing.k0} names a key that does not exist"));
+  CHECK(s.check({"nested.yaml"}).code <= 1);
+}
+
 TEST_CASE("fuzz regression: env-var rules of two groups on one job (one-definition rule)", "[bad-input]") {
   // fuzz_check crashed here in the sanitizer build: two different structs
   // named mblint::EnvValue shared one destructor. Both rule groups that read

@@ -82,7 +82,7 @@ TEST_CASE("a baseline hides existing findings, survives edits elsewhere, reports
 TEST_CASE("baseline matching counts: a second finding with the same key is new", "[baseline]") {
   SourceSet sources;
   FileId file = add_source(sources, "conf/a.yaml", "model:\n  x: 1\n  y: 2\n");
-  Diagnostic first{"some-rule", "MB999", Severity::Error, "message", make_span(file, 9, 13), {}, "", {}, "model.x"};
+  Diagnostic first{"some-rule", "MB999", Severity::Error, "message", make_span(file, 9, 13), {}, "", false, {}, "model.x"};
   Diagnostic second = first;
   second.where = make_span(file, 16, 20);
   std::vector<Diagnostic> baseline_of = {first};
@@ -107,7 +107,7 @@ TEST_CASE("baseline matching counts: a second finding with the same key is new",
 TEST_CASE("baseline files: round trip, relative paths, bad files are usage errors", "[baseline]") {
   SourceSet sources;
   FileId file = add_source(sources, "/repo/conf/a.yaml", "x\n");
-  Diagnostic d{"some-rule", "MB999", Severity::Error, "m", make_span(file, 0, 1), {}, "", {}, "model.x"};
+  Diagnostic d{"some-rule", "MB999", Severity::Error, "m", make_span(file, 0, 1), {}, "", false, {}, "model.x"};
   std::vector<BaselineEntry> entries = make_baseline(sources, {d, d}, "/repo");
   CHECK(entries[0].key.file == "conf/a.yaml");
   CHECK(entries[0].count == 2);

@@ -61,7 +61,7 @@ TEST_CASE("GitHub escaping of properties and data: % CR LF , :", "[cli-output]")
 
   SourceSet sources;
   FileId file = add_source(sources, "conf/x,y.yaml", "a: 1\n");
-  Diagnostic d{"some-rule", "MB999", Severity::Note, "50% done\r\nnext: line", make_span(file, 0, 1), {}, "", {}, ""};
+  Diagnostic d{"some-rule", "MB999", Severity::Note, "50% done\r\nnext: line", make_span(file, 0, 1), {}, "", false, {}, ""};
   std::ostringstream out;
   render_github(out, sources, {d});
   CHECK(out.str() == "::notice file=conf/x%2Cy.yaml,line=1,col=1,endLine=1,endColumn=2,"

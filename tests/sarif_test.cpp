@@ -131,7 +131,7 @@ TEST_CASE("SARIF output of the fixtures is valid against the OASIS SARIF 2.1.0 s
   // an insertion (empty region), a note without a location.
   SourceSet sources;
   FileId outside = add_source(sources, "/elsewhere/my conf/é.yaml", "model:\n  x: 1\n");
-  Diagnostic corner{"unknown-key", "MB010", Severity::Warning, "m", make_span(outside, 9, 10), {}, "h", {}, "model.x"};
+  Diagnostic corner{"unknown-key", "MB010", Severity::Warning, "m", make_span(outside, 9, 10), {}, "h", false, {}, "model.x"};
   corner.notes.push_back(Note{"a note without a location", Span{}});
   corner.fixes.push_back(Fix{"insert", FixSafety::Safe, {TextEdit{make_span(outside, 9, 9), "# "}}});
   std::ostringstream corner_log;
