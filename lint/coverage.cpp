@@ -93,7 +93,8 @@ void add_unknown_value(Coverage& coverage, const Job& job, const Quantity& q) {
   CoverageGap gap{fmt::format("{} unknown", q.name),
                   text.empty() ? fmt::format("{} is set to a value mblint cannot read", q.name)
                                : fmt::format("{} is `{}`, which is not known here", q.name, text),
-                  fmt::format("give it a literal value, or pass --set {}=VALUE", q.path), span_for(q), {q.name}};
+                  fmt::format("give it a literal value, or pass --set {}=VALUE", q.path),
+                  q.where.value.valid() ? q.where.value : span_for(q), {q.name}};
   coverage.gaps.push_back(std::move(gap));
 }
 

@@ -71,7 +71,9 @@ bool looks_like_bridge_config(const ConfigValue& root) {
         entry.key == "MODEL_ARGS" || entry.key == "defaults" || entry.key == "cluster") {
       return false;
     }
-    if (is_config_section(entry.key) && entry.key != "env_vars") any_section = true;
+    // A section holds a mapping: `optimizer: adam` at the top of a flat
+    // Megatron-LM --yaml-cfg file is no ConfigContainer section.
+    if (is_config_section(entry.key) && entry.key != "env_vars" && entry.value.is_map()) any_section = true;
   }
   return any_section;
 }

@@ -563,7 +563,7 @@ TEST_CASE("a flag written inside a bash array is located where it is written", "
   CHECK(command.text == "--overlap-param-gather");
   CHECK(command.line == 3);
   // Joined with other text in one word, an element is located at the expansion.
-  Located joined = locate("#!/bin/bash\nTP=(3)\ntorchrun --nproc-per-node 8 pretrain_gpt.py " + model +
+  Located joined = locate("#!/bin/bash\nTP=(16)\ntorchrun --nproc-per-node 8 pretrain_gpt.py " + model +
                           " --tensor-model-parallel-size=${TP[@]}\n",
                           "world-size-divisibility");
   REQUIRE(joined.found);
