@@ -1,15 +1,20 @@
 // The compiled-in catalog (lint/catalog.h): lookups, did-you-mean, the GPU
-// table, facts from NVIDIA's recipes, and, when ../shared is present, that the
-// generated data matches the recipe table it was generated from.
+// table, facts from NVIDIA's recipes (data/recipe_facts.csv), and, when
+// ../shared is present, that the generated data is current and that the
+// generator stops on a value it does not have.
 #include "lint/catalog.h"
 
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <set>
 #include <sstream>
 #include <string>
 #include <string_view>
+
+#include <sys/wait.h>
 
 #include "tests/test_support.h"
 
@@ -507,4 +512,43 @@ TEST_CASE("catalog: generated data matches shared/ (when present)", "[catalog][s
                               " --check --shared " + shell_quote(shared->string());
   INFO(command);
   CHECK(std::system(command.c_str()) == 0);
+}
+
+TEST_CASE("catalog: the generator stops on a recipe value it does not have", "[catalog][shared]") {
+  const auto shared = mblint::test::shared_dir();
+  if (!shared || std::system("python3 --version > /dev/null 2>&1") != 0) {
+    WARN("../shared or python3 not present; skipping the generator's failure test");
+    return;
+  }
+  // The facts without moonlight_16b_sft_8gpu_h100_bf16_config's TP: the
+  // generator must name the recipe and the field, not record a default.
+  const std::string facts = mblint::test::read_file(mblint::test::source_dir() / "data/recipe_facts.csv");
+  std::istringstream lines(facts);
+  std::string kept;
+  std::string line;
+  size_t dropped = 0;
+  while (std::getline(lines, line)) {
+    if (line.rfind("moonlight_16b_sft_8gpu_h100_bf16_config,library,model.tensor_model_parallel_size,", 0) == 0) {
+      ++dropped;
+      continue;
+    }
+    kept += line + "\n";
+  }
+  REQUIRE(dropped == 1);
+  const std::filesystem::path dir = mblint::test::make_temp_dir("mblint-gen-catalog");
+  std::ofstream(dir / "facts.csv") << kept;
+  const std::string command =
+      "python3 " + shell_quote((mblint::test::source_dir() / "tools/gen_catalog.py").string()) + " --shared " +
+      shell_quote(shared->string()) + " --facts " + shell_quote((dir / "facts.csv").string()) + " --out " +
+      shell_quote((dir / "catalog.inc").string()) + " --corrections " + shell_quote((dir / "fixes.csv").string()) +
+      " 2> " + shell_quote((dir / "err.txt").string());
+  INFO(command);
+  const int status = std::system(command.c_str());
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 2);
+  const std::string err = mblint::test::read_file(dir / "err.txt");
+  CHECK(err.find("moonlight_16b_sft_8gpu_h100_bf16_config") != std::string::npos);
+  CHECK(err.find("model.tensor_model_parallel_size") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir / "catalog.inc"));
+  std::filesystem::remove_all(dir);
 }

@@ -760,16 +760,16 @@ def render_corrections(rows: list[dict[str, str]]) -> str:
     return out.getvalue()
 
 
-def generate(shared: Path) -> tuple[str, str]:
+def generate(shared: Path, facts_csv: Path = FACTS_CSV) -> tuple[str, str]:
     recipe_csv = shared / RECIPE_CSV
     if not recipe_csv.is_file():
         raise DataError(f"{recipe_csv} not found (pass --shared DIR)")
     models = load_models(MODEL_CSV)
-    facts = load_facts(FACTS_CSV)
+    facts = load_facts(facts_csv)
     rows = {(row["recipe"], row["kind"]): row for row in read_csv(recipe_csv)}
     stale = set(rows) - set(facts)
     if stale:
-        raise DataError(f"recipes in the recipe table but not in {FACTS_CSV.name}: {sorted(stale)}")
+        raise DataError(f"recipes in the recipe table but not in {facts_csv.name}: {sorted(stale)}")
 
     unsourced: set[str] = set()
     recipes = []
@@ -840,10 +840,11 @@ def main() -> int:
     parser.add_argument("--shared", type=Path, default=DEFAULT_SHARED, help="the shared/ directory (default: ../shared)")
     parser.add_argument("--out", type=Path, default=OUTPUT)
     parser.add_argument("--corrections", type=Path, default=CORRECTIONS)
+    parser.add_argument("--facts", type=Path, default=FACTS_CSV, help="the recipe facts (default: data/recipe_facts.csv)")
     parser.add_argument("--check", action="store_true", help="compare with the committed files instead of writing")
     args = parser.parse_args()
     try:
-        text, fixes = generate(args.shared)
+        text, fixes = generate(args.shared, args.facts)
     except DataError as e:
         print(f"gen_catalog: {e}", file=sys.stderr)
         return 2
