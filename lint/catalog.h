@@ -21,6 +21,16 @@ struct RecipeInt {
   long long value = 0;
 };
 
+// A value a recipe writes into a dict section (env_vars) or onto a config
+// object (comm_overlap), as written in the recipe's source.
+enum class RecipeValueKind : char { Null, Bool, Int, Float, String, Object };
+
+struct RecipeSetting {
+  const char* key;        // "CUDA_DEVICE_MAX_CONNECTIONS", "tp_comm_overlap"
+  RecipeValueKind kind;
+  const char* text;       // "1", "true", "expandable_segments:True"; an Object's name
+};
+
 struct ModelDims {
   const char* key;          // "llama3_70b"
   const char* hf_id;        // "meta-llama/Meta-Llama-3-70B"
@@ -79,10 +89,26 @@ struct Recipe {
   const char* moe_flex_dispatcher_backend;
   const char* cuda_graph_impl;
   const char* pipeline_model_parallel_layout;
+  // The recipe leaves a layout builder on its model: run_recipe.py rebuilds the
+  // layout when the command line changes PP or VPP (sync_model_pipeline_layout).
+  bool pipeline_layout_builder;
   RecipeInt num_layers_in_first_pipeline_stage;
   RecipeInt num_layers_in_last_pipeline_stage;
   int account_for_embedding_in_pipeline_split;  // -1 unset, 0, 1
   int account_for_loss_in_pipeline_split;       // -1 unset, 0, 1
+  // ddp.grad_reduce_in_fp32 as training sees it (-1 unknown): with a
+  // mixed_precision config, MixedPrecisionConfig.setup() copies that config's
+  // value onto ddp (grad_reduce_from_mixed_precision), else the recipe's ddp's.
+  int grad_reduce_in_fp32;
+  bool grad_reduce_from_mixed_precision;
+  int use_precision_aware_optimizer;  // -1 unset, 0, 1
+  const char* main_grads_dtype;       // "" unset, "fp32", "bf16", "fp16", "fp8"
+  const char* main_params_dtype;
+  const char* exp_avg_dtype;
+  const char* exp_avg_sq_dtype;
+  int comm_overlap;                   // -1 unknown, 0 None, 1 a CommOverlapConfig with these fields set:
+  std::span<const RecipeSetting> comm_overlap_fields;
+  std::span<const RecipeSetting> env_vars;  // the recipe's cfg.env_vars
   const char* consistency_note;  // non-empty when NVIDIA's own recipe is inconsistent
   const ModelDims* dims;         // nullptr when mblint does not know the model
 };

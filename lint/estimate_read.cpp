@@ -203,7 +203,8 @@ void read_precision(const Reader& r, MemoryModel& m) {
   m.fp8_weight_cache = m.fp8 && !r.flag("model.disable_parameter_transpose_cache").value_or(false);
   m.fp8_param = r.flag("model.fp8_param").value_or(false) || r.flag("ddp.fp8_param_gather").value_or(false);
   // validate_args: bf16 accumulates and reduces gradients in fp32 unless
-  // --grad-reduce-in-bf16; fp16 keeps fp16 main grads unless asked.
+  // --grad-reduce-in-bf16; fp16 keeps fp16 main grads unless asked. Bridge
+  // has no such default: the recipe layer and MixedPrecisionConfig set it.
   std::optional<bool> fp32_grads = r.flag("ddp.grad_reduce_in_fp32");
   m.grad_bytes = m.param_bytes == 4 || fp32_grads.value_or(bf16) ? 4 : 2;
   m.optimizer = r.text("optimizer.optimizer").value_or("adam");
@@ -214,7 +215,13 @@ void read_precision(const Reader& r, MemoryModel& m) {
     m.master_bytes = dtype_bytes(r.text("optimizer.main_params_dtype"), 4);
     m.exp_avg_bytes = dtype_bytes(r.text("optimizer.exp_avg_dtype"), 4);
     if (m.optimizer == "adam") m.exp_avg_sq_bytes = dtype_bytes(r.text("optimizer.exp_avg_sq_dtype"), 4);
-    m.grad_bytes = static_cast<int>(dtype_bytes(r.text("optimizer.main_grads_dtype"), m.grad_bytes));
+    // Megatron-LM's validate_args derives the gradient buffer's dtype from
+    // --main-grads-dtype; Megatron-Core's DDP (what Bridge builds) takes it
+    // from ddp.grad_reduce_in_fp32 alone (param_and_grad_buffer.py,
+    // group_params_for_buffers), and the optimizer does not read main_grads_dtype.
+    if (r.megatron_lm) {
+      m.grad_bytes = static_cast<int>(dtype_bytes(r.text("optimizer.main_grads_dtype"), m.grad_bytes));
+    }
   }
   m.distributed_optimizer = r.flag("ddp.use_distributed_optimizer").value_or(false) ||
                             r.flag("optimizer.use_distributed_optimizer").value_or(false);

@@ -217,6 +217,31 @@ void apply_command_line(Job& job, const LintOptions& options, const SourceSet& s
 }
 
 // Megatron Bridge's start-up rewrites that change what the config means.
+bool from_command_line(const ConfigValue* value) {
+  if (!value) return false;
+  Layer layer = value->where.layer;
+  return layer == Layer::Override || layer == Layer::ConvenienceFlag || layer == Layer::CommandLine;
+}
+
+// run_recipe.py's sync_model_pipeline_layout: when the command line changes
+// PP or VPP and not the layout, a recipe's layout builder computes a new one
+// (its value is not in the catalog).
+void rebuild_recipe_layout(Job& job) {
+  if (!job.recipe || !job.recipe->pipeline_layout_builder) return;
+  const ConfigValue* layout = find_path(job.config, "model.pipeline_model_parallel_layout");
+  if (!layout || layout->where.layer != Layer::Recipe) return;
+  if (!from_command_line(find_path(job.config, "model.pipeline_model_parallel_size")) &&
+      !from_command_line(find_path(job.config, "model.virtual_pipeline_model_parallel_size"))) {
+    return;
+  }
+  Provenance where = layout->where;
+  where.layer = Layer::Rewrite;
+  where.origin = fmt::format("run_recipe.py rebuilds recipe {}'s pipeline layout for the new pipeline sizes",
+                             job.recipe->name);
+  assign_path(job.config, {"model", "pipeline_model_parallel_layout"},
+              make_unknown("the layout the recipe's layout builder computes", std::move(where)));
+}
+
 void apply_bridge_rewrites(Job& job) {
   if (job.entry == EntryPoint::RunRecipe || job.entry == EntryPoint::TrainSh) {
     // run_recipe.py: sync_model_dataset_sequence_length copies the dataset's
@@ -236,6 +261,7 @@ void apply_bridge_rewrites(Job& job) {
       }
     }
   }
+  if (job.entry == EntryPoint::RunRecipe || job.entry == EntryPoint::TrainSh) rebuild_recipe_layout(job);
   if (job.cluster.gpu.empty() && job.recipe) {
     if (const GpuType* gpu = find_gpu(job.recipe->gpu)) {
       job.cluster.gpu = gpu->name;

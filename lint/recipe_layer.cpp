@@ -57,6 +57,51 @@ struct LayerWriter {
                                                       value == 1 ? "true" : "false"))));
   }
 
+  ConfigValue setting(const RecipeSetting& s, const std::string& path) const {
+    Provenance at = where(fmt::format("recipe {} sets {} = {}", recipe.name, path,
+                                      s.kind == RecipeValueKind::Null ? "None" : s.text));
+    switch (s.kind) {
+      case RecipeValueKind::Null: return make_null(at);
+      case RecipeValueKind::Bool: return make_bool(std::string_view(s.text) == "true", at);
+      case RecipeValueKind::Int: return make_int(std::stoll(s.text), at);
+      case RecipeValueKind::Float: return make_float(std::stod(s.text), at);
+      case RecipeValueKind::String: return make_string(s.text, at);
+      case RecipeValueKind::Object: break;
+    }
+    return make_unknown(fmt::format("{} (a config object of the recipe)", s.text), at);
+  }
+
+  // env_vars: Bridge exports each one when the process does not have it set.
+  void env_vars() {
+    if (recipe.env_vars.empty()) return;
+    ConfigValue vars = make_map(where(fmt::format("recipe {} sets env_vars", recipe.name)));
+    for (const RecipeSetting& s : recipe.env_vars) vars.entries.push_back(MapEntry{s.key, setting(s, s.key)});
+    put("env_vars", std::move(vars));
+  }
+
+  void comm_overlap() {
+    if (recipe.comm_overlap == 0) {
+      put("comm_overlap", make_null(where(fmt::format("recipe {} sets comm_overlap = None", recipe.name))));
+    } else if (recipe.comm_overlap == 1) {
+      ConfigValue section = make_map(where(fmt::format("recipe {} sets comm_overlap", recipe.name)));
+      for (const RecipeSetting& s : recipe.comm_overlap_fields) {
+        section.entries.push_back(MapEntry{s.key, setting(s, fmt::format("comm_overlap.{}", s.key))});
+      }
+      put("comm_overlap", std::move(section));
+    }
+  }
+
+  void grad_reduce_in_fp32() {
+    if (recipe.grad_reduce_in_fp32 < 0) return;
+    const char* value = recipe.grad_reduce_in_fp32 == 1 ? "true" : "false";
+    std::string origin = recipe.grad_reduce_from_mixed_precision
+                             ? fmt::format("recipe {} sets mixed_precision.grad_reduce_in_fp32 = {}, which Megatron "
+                                           "Bridge copies to ddp",
+                                           recipe.name, value)
+                             : fmt::format("recipe {} sets grad_reduce_in_fp32 = {}", recipe.name, value);
+    put("ddp.grad_reduce_in_fp32", make_bool(recipe.grad_reduce_in_fp32 == 1, where(std::move(origin))));
+  }
+
   void dimension(const char* path, long long value, const ModelDims& dims) {
     const char* model = dims.hf_id && *dims.hf_id ? dims.hf_id : dims.key;
     put(path, make_int(value, where(fmt::format("recipe {} builds {}: {} = {}", recipe.name, model,
@@ -144,6 +189,14 @@ ConfigValue recipe_layer(const Recipe& recipe, const Provenance& selected_at) {
     }
     w.put("model.recompute_modules", std::move(modules));
   }
+  w.grad_reduce_in_fp32();
+  w.flag("optimizer.use_precision_aware_optimizer", recipe.use_precision_aware_optimizer);
+  w.text("optimizer.main_grads_dtype", recipe.main_grads_dtype);
+  w.text("optimizer.main_params_dtype", recipe.main_params_dtype);
+  w.text("optimizer.exp_avg_dtype", recipe.exp_avg_dtype);
+  w.text("optimizer.exp_avg_sq_dtype", recipe.exp_avg_sq_dtype);
+  w.comm_overlap();
+  w.env_vars();
   if (recipe.dims) w.model_dimensions(*recipe.dims);
   return std::move(w.root);
 }

@@ -309,41 +309,6 @@ std::optional<std::string> python_str(const ConfigValue& value) {
   }
 }
 
-// The variables any recipe of the catalog puts in env_vars (every
-// "NAME": value key in recipes/ and perf_recipes/ at 067f987).
-bool set_by_recipe_env_vars(std::string_view name) {
-  static constexpr std::string_view kNames[] = {
-      "CUBLAS_WORKSPACE_CONFIG",
-      "CUDA_DEVICE_MAX_CONNECTIONS",
-      "CUDNNFE_CLUSTER_OVERLAP_MARGIN",
-      "NCCL_ALGO",
-      "NCCL_CTA_POLICY",
-      "NCCL_GRAPH_REGISTER",
-      "NCCL_IGNORE_CPU_AFFINITY",
-      "NCCL_NVLS_ENABLE",
-      "NCCL_P2P_NET_CHUNKSIZE",
-      "NUM_OF_HYBRID_EP_RANKS_PER_NVLINK_DOMAIN",
-      "NUM_OF_TOKENS_PER_CHUNK_COMBINE_API",
-      "NUM_OF_TOKENS_PER_CHUNK_DISPATCH_API",
-      "NUM_OF_TOKENS_PER_CHUNK_PREPROCESSING_API",
-      "NVLINK_DOMAIN_SIZE",
-      "NVTE_ALLOW_NONDETERMINISTIC_ALGO",
-      "NVTE_BWD_LAYERNORM_SM_MARGIN",
-      "NVTE_CPU_OFFLOAD_V1",
-      "NVTE_CUTEDSL_FUSED_GROUPED_MLP",
-      "NVTE_DPA_FP8_RECIPE",
-      "NVTE_FWD_LAYERNORM_SM_MARGIN",
-      "NVTE_NORM_BWD_USE_CUDNN",
-      "NVTE_NORM_FWD_USE_CUDNN",
-      "NVTE_USE_FAST_MATH",
-      "PYTORCH_CUDA_ALLOC_CONF",
-      "TORCH_NCCL_AVOID_RECORD_STREAMS",
-      "TORCH_NCCL_HIGH_PRIORITY",
-      "USE_MNNVL",
-  };
-  return std::binary_search(std::begin(kNames), std::end(kNames), name);
-}
-
 }  // namespace
 
 EnvLookup lookup_env(const Job& job, std::string_view name) {
@@ -373,9 +338,9 @@ EnvLookup lookup_env(const Job& job, std::string_view name) {
     }
   }
   if (env_vars && env_vars->is_unknown()) return result;
-  // A dump lists all of env_vars. A catalog recipe's own env_vars are not in
-  // the catalog, but the variables recipes set are known by name.
-  if (job.config_complete || (job.recipe && !set_by_recipe_env_vars(name))) result.state = EnvState::Unset;
+  // A dump lists all of env_vars; so does the recipe layer for a catalog
+  // recipe (the catalog records each recipe's env_vars).
+  if (job.config_complete || job.recipe) result.state = EnvState::Unset;
   return result;
 }
 
@@ -385,6 +350,9 @@ Note note_for(const EnvLookup& env, std::string_view name) {
   }
   Span span = primary_span(env.where);
   std::string value = env.value ? *env.value : std::string("an unknown value");
+  if (env.from_config && env.where.layer == Layer::Recipe && !env.where.origin.empty()) {
+    return Note{fmt::format("{} (Megatron Bridge applies it when the shell does not set it)", env.where.origin), span};
+  }
   if (env.from_config) {
     return Note{fmt::format("env_vars sets {}={} here (Megatron Bridge applies it when the shell does not set it)",
                             name, value),

@@ -181,11 +181,10 @@ communication kernels must be scheduled before the GEMMs they overlap with.
   use 8, or 32 with TP/CP plus DP/PP or with DeepEP/HybridEP.
 
 The value is what the training processes see: the launch script's environment wins; Megatron
-Bridge then applies the config's `env_vars` with `os.environ.setdefault`. A recipe's own
-`env_vars` are not in mblint's catalog, so a Bridge job built on a recipe is only checked when
-the script or the config's `env_vars` set the variable. The GPU comes from `--gpu`, the `--gres`
-type or the recipe; without it, and for a YAML file alone (no launch environment), the rule is
-silent. The environment the script inherits (shell profile, container) is not seen.)md",
+Bridge then applies the config's `env_vars` with `os.environ.setdefault`, which include the
+recipe's own (mblint's catalog records each recipe's `env_vars`). The GPU comes from `--gpu`, the
+`--gres` type or the recipe; without it, and for a YAML file alone (no launch environment), the
+rule is silent. The environment the script inherits (shell profile, container) is not seen.)md",
     {"launch.sh",
      "#!/bin/bash\nexport CUDA_DEVICE_MAX_CONNECTIONS=8\n"
      "torchrun --nproc-per-node 8 pretrain_gpt.py --tensor-model-parallel-size 2 --num-layers 32 "

@@ -58,7 +58,7 @@ Many NVIDIA recipes set a backend next to the `alltoall` dispatcher on purpose (
 dispatcher is one change), and a full config dump writes the field whatever it holds; the rule only
 fires for a backend the job's own YAML, flags or overrides write.)md",
     {"override.yaml",
-     "model:\n  moe_flex_dispatcher_backend: hybridep\n",
+     "model:\n  moe_token_dispatcher_type: alltoall\n  moe_flex_dispatcher_backend: hybridep\n",
      "override.yaml --recipe qwen3_30b_a3b_pretrain_8gpu_h100_bf16_config --nodes 1 --gpus-per-node 8"},
     {"override.yaml",
      "model:\n  moe_token_dispatcher_type: flex\n  moe_flex_dispatcher_backend: hybridep\n",

@@ -49,6 +49,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
                   "this count",
                   kVariable, *set, *d.expert_tensor_parallel, *d.expert_parallel, group, expected, domain),
       env.where);
+  if (!env.recipe.empty()) diag.notes.push_back(Note{env.recipe, env.where});
   add_notes(diag, {&d.expert_parallel, &d.expert_tensor_parallel, &nvlink.size}, nullptr);
   diag.help = fmt::format("set {}={} (NVIDIA's performance scripts use min(EP, 8) on 8-GPU nodes and EP on NVL72)",
                           kVariable, expected);
@@ -74,10 +75,10 @@ scripts set it to `min(EP, 8)` on 8-GPU nodes (H100, B200, B300) and to `EP` on 
 GB300, VR200), and refuse EP above 72 there; the skill notes warn that a count that does not match
 the topology costs performance and sometimes correctness.
 
-mblint compares the value exported by the launch script (or set in the config's `env_vars`, which
-Megatron Bridge applies only when the variable is not already set) with `min(ETP x EP, NVLink
-domain)`. The NVLink domain comes from the GPU type (`--gpu`) or the job's own `NVLINK_DOMAIN_SIZE`;
-without either the rule is silent.)md",
+mblint compares the value exported by the launch script (or set in the config's `env_vars`, or in
+the recipe's own `env_vars`, which Megatron Bridge applies only when the variable is not already
+set) with `min(ETP x EP, NVLink domain)`. The NVLink domain comes from the GPU type (`--gpu`) or
+the job's own `NVLINK_DOMAIN_SIZE` (the recipe's included); without either the rule is silent.)md",
     {"launch.sh",
      "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=8\n#SBATCH --gres=gpu:h100:8\n"
      "export NUM_OF_HYBRID_EP_RANKS_PER_NVLINK_DOMAIN=4\n"

@@ -391,7 +391,10 @@ Switch overlap_switch(const Job& job, std::string_view field) {
     if (user.present && !user.is_null()) return s;  // written, but unknown
     const ConfigValue* section = find_path(job.config, "comm_overlap");
     bool no_section = (section && section->is_null()) || (!section && job.config_complete);
-    bool has_section = section && section->is_map() && job.config_complete;
+    // A full dump, or the recipe's own CommOverlapConfig (the catalog records
+    // every field the recipe sets; the rest keep the dataclass defaults).
+    bool has_section =
+        section && section->is_map() && (job.config_complete || section->where.layer == Layer::Recipe);
     if (has_section) {
       s.value = false;  // CommOverlapConfig.setup() writes False unless the comm_overlap value is set
       s.from = model;
@@ -425,6 +428,10 @@ EnvValue env_value(const Job& job, std::string_view name) {
   env.found = true;
   env.where = span_for(field);
   env.source = "env_vars";
+  if (field.value.where.layer == Layer::Recipe && job.recipe) {
+    env.source = fmt::format("env_vars of recipe {}", job.recipe->name);
+    env.recipe = field.value.where.origin;
+  }
   if (field.known()) env.value = field.display();
   return env;
 }

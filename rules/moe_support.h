@@ -104,6 +104,7 @@ struct EnvValue {
   std::optional<std::string> value;  // nullopt: set to something unknown
   Span where;
   std::string source;  // "exported", "env_vars"
+  std::string recipe;  // the recipe's note when the recipe's own env_vars set it
 };
 EnvValue env_value(const Job& job, std::string_view name);
 

@@ -738,6 +738,18 @@ std::optional<PresetSource> recipe_base(const Job& job, const ConfigValue& node)
   return std::nullopt;
 }
 
+// Recipes adjust the grad_reduce_in_fp32 of the preset they start from (the
+// performance recipes and many library recipes turn it off); the catalog
+// records what the recipe's mixed_precision config is left with.
+void apply_recipe_grad_reduce(const Job& job, const Provenance& at, Precision& out) {
+  const Recipe* recipe = job.recipe;
+  if (!recipe || !recipe->grad_reduce_from_mixed_precision || recipe->grad_reduce_in_fp32 < 0) return;
+  bool value = recipe->grad_reduce_in_fp32 == 1;
+  out.grad_reduce_in_fp32.value = value;
+  out.grad_reduce_in_fp32.where = preset_where(
+      at, fmt::format("recipe {} sets mixed_precision.grad_reduce_in_fp32 = {}", recipe->name, value ? "true" : "false"));
+}
+
 }  // namespace
 
 Precision effective_precision(const Job& job) {
@@ -754,11 +766,13 @@ Precision effective_precision(const Job& job) {
     src.label = preset_label(job, *node, node->text);
     out = from_preset(src);
     out.preset = node->text;
+    if (node->where.layer == Layer::Recipe) apply_recipe_grad_reduce(job, node->where, out);
   } else if (node->is_map()) {
     std::optional<PresetSource> base = recipe_base(job, *node);
     if (base) {
       out = from_preset(*base);
       out.preset = base->preset->name;
+      apply_recipe_grad_reduce(job, base->at, out);
     } else if (job.config_complete || find_child(*node, "_target_")) {
       PresetSource src;
       src.preset = &kMixedPrecisionDefaults;

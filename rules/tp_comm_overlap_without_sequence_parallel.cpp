@@ -21,6 +21,15 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   if (!tp.known() || !sp.value) return;
   bool tp_off = *tp < 2;
   if (!tp_off && *sp.value) return;
+  // A recipe that asks for the overlap where its own TP or sequence
+  // parallelism already drops it (NVIDIA's Qwen3-30B-A3B recipe at TP 1): the
+  // recipe's choice, not this job's; report the job's own change instead.
+  if (!megatron_lm && overlap.where.layer == Layer::Recipe && job.recipe) {
+    const RecipeInt& recipe_tp = job.recipe->tensor_model_parallel_size;
+    bool recipe_drops_it = tp_off ? recipe_tp.certain && (!recipe_tp.set || recipe_tp.value < 2)
+                                  : job.recipe->sequence_parallel != 1;
+    if (recipe_drops_it) return;
+  }
   std::string why = tp_off ? fmt::format("tensor_model_parallel_size is {}", *tp)
                            : std::string("sequence_parallel is false");
   std::string message =
@@ -66,7 +75,9 @@ differently:
 * Megatron Bridge's `CommOverlapConfig.setup()` logs "Disabling tensor parallel communication
   overlap due to sequence_parallel=False" (or "TP size < 2") and runs without it: the overlap
   the config asks for silently does not happen (a **warning**). There, turning the flag off is a
-  safe fix.)md",
+  safe fix. A recipe that asks for the overlap where its own TP or sequence parallelism already drops
+  it (NVIDIA's Qwen3-30B-A3B recipe on 16 H100s, TP 1) is not reported; a job that drops the
+  overlap of a recipe that has it working (lowering TP, turning sequence parallelism off) is.)md",
     {"override.yaml",
      "model:\n  tensor_model_parallel_size: 2\n  context_parallel_size: 1\n  sequence_parallel: false\n"
      "comm_overlap:\n  tp_comm_overlap: true\n",

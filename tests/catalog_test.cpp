@@ -1,13 +1,20 @@
 // The compiled-in catalog (lint/catalog.h): lookups, did-you-mean, the GPU
-// table, facts from NVIDIA's recipes, and, when ../shared is present, that the
-// generated data matches the recipe table it was generated from.
+// table, facts from NVIDIA's recipes (data/recipe_facts.csv), and, when
+// ../shared is present, that the generated data is current and that the
+// generator stops on a value it does not have.
 #include "lint/catalog.h"
 
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
 #include <string>
 #include <string_view>
+
+#include <sys/wait.h>
 
 #include "tests/test_support.h"
 
@@ -240,9 +247,15 @@ TEST_CASE("catalog: recipe facts from NVIDIA's tables", "[catalog]") {
   CHECK(std::string_view(dsv3->consistency_note).find("EP*ETP*PP") != std::string_view::npos);
   REQUIRE(dsv3->dims != nullptr);
   CHECK(std::string_view(dsv3->dims->key) == "deepseek_v3");
-  // The layout is computed by a Python helper in the recipe: known to be set,
-  // but its value is not statically known ("?").
-  CHECK(std::string_view(dsv3->pipeline_model_parallel_layout) == "?");
+  // The layout a recipe helper computes is evaluated: _get_deepseek_v3_pipeline_layout
+  // (recipes/deepseek/h100/deepseek_v3.py:50-66) for PP 8 x VPP 4 (perf_recipes/deepseek/h100/
+  // deepseek_v3.py) falls to set_deepseek_v3_pipeline_model_parallel_layout's explicit layout.
+  CHECK(std::string_view(dsv3->pipeline_model_parallel_layout) == "Et|(tt|)*30mL");
+  // Computed from the layer count of a Hugging Face config the extractor does not know:
+  // set, value unknown ("?"); set_deepseek_v4_pipeline_model_parallel_layout
+  // (models/deepseek/deepseek_v4_bridge.py:125).
+  CHECK(std::string_view(find_recipe("deepseek_v4_flash_pretrain_32gpu_h100_bf16_config")
+                             ->pipeline_model_parallel_layout) == "?");
 
   // Pipeline split accounting that the recipes set explicitly.
   const Recipe* l405 = find_recipe("llama31_405b_pretrain_256gpu_h100_bf16_config");
@@ -257,10 +270,11 @@ TEST_CASE("catalog: recipe facts from NVIDIA's tables", "[catalog]") {
   CHECK(dsv3_lib->account_for_loss_in_pipeline_split == 0);
   CHECK(find_recipe("llama3_70b_pretrain_32gpu_h100_bf16_config")->account_for_embedding_in_pipeline_split == -1);
 
-  // "False(?)": set inside a branch, so not relied upon.
+  // The recipe table's "False(?)" (set inside a branch): the branch is decided by the
+  // recipe's own optimizer_type (recipes/kimi/h100/kimi_k2.py:66-74, the Muon branch).
   const Recipe* kimi = find_recipe("kimi_k2_pretrain_512gpu_h100_bf16_config");
   REQUIRE(kimi != nullptr);
-  CHECK(kimi->use_distributed_optimizer == -1);
+  CHECK(kimi->use_distributed_optimizer == 0);
 
   // A recipe name without the <N>gpu part: model/task still known, GPU count 0.
   const Recipe* lightning = find_recipe("nemotron_3_5_lightning_peft_config");
@@ -268,13 +282,154 @@ TEST_CASE("catalog: recipe facts from NVIDIA's tables", "[catalog]") {
   CHECK(std::string_view(lightning->model) == "nemotron_3_5_lightning");
   CHECK(std::string_view(lightning->task) == "peft");
   CHECK(lightning->num_gpus == 0);
-  CHECK_FALSE(lightning->tensor_model_parallel_size.set);
-  CHECK(std::string_view(lightning->moe_token_dispatcher_type).empty());  // "alltoall(?)"
+  // The table's "(1)" and "alltoall(?)": _nemotron_3_nano_finetune_model sets the sizes
+  // (recipes/nemotronh/h100/nemotron_3_nano.py:54-61) and `enable_deepep = True` takes the
+  // flex branch (:513-516).
+  CHECK(lightning->tensor_model_parallel_size.set);
+  CHECK(lightning->expert_model_parallel_size.value == 8);
+  CHECK(std::string_view(lightning->moe_token_dispatcher_type) == "flex");
 
   // Literal layouts are kept.
   const Recipe* glm = find_recipe("glm52_sft_416gpu_h100_bf16_config");
   REQUIRE(glm != nullptr);
   CHECK(std::string_view(glm->pipeline_model_parallel_layout).starts_with("Et|t||tttt|"));
+}
+
+namespace {
+
+struct Sizes {
+  long long tp, pp, cp, ep;
+  int sp;  // -1 unset, 0, 1
+};
+
+void check_sizes(std::string_view name, Sizes want) {
+  INFO(name);
+  const Recipe* r = find_recipe(name);
+  REQUIRE(r != nullptr);
+  for (const RecipeInt* size : {&r->tensor_model_parallel_size, &r->pipeline_model_parallel_size,
+                                &r->context_parallel_size, &r->expert_model_parallel_size}) {
+    CHECK(size->certain);
+  }
+  auto value = [](const RecipeInt& v) { return v.set ? v.value : 1; };
+  CHECK(value(r->tensor_model_parallel_size) == want.tp);
+  CHECK(value(r->pipeline_model_parallel_size) == want.pp);
+  CHECK(value(r->context_parallel_size) == want.cp);
+  CHECK(value(r->expert_model_parallel_size) == want.ep);
+  CHECK(r->sequence_parallel == want.sp);
+}
+
+}  // namespace
+
+// Recipes whose parallel sizes a helper or a model provider sets, which the
+// recipe table records as left at the default (field review B3). Expected
+// values read in Megatron-Bridge @ 067f987df03b, src/megatron/bridge/.
+TEST_CASE("catalog: parallel sizes set by helpers and providers", "[catalog]") {
+  // recipes/moonlight/h100/moonlight_16b.py:405-412 passes tensor_parallel_size=4,
+  // pipeline_parallel_size=2, context_parallel_size=1, expert_parallel_size=4,
+  // sequence_parallel=True to _moonlight_16b_finetuning_model_provider (:44), which
+  // writes them at :60-67; GBS 32 / MBS 1 from the convergence contract (:82-83).
+  check_sizes("moonlight_16b_sft_8gpu_h100_bf16_config", {4, 2, 1, 4, 1});
+  const Recipe* moonlight = find_recipe("moonlight_16b_sft_8gpu_h100_bf16_config");
+  CHECK(moonlight->expert_tensor_parallel_size.value == 1);  // :66
+  CHECK(moonlight->global_batch_size.value == 32);
+  CHECK(moonlight->micro_batch_size.value == 1);
+  CHECK(std::string_view(moonlight->recompute_granularity) == "selective");  // :69
+  // The layout of _get_moonlight_pipeline_layout(2, 1) (:139): 14 + 13 decoder layers.
+  CHECK(std::string_view(moonlight->pipeline_model_parallel_layout) == "Etttttttttttttt|tttttttttttttL");
+  // moonlight_16b.py:693-697: TP 1, PP 1, CP 1, EP 2, SP off.
+  check_sizes("moonlight_16b_peft_2gpu_h100_bf16_config", {1, 1, 1, 2, 0});
+
+  // recipes/wan/h100/wan.py:171-176: TP 2, PP 1, CP 4, SP on; :183-184 GBS 1, MBS 1.
+  check_sizes("wan_14b_pretrain_8gpu_h100_bf16_config", {2, 1, 4, 1, 1});
+  const Recipe* wan = find_recipe("wan_14b_pretrain_8gpu_h100_bf16_config");
+  CHECK(wan->global_batch_size.value == 1);
+  CHECK(wan->micro_batch_size.value == 1);
+  // DP = 8 / (2 x 4) = 1 divides GBS 1: the table's "GBS 1 not divisible by MBS*DP=8" is gone.
+  CHECK(std::string_view(wan->consistency_note).empty());
+  // wan.py:61-66 (wan_1_3b_pretrain_8gpu_h100_bf16_config at :34): TP 1, PP 1, CP 8, SP off.
+  check_sizes("wan_1_3b_pretrain_8gpu_h100_bf16_config", {1, 1, 8, 1, 0});
+
+  // recipes/flux/h100/flux.py:57-62: TP 2, PP 1, CP 1, SP off on the provider
+  // FluxBridge().provider_bridge() builds.
+  check_sizes("flux_12b_pretrain_2gpu_h100_bf16_config", {2, 1, 1, 1, 0});
+  check_sizes("flux_12b_sft_2gpu_h100_bf16_config", {2, 1, 1, 1, 0});
+
+  // recipes/nemotronh/h100/nemotron_3_nano.py:54-61 (_nemotron_3_nano_finetune_model):
+  // TP 1, PP 1, CP 1, SP off, ETP 1, EP 8.
+  check_sizes("nemotron_3_nano_sft_8gpu_h100_bf16_config", {1, 1, 1, 8, 0});
+  check_sizes("nemotron_3_nano_peft_8gpu_h100_bf16_config", {1, 1, 1, 8, 0});
+
+  // recipes/qwen2_audio/h100/qwen2_audio.py:48-49 passes TP 1 / PP 1 to
+  // _qwen2_audio_common (:78), which writes them and its CP 1 / SP off defaults at :128-133.
+  check_sizes("qwen2_audio_7b_sft_1gpu_h100_bf16_config", {1, 1, 1, 1, 0});
+}
+
+TEST_CASE("catalog: env_vars, comm_overlap and optimizer precision of a recipe", "[catalog]") {
+  // recipes/moonlight/h100/moonlight_16b.py:375-384 (moonlight_16b_pretrain_16gpu_h100_bf16_config):
+  // COMMON_RECIPE_ENV_VARS plus CUDA_DEVICE_MAX_CONNECTIONS 32 and NVLINK_DOMAIN_SIZE 8.
+  const Recipe* r = find_recipe("moonlight_16b_pretrain_16gpu_h100_bf16_config");
+  REQUIRE(r != nullptr);
+  auto env = [&](std::string_view key) -> const RecipeSetting* {
+    for (const RecipeSetting& s : r->env_vars) {
+      if (key == s.key) return &s;
+    }
+    return nullptr;
+  };
+  REQUIRE(env("CUDA_DEVICE_MAX_CONNECTIONS") != nullptr);
+  CHECK(env("CUDA_DEVICE_MAX_CONNECTIONS")->kind == RecipeValueKind::Int);
+  CHECK(std::string_view(env("CUDA_DEVICE_MAX_CONNECTIONS")->text) == "32");
+  REQUIRE(env("NVLINK_DOMAIN_SIZE") != nullptr);
+  CHECK(std::string_view(env("NVLINK_DOMAIN_SIZE")->text) == "8");
+  // recipes/utils/environment_utils.py:22-33.
+  REQUIRE(env("PYTORCH_CUDA_ALLOC_CONF") != nullptr);
+  CHECK(env("PYTORCH_CUDA_ALLOC_CONF")->kind == RecipeValueKind::String);
+  CHECK(std::string_view(env("PYTORCH_CUDA_ALLOC_CONF")->text) == "expandable_segments:True");
+
+  // moonlight_16b.py:258 builds CommOverlapConfig(tp_comm_overlap=False) in the 8-GPU recipe the
+  // 16-GPU one starts from, which turns EP overlap and delayed wgrad on (:332-333).
+  CHECK(r->comm_overlap == 1);
+  auto comm = [&](std::string_view key) -> std::string_view {
+    for (const RecipeSetting& s : r->comm_overlap_fields) {
+      if (key == s.key) return s.text;
+    }
+    return "(unset)";
+  };
+  CHECK(comm("tp_comm_overlap") == "false");
+  CHECK(comm("overlap_moe_expert_parallel_comm") == "true");
+  CHECK(comm("delay_wgrad_compute") == "true");
+
+  // :354-358: precision-aware optimizer with bf16 main grads and moments, fp32 main params;
+  // :365-371: MixedPrecisionConfig(grad_reduce_in_fp32=False), which Bridge copies to ddp.
+  CHECK(r->use_precision_aware_optimizer == 1);
+  CHECK(std::string_view(r->main_grads_dtype) == "bf16");
+  CHECK(std::string_view(r->main_params_dtype) == "fp32");
+  CHECK(std::string_view(r->exp_avg_dtype) == "bf16");
+  CHECK(std::string_view(r->exp_avg_sq_dtype) == "bf16");
+  CHECK(r->grad_reduce_in_fp32 == 0);
+  CHECK(r->grad_reduce_from_mixed_precision);
+
+  // recipes/common.py:128 (_pretrain_common) leaves comm_overlap None; recipes/wan/h100/wan.py:246
+  // passes comm_overlap=None as well.
+  CHECK(find_recipe("wan_14b_pretrain_8gpu_h100_bf16_config")->comm_overlap == 0);
+}
+
+TEST_CASE("catalog: every recipe of data/recipe_facts.csv is compiled in", "[catalog]") {
+  const std::string facts = mblint::test::read_file(mblint::test::source_dir() / "data/recipe_facts.csv");
+  REQUIRE_FALSE(facts.empty());
+  std::set<std::pair<std::string, std::string>> recipes;
+  std::istringstream lines(facts);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.empty() || line[0] == '#' || line.rfind("recipe,", 0) == 0) continue;
+    size_t first = line.find(',');
+    size_t second = line.find(',', first + 1);
+    recipes.emplace(line.substr(0, first), line.substr(first + 1, second - first - 1));
+  }
+  CHECK(recipes.size() == all_recipes().size());
+  for (const Recipe& r : all_recipes()) {
+    INFO(r.name);
+    CHECK(recipes.count({r.name, r.kind}) == 1);
+  }
 }
 
 TEST_CASE("catalog: GPU lookups", "[catalog]") {
@@ -331,9 +486,19 @@ TEST_CASE("catalog: generated data matches shared/ (when present)", "[catalog][s
   const std::string csv =
       mblint::test::read_file(*shared / "corpus/megatron-bridge/derived/recipe_parallelism.csv");
   REQUIRE_FALSE(csv.empty());
-  // One recipe per line after the header (no field spans lines).
-  const auto lines = std::count(csv.begin(), csv.end(), '\n') + (csv.back() == '\n' ? 0 : 1);
-  CHECK(all_recipes().size() == static_cast<size_t>(lines - 1));
+  // Every recipe of the table is in the catalog (the catalog also has the
+  // recipes the table misses: data/recipe_table_corrections.csv).
+  std::istringstream rows(csv);
+  std::string row;
+  std::getline(rows, row);  // header
+  size_t table = 0;
+  while (std::getline(rows, row)) {
+    if (row.empty()) continue;
+    ++table;
+    INFO(row.substr(0, row.find(',')));
+    CHECK(find_recipe(row.substr(0, row.find(','))) != nullptr);
+  }
+  CHECK(all_recipes().size() >= table);
 
   if (std::system("python3 --version > /dev/null 2>&1") != 0) {
     if (mblint::test::shared_required()) FAIL("python3 not found: tools/gen_catalog.py --check cannot run");
@@ -345,4 +510,43 @@ TEST_CASE("catalog: generated data matches shared/ (when present)", "[catalog][s
                               " --check --shared " + shell_quote(shared->string());
   INFO(command);
   CHECK(std::system(command.c_str()) == 0);
+}
+
+TEST_CASE("catalog: the generator stops on a recipe value it does not have", "[catalog][shared]") {
+  const auto shared = mblint::test::shared_dir();
+  if (!shared || std::system("python3 --version > /dev/null 2>&1") != 0) {
+    WARN("../shared or python3 not present; skipping the generator's failure test");
+    return;
+  }
+  // The facts without moonlight_16b_sft_8gpu_h100_bf16_config's TP: the
+  // generator must name the recipe and the field, not record a default.
+  const std::string facts = mblint::test::read_file(mblint::test::source_dir() / "data/recipe_facts.csv");
+  std::istringstream lines(facts);
+  std::string kept;
+  std::string line;
+  size_t dropped = 0;
+  while (std::getline(lines, line)) {
+    if (line.rfind("moonlight_16b_sft_8gpu_h100_bf16_config,library,model.tensor_model_parallel_size,", 0) == 0) {
+      ++dropped;
+      continue;
+    }
+    kept += line + "\n";
+  }
+  REQUIRE(dropped == 1);
+  const std::filesystem::path dir = mblint::test::make_temp_dir("mblint-gen-catalog");
+  std::ofstream(dir / "facts.csv") << kept;
+  const std::string command =
+      "python3 " + shell_quote((mblint::test::source_dir() / "tools/gen_catalog.py").string()) + " --shared " +
+      shell_quote(shared->string()) + " --facts " + shell_quote((dir / "facts.csv").string()) + " --out " +
+      shell_quote((dir / "catalog.inc").string()) + " --corrections " + shell_quote((dir / "fixes.csv").string()) +
+      " 2> " + shell_quote((dir / "err.txt").string());
+  INFO(command);
+  const int status = std::system(command.c_str());
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 2);
+  const std::string err = mblint::test::read_file(dir / "err.txt");
+  CHECK(err.find("moonlight_16b_sft_8gpu_h100_bf16_config") != std::string::npos);
+  CHECK(err.find("model.tensor_model_parallel_size") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir / "catalog.inc"));
+  std::filesystem::remove_all(dir);
 }

@@ -802,7 +802,7 @@ TEST_CASE("lsp: 'Disable RULE' in a launch script: end of line, above the comman
     return text;
   };
   std::string head = "#!/bin/bash\n#SBATCH --nodes=4\n#SBATCH --gres=gpu:h100:8\n"
-                     "srun --ntasks-per-node=8 python scripts/training/run_recipe.py \\\n"
+                     "CUDA_DEVICE_MAX_CONNECTIONS=1 srun --ntasks-per-node=8 python scripts/training/run_recipe.py \\\n"
                      "    --recipe llama3_70b_pretrain_32gpu_h100_bf16_config \\\n";
   // A finding on the command's last line: the comment ends that line.
   std::vector<std::string> titles;
@@ -818,14 +818,15 @@ TEST_CASE("lsp: 'Disable RULE' in a launch script: end of line, above the comman
   CHECK(middle.starts_with("#!/bin/bash\n#SBATCH --nodes=4\n#SBATCH --gres=gpu:h100:8\n# mblint: disable="));
   CHECK(std::count(middle.begin(), middle.end(), '#') == 4);  // #!, two #SBATCH, one suppression
   CHECK(contains(middle, ",cp-comm-type-invalid"));
-  CHECK(contains(middle, " -- TODO: reason\nsrun --ntasks-per-node=8"));
+  CHECK(contains(middle, " -- TODO: reason\nCUDA_DEVICE_MAX_CONNECTIONS=1 srun --ntasks-per-node=8"));
   CHECK(contains(middle, "    model.tensor_model_parallel_size=3 \\\n    model.cp_comm_type=[p2p,p2p]\n"));
   REQUIRE(titles.size() >= 2);
   CHECK(contains(titles[0], " for this command"));
   // A finding on an #SBATCH line (itself a comment): the whole file, below `#!`.
   titles.clear();
   std::string sbatch = "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --gres=gpu:h100:8\n"
-                       "srun --ntasks-per-node=8 python scripts/training/run_recipe.py \\\n"
+                       "CUDA_DEVICE_MAX_CONNECTIONS=1 srun --ntasks-per-node=8 python \\\n"
+                       "    scripts/training/run_recipe.py \\\n"
                        "    --recipe llama3_70b_pretrain_32gpu_h100_bf16_config\n";
   std::string whole = disable_all("sbatch.sh", sbatch, titles);
   CHECK(whole == "#!/bin/bash\n# mblint: disable-file=world-size-divisibility -- TODO: reason\n" + sbatch.substr(12));

@@ -19,7 +19,7 @@ namespace {
 
 const char* kLaunch =
     "#!/bin/bash\n#SBATCH --nodes=1\n"
-    "torchrun --nproc-per-node 8 scripts/training/run_recipe.py \\\n"
+    "CUDA_DEVICE_MAX_CONNECTIONS=1 torchrun --nproc-per-node 8 scripts/training/run_recipe.py \\\n"
     "    --recipe llama3_8b_pretrain_config \\\n    model.context_parallel_size=2 \\\n"
     "    dataset.seq_length=8190\n";
 
@@ -122,7 +122,8 @@ TEST_CASE("exit-zero, quiet and fail-on options", "[cli-output]") {
 TEST_CASE("statistics option counts findings per rule, most frequent first", "[cli-output]") {
   ScratchDir dir("mblint-output");
   dir.write("stats.sh",
-            "#!/bin/bash\n#SBATCH --nodes=1\ntorchrun --nproc-per-node 8 scripts/training/run_recipe.py \\\n"
+            "#!/bin/bash\n#SBATCH --nodes=1\n"
+            "CUDA_DEVICE_MAX_CONNECTIONS=1 torchrun --nproc-per-node 8 scripts/training/run_recipe.py \\\n"
             "    --recipe llama3_8b_pretrain_config \\\n    model.context_parallel_size=2 \\\n"
             "    +optimizer.finetune_lr=1 +optimizer.lrr=2 +optimizer.foo=3 \\\n    dataset.seq_length=8190\n");
   auto run = run_mblint({"check", "stats.sh", "--statistics"}, dir.path);

@@ -25,7 +25,7 @@ std::string launch(const std::string& top) {
   std::string text = "#!/bin/bash\n";
   text += top;
   text += "#SBATCH --nodes=1\n"
-          "torchrun --nproc-per-node 8 scripts/training/run_recipe.py \\\n"
+          "CUDA_DEVICE_MAX_CONNECTIONS=1 torchrun --nproc-per-node 8 scripts/training/run_recipe.py \\\n"
           "    --recipe llama3_8b_pretrain_config \\\n    model.context_parallel_size=2 \\\n"
           "    dataset.seq_length=8190\n";
   return text;

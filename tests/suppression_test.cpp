@@ -22,7 +22,7 @@ std::vector<std::string> comment_texts(std::string_view text, CommentSyntax synt
 std::string launch(const std::string& seq_line_suffix) {
   std::string text =
       "#!/bin/bash\n#SBATCH --nodes=1\n"
-      "torchrun --nproc-per-node 8 scripts/training/run_recipe.py \\\n"
+      "CUDA_DEVICE_MAX_CONNECTIONS=1 torchrun --nproc-per-node 8 scripts/training/run_recipe.py \\\n"
       "    --recipe llama3_8b_pretrain_config \\\n    model.context_parallel_size=2 \\\n"
       "    dataset.seq_length=8190";
   text += seq_line_suffix;
@@ -114,7 +114,7 @@ TEST_CASE("a suppression with a reason hides an error at the end of its line", "
 TEST_CASE("in a launch script, a suppression above a command covers its continuation lines", "[suppression]") {
   ScratchDir dir("mblint-suppress");
   std::string script = launch("");
-  size_t command = script.find("torchrun");
+  size_t command = script.find("CUDA_DEVICE_MAX_CONNECTIONS=1 torchrun");
   script.insert(command, "# mblint: disable=cp-seq-length-divisibility -- padded by our collator\n");
   dir.write("launch.sh", script);
   auto run = run_mblint({"check", "launch.sh"}, dir.path);

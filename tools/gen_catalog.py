@@ -4,15 +4,27 @@
 mblint never reads ../shared at run time, so the recipe table, the legacy recipe
 names and the model dimensions become C++ source here:
 
-  inputs   <shared>/corpus/megatron-bridge/derived/recipe_parallelism.csv  (one row per recipe)
+  inputs   data/recipe_facts.csv     what each recipe sets, extracted statically from
+                                     Megatron Bridge's source by tools/extract_recipe_facts.py
+                                     (committed; one row per recipe and field, with file:line)
+           <shared>/corpus/megatron-bridge/derived/recipe_parallelism.csv
+                                     the recipe table: model key, task, GPU, GPU count and
+                                     precision name of each recipe, and model shapes
            data/recipe_aliases.csv   (tools/extract_recipe_aliases.py; committed)
            data/model_dims.csv       (hand-written, every row cites its source)
-           PIPELINE_SPLIT below      (account_for_*_in_pipeline_split per recipe)
   output   lint/catalog_data.inc     (aggregate-initialised constexpr arrays, sorted)
+           data/recipe_table_corrections.csv
+                                     every catalog value in which the recipe table disagrees
+                                     with the source (the source wins)
+
+Every setting the catalog records comes from the facts; a recipe or field the
+facts do not determine stops the generator (exit 2, naming both), so nothing
+unknown is recorded as a default. The recipe table's parallel sizes are only
+compared, and its consistency notes are recomputed from the facts.
 
 Usage:
-  tools/gen_catalog.py            regenerate lint/catalog_data.inc
-  tools/gen_catalog.py --check    exit 1 when the committed file differs from what
+  tools/gen_catalog.py            regenerate lint/catalog_data.inc and the corrections
+  tools/gen_catalog.py --check    exit 1 when a committed file differs from what
                                   would be generated (used by tests/catalog_test.cpp)
 
 Standard library only. The output is deterministic: rows are sorted and no
@@ -24,6 +36,8 @@ from __future__ import annotations
 import argparse
 import ast
 import csv
+import io
+import json
 import re
 import sys
 from dataclasses import dataclass
@@ -33,295 +47,10 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_SHARED = REPO_ROOT.parent / "shared"
 RECIPE_CSV = Path("corpus/megatron-bridge/derived/recipe_parallelism.csv")
 ALIAS_CSV = REPO_ROOT / "data/recipe_aliases.csv"
+FACTS_CSV = REPO_ROOT / "data/recipe_facts.csv"
+CORRECTIONS = REPO_ROOT / "data/recipe_table_corrections.csv"
 MODEL_CSV = REPO_ROOT / "data/model_dims.csv"
 OUTPUT = REPO_ROOT / "lint/catalog_data.inc"
-
-# account_for_embedding_in_pipeline_split / account_for_loss_in_pipeline_split.
-# The recipe table does not carry them. They were found (once, by hand-run
-# `ast` analysis; re-derive when moving to a newer Bridge snapshot) by following
-# every recipe function of NVIDIA-NeMo/Megatron-Bridge @ 067f987df03b (library
-# and perf) through its base recipes and helpers: `cfg = base()`, `helper(cfg)`,
-# `cfg.model = ...` (which resets both) and `....account_for_... = <const>`
-# writes; none of the writes is conditional. Each entry names the file:lines
-# under src/megatron/bridge/ that set both flags (always to the same value) and
-# the (recipe, kind) rows that inherit them. Recipes not listed leave both at the
-# provider default (False in GPTModelProvider), reported as -1 (unset).
-PIPELINE_SPLIT: tuple[tuple[bool, str, tuple[tuple[str, str], ...]], ...] = (
-    (False, 'perf_recipes/glm_moe_dsa/gb200/glm5.py:143,144', (
-        ('glm52_sft_192gpu_gb200_bf16_config', 'perf'),
-    )),
-    (False, 'perf_recipes/glm_moe_dsa/gb200/glm5.py:51,52', (
-        ('glm51_sft_192gpu_gb200_bf16_config', 'perf'),
-    )),
-    (False, 'perf_recipes/glm_moe_dsa/h100/glm5.py:141,142', (
-        ('glm52_sft_416gpu_h100_bf16_config', 'perf'),
-    )),
-    (False, 'perf_recipes/glm_moe_dsa/h100/glm5.py:51,52', (
-        ('glm51_sft_416gpu_h100_bf16_config', 'perf'),
-    )),
-    (False, 'recipes/deepseek/gb200/deepseek_v4.py:67,68', (
-        ('deepseek_v4_flash_pretrain_128gpu_gb200_fp8mx_config', 'perf'),
-        ('deepseek_v4_flash_pretrain_128gpu_gb300_fp8mx_config', 'perf'),
-        ('deepseek_v4_flash_pretrain_64gpu_gb200_bf16_config', 'library'),
-        ('deepseek_v4_flash_pretrain_64gpu_gb200_bf16_muon_config', 'library'),
-        ('deepseek_v4_flash_pretrain_64gpu_gb200_fp8mx_config', 'library'),
-    )),
-    (False, 'recipes/deepseek/gb300/deepseek_v4.py:58,59', (
-        ('deepseek_v4_pro_pretrain_256gpu_gb300_fp8mx_config', 'perf'),
-        ('deepseek_v4_pro_pretrain_32gpu_gb300_bf16_config', 'library'),
-        ('deepseek_v4_pro_pretrain_32gpu_gb300_fp8mx_config', 'library'),
-    )),
-    (False, 'recipes/deepseek/h100/deepseek_v3.py:148,149', (
-        ('deepseek_v3_pretrain_1024gpu_h100_bf16_config', 'library'),
-        ('deepseek_v3_pretrain_1024gpu_h100_bf16_config', 'perf'),
-        ('deepseek_v3_pretrain_1024gpu_h100_fp8cs_config', 'perf'),
-        ('deepseek_v3_pretrain_1024gpu_h100_fp8sc_config', 'perf'),
-        ('deepseek_v3_pretrain_1024gpu_h100_fp8sc_large_scale_config', 'perf'),
-        ('deepseek_v3_pretrain_128gpu_gb300_fp8mx_hsdp_config', 'perf'),
-        ('deepseek_v3_pretrain_128gpu_vr200_bf16_config', 'perf'),
-        ('deepseek_v3_pretrain_128gpu_vr200_fp8cs_config', 'perf'),
-        ('deepseek_v3_pretrain_128gpu_vr200_fp8mx_config', 'perf'),
-        ('deepseek_v3_pretrain_128gpu_vr200_nvfp4_config', 'perf'),
-        ('deepseek_v3_pretrain_256gpu_b200_bf16_config', 'perf'),
-        ('deepseek_v3_pretrain_256gpu_b200_fp8cs_config', 'perf'),
-        ('deepseek_v3_pretrain_256gpu_b200_fp8mx_config', 'perf'),
-        ('deepseek_v3_pretrain_256gpu_b200_fp8mx_large_scale_config', 'perf'),
-        ('deepseek_v3_pretrain_256gpu_b200_nvfp4_config', 'perf'),
-        ('deepseek_v3_pretrain_256gpu_b300_bf16_config', 'perf'),
-        ('deepseek_v3_pretrain_256gpu_b300_fp8cs_config', 'perf'),
-        ('deepseek_v3_pretrain_256gpu_b300_fp8mx_config', 'perf'),
-        ('deepseek_v3_pretrain_256gpu_b300_fp8mx_large_scale_config', 'perf'),
-        ('deepseek_v3_pretrain_256gpu_b300_nvfp4_config', 'perf'),
-        ('deepseek_v3_pretrain_256gpu_gb200_bf16_config', 'perf'),
-        ('deepseek_v3_pretrain_256gpu_gb200_fp8cs_config', 'perf'),
-        ('deepseek_v3_pretrain_256gpu_gb200_fp8mx_config', 'perf'),
-        ('deepseek_v3_pretrain_256gpu_gb200_fp8mx_large_scale_config', 'perf'),
-        ('deepseek_v3_pretrain_256gpu_gb200_fp8mx_partial_cg_dev_config', 'perf'),
-        ('deepseek_v3_pretrain_256gpu_gb200_nvfp4_config', 'perf'),
-        ('deepseek_v3_pretrain_256gpu_gb300_bf16_config', 'perf'),
-        ('deepseek_v3_pretrain_256gpu_gb300_fp8cs_config', 'perf'),
-        ('deepseek_v3_pretrain_256gpu_gb300_fp8mx_config', 'perf'),
-        ('deepseek_v3_pretrain_256gpu_gb300_fp8mx_large_scale_config', 'perf'),
-        ('deepseek_v3_pretrain_256gpu_gb300_fp8mx_partial_cg_dev_config', 'perf'),
-        ('deepseek_v3_pretrain_256gpu_gb300_nvfp4_config', 'perf'),
-        ('deepseek_v3_pretrain_256gpu_vr200_bf16_config', 'perf'),
-        ('deepseek_v3_pretrain_256gpu_vr200_fp8cs_config', 'perf'),
-        ('deepseek_v3_pretrain_256gpu_vr200_fp8mx_config', 'perf'),
-        ('deepseek_v3_pretrain_256gpu_vr200_nvfp4_config', 'perf'),
-        ('deepseek_v3_pretrain_64gpu_gb300_bf16_fsdp_config', 'perf'),
-        ('deepseek_v3_pretrain_64gpu_gb300_fp8mx_fsdp_config', 'perf'),
-        ('deepseek_v3_pretrain_64gpu_h100_bf16_config', 'perf'),
-        ('deepseek_v3_pretrain_64gpu_h100_fp8cs_config', 'perf'),
-    )),
-    (False, 'recipes/deepseek/h100/deepseek_v3.py:316,317', (
-        ('deepseek_v3_pretrain_256gpu_h100_bf16_32nodes_config', 'library'),
-    )),
-    (False, 'recipes/deepseek/h100/deepseek_v4.py:83,84', (
-        ('deepseek_v4_flash_pretrain_32gpu_h100_bf16_config', 'library'),
-        ('deepseek_v4_flash_pretrain_32gpu_h100_bf16_muon_config', 'library'),
-        ('deepseek_v4_flash_pretrain_32gpu_h100_fp8mx_config', 'library'),
-    )),
-    (False, 'recipes/gemma/h100/gemma3.py:75,76', (
-        ('gemma3_1b_pretrain_1gpu_h100_bf16_config', 'library'),
-    )),
-    (False, 'recipes/glm/gb200/glm5.py:133,134', (
-        ('glm52_sft_192gpu_gb200_bf16_config', 'library'),
-    )),
-    (False, 'recipes/glm/gb200/glm5.py:239,240', (
-        ('glm52_sft_192gpu_gb200_bf16_128k_config', 'library'),
-    )),
-    (False, 'recipes/glm/gb200/glm5.py:343,344', (
-        ('glm52_peft_192gpu_gb200_bf16_config', 'library'),
-    )),
-    (False, 'recipes/glm/gb200/glm5.py:56,57', (
-        ('glm52_pretrain_192gpu_gb200_bf16_config', 'library'),
-    )),
-    (False, 'recipes/glm/h100/glm45.py:195,196', (
-        ('glm45_air_106b_pretrain_32gpu_h100_bf16_config', 'library'),
-    )),
-    (False, 'recipes/glm/h100/glm45.py:62,63', (
-        ('glm45_355b_pretrain_128gpu_h100_bf16_config', 'library'),
-    )),
-    (False, 'recipes/glm_vl/h100/glm_45v.py:138,139', (
-        ('glm_45v_sft_128gpu_h100_bf16_config', 'library'),
-    )),
-    (False, 'recipes/glm_vl/h100/glm_45v.py:295,296', (
-        ('glm_45v_peft_32gpu_h100_bf16_config', 'library'),
-    )),
-    (False, 'recipes/gpt_oss/h100/gpt_oss.py:198,199', (
-        ('gpt_oss_120b_pretrain_64gpu_b200_bf16_config', 'perf'),
-        ('gpt_oss_120b_pretrain_64gpu_b200_fp8mx_config', 'perf'),
-        ('gpt_oss_120b_pretrain_64gpu_b300_bf16_config', 'perf'),
-        ('gpt_oss_120b_pretrain_64gpu_b300_fp8mx_config', 'perf'),
-        ('gpt_oss_120b_pretrain_64gpu_gb200_bf16_config', 'perf'),
-        ('gpt_oss_120b_pretrain_64gpu_gb200_fp8mx_config', 'perf'),
-        ('gpt_oss_120b_pretrain_64gpu_gb300_bf16_config', 'perf'),
-        ('gpt_oss_120b_pretrain_64gpu_gb300_fp8mx_config', 'perf'),
-        ('gpt_oss_120b_pretrain_64gpu_h100_bf16_config', 'library'),
-        ('gpt_oss_120b_pretrain_64gpu_h100_bf16_config', 'perf'),
-        ('gpt_oss_120b_pretrain_64gpu_h100_fp8cs_config', 'perf'),
-        ('gpt_oss_120b_pretrain_64gpu_vr200_bf16_config', 'perf'),
-        ('gpt_oss_120b_pretrain_64gpu_vr200_fp8mx_config', 'perf'),
-    )),
-    (False, 'recipes/gpt_oss/h100/gpt_oss.py:73,74', (
-        ('gpt_oss_20b_pretrain_16gpu_h100_bf16_config', 'library'),
-        ('gpt_oss_20b_pretrain_16gpu_h100_fp8cs_config', 'library'),
-        ('gpt_oss_20b_pretrain_16gpu_h100_fp8mx_config', 'library'),
-        ('gpt_oss_20b_pretrain_512gpu_gb200_fp8mx_config', 'perf'),
-        ('gpt_oss_20b_pretrain_512gpu_gb300_fp8mx_config', 'perf'),
-        ('gpt_oss_20b_pretrain_64gpu_b300_fp8mx_config', 'perf'),
-        ('gpt_oss_20b_pretrain_64gpu_b300_nvfp4_config', 'perf'),
-        ('gpt_oss_20b_pretrain_64gpu_vr200_nvfp4_config', 'perf'),
-        ('gpt_oss_20b_pretrain_72gpu_gb200_nvfp4_config', 'perf'),
-        ('gpt_oss_20b_pretrain_72gpu_gb300_nvfp4_config', 'perf'),
-        ('gpt_oss_20b_pretrain_8gpu_b300_fp8mx_config', 'perf'),
-        ('gpt_oss_20b_pretrain_8gpu_b300_nvfp4_config', 'perf'),
-        ('gpt_oss_20b_pretrain_8gpu_gb200_nvfp4_config', 'perf'),
-        ('gpt_oss_20b_pretrain_8gpu_gb300_nvfp4_config', 'perf'),
-        ('gpt_oss_20b_pretrain_8gpu_vr200_fp8mx_config', 'perf'),
-        ('gpt_oss_20b_pretrain_8gpu_vr200_nvfp4_config', 'perf'),
-    )),
-    (False, 'recipes/kimi/h100/kimi_k2.py:118,119', (
-        ('kimi_k2_pretrain_1024gpu_h100_bf16_config', 'perf'),
-        ('kimi_k2_pretrain_1024gpu_h100_fp8cs_config', 'perf'),
-        ('kimi_k2_pretrain_1024gpu_h100_fp8sc_config', 'perf'),
-        ('kimi_k2_pretrain_256gpu_b200_bf16_config', 'perf'),
-        ('kimi_k2_pretrain_256gpu_b200_fp8cs_config', 'perf'),
-        ('kimi_k2_pretrain_256gpu_b200_fp8mx_config', 'perf'),
-        ('kimi_k2_pretrain_256gpu_b300_bf16_config', 'perf'),
-        ('kimi_k2_pretrain_256gpu_b300_fp8cs_config', 'perf'),
-        ('kimi_k2_pretrain_256gpu_b300_fp8mx_config', 'perf'),
-        ('kimi_k2_pretrain_256gpu_gb200_bf16_config', 'perf'),
-        ('kimi_k2_pretrain_256gpu_gb200_fp8cs_config', 'perf'),
-        ('kimi_k2_pretrain_256gpu_gb200_fp8mx_config', 'perf'),
-        ('kimi_k2_pretrain_256gpu_gb300_bf16_config', 'perf'),
-        ('kimi_k2_pretrain_256gpu_gb300_fp8cs_config', 'perf'),
-        ('kimi_k2_pretrain_256gpu_gb300_fp8mx_config', 'perf'),
-        ('kimi_k2_pretrain_256gpu_gb300_nvfp4_config', 'perf'),
-        ('kimi_k2_pretrain_256gpu_vr200_bf16_config', 'perf'),
-        ('kimi_k2_pretrain_256gpu_vr200_fp8mx_config', 'perf'),
-        ('kimi_k2_pretrain_512gpu_h100_bf16_config', 'library'),
-    )),
-    (False, 'recipes/kimi_vl/h100/kimi_k25_vl.py:81,82', (
-        ('kimi_k25_vl_sft_512gpu_h100_bf16_config', 'library'),
-    )),
-    (True, 'recipes/llama/h100/llama3.py:1227,1228', (
-        ('llama31_405b_pretrain_1024gpu_h100_bf16_config', 'perf'),
-        ('llama31_405b_pretrain_1024gpu_h100_fp8cs_config', 'perf'),
-        # perf_recipes/llama/h100/llama31.py:115,138: the 1024-GPU recipe with another batch.
-        ('llama31_405b_pretrain_512gpu_h100_bf16_config', 'perf'),
-        ('llama31_405b_pretrain_512gpu_h100_fp8cs_config', 'perf'),
-        ('llama31_405b_pretrain_128gpu_b200_bf16_config', 'perf'),
-        ('llama31_405b_pretrain_128gpu_b200_fp8cs_config', 'perf'),
-        ('llama31_405b_pretrain_128gpu_b200_fp8mx_config', 'perf'),
-        ('llama31_405b_pretrain_128gpu_b200_nvfp4_config', 'perf'),
-        ('llama31_405b_pretrain_128gpu_b300_bf16_config', 'perf'),
-        ('llama31_405b_pretrain_128gpu_b300_fp8cs_config', 'perf'),
-        ('llama31_405b_pretrain_128gpu_b300_fp8mx_config', 'perf'),
-        ('llama31_405b_pretrain_128gpu_b300_nvfp4_config', 'perf'),
-        ('llama31_405b_pretrain_128gpu_gb200_bf16_config', 'perf'),
-        ('llama31_405b_pretrain_128gpu_gb200_fp8cs_config', 'perf'),
-        ('llama31_405b_pretrain_128gpu_gb200_fp8mx_config', 'perf'),
-        ('llama31_405b_pretrain_128gpu_gb200_nvfp4_config', 'perf'),
-        ('llama31_405b_pretrain_128gpu_gb300_bf16_config', 'perf'),
-        ('llama31_405b_pretrain_128gpu_gb300_fp8cs_config', 'perf'),
-        ('llama31_405b_pretrain_128gpu_gb300_fp8mx_config', 'perf'),
-        ('llama31_405b_pretrain_128gpu_gb300_nvfp4_config', 'perf'),
-        ('llama31_405b_pretrain_256gpu_b200_nvfp4_config', 'perf'),
-        ('llama31_405b_pretrain_256gpu_b300_bf16_config', 'perf'),
-        ('llama31_405b_pretrain_256gpu_gb200_bf16_config', 'perf'),
-        ('llama31_405b_pretrain_256gpu_gb200_fp8cs_config', 'perf'),
-        ('llama31_405b_pretrain_256gpu_gb200_fp8mx_config', 'perf'),
-        ('llama31_405b_pretrain_256gpu_gb200_nvfp4_config', 'perf'),
-        ('llama31_405b_pretrain_256gpu_gb300_bf16_config', 'perf'),
-        ('llama31_405b_pretrain_256gpu_gb300_fp8cs_config', 'perf'),
-        ('llama31_405b_pretrain_256gpu_gb300_fp8mx_config', 'perf'),
-        ('llama31_405b_pretrain_256gpu_gb300_nvfp4_config', 'perf'),
-        ('llama31_405b_pretrain_256gpu_h100_bf16_config', 'library'),
-        ('llama31_405b_pretrain_256gpu_h100_bf16_deterministic_config', 'library'),
-        ('llama31_405b_pretrain_256gpu_vr200_bf16_config', 'perf'),
-        ('llama31_405b_pretrain_256gpu_vr200_fp8mx_config', 'perf'),
-        ('llama31_405b_pretrain_256gpu_vr200_nvfp4_config', 'perf'),
-    )),
-    (True, 'recipes/llama/h100/llama3.py:2014,2015', (
-        ('llama31_405b_sft_128gpu_h100_bf16_config', 'library'),
-    )),
-    (True, 'recipes/llama/h100/llama3.py:2867,2868', (
-        ('llama31_405b_peft_32gpu_h100_bf16_config', 'library'),
-    )),
-    (False, 'recipes/minimax/h100/minimax_m3.py:168,169', (
-        ('minimax_m3_sft_128gpu_h100_bf16_config', 'library'),
-    )),
-    (False, 'recipes/minimax/h100/minimax_m3.py:58,59', (
-        ('minimax_m3_pretrain_256gpu_h100_bf16_config', 'library'),
-    )),
-    (False, 'recipes/moonlight/h100/moonlight_16b.py:415,416', (
-        ('moonlight_16b_sft_8gpu_h100_bf16_8k_config', 'library'),
-        ('moonlight_16b_sft_8gpu_h100_bf16_config', 'library'),
-        ('moonlight_16b_sft_8gpu_h100_bf16_tp1_config', 'library'),
-    )),
-    (False, 'recipes/moonlight/h100/moonlight_16b.py:701,702', (
-        ('moonlight_16b_peft_2gpu_h100_bf16_config', 'library'),
-        ('moonlight_16b_peft_4gpu_h100_bf16_config', 'library'),
-    )),
-    (True, 'recipes/qwen/h100/qwen3_moe.py:261,262', (
-        ('qwen3_235b_a22b_pretrain_128gpu_b200_fp8mx_deepep_dev_config', 'perf'),
-        ('qwen3_235b_a22b_pretrain_128gpu_b300_fp8mx_hybridep_dev_config', 'perf'),
-        ('qwen3_235b_a22b_pretrain_128gpu_gb200_fp8mx_paged_stash_dev_config', 'perf'),
-        ('qwen3_235b_a22b_pretrain_128gpu_gb200_fp8mx_partial_cg_dev_config', 'perf'),
-        ('qwen3_235b_a22b_pretrain_128gpu_gb300_fp8mx_paged_stash_dev_config', 'perf'),
-        ('qwen3_235b_a22b_pretrain_256gpu_b200_bf16_config', 'perf'),
-        ('qwen3_235b_a22b_pretrain_256gpu_b200_fp8cs_config', 'perf'),
-        ('qwen3_235b_a22b_pretrain_256gpu_b200_fp8mx_config', 'perf'),
-        ('qwen3_235b_a22b_pretrain_256gpu_b200_fp8mx_large_scale_config', 'perf'),
-        ('qwen3_235b_a22b_pretrain_256gpu_b200_nvfp4_config', 'perf'),
-        ('qwen3_235b_a22b_pretrain_256gpu_b300_bf16_config', 'perf'),
-        ('qwen3_235b_a22b_pretrain_256gpu_b300_fp8cs_config', 'perf'),
-        ('qwen3_235b_a22b_pretrain_256gpu_b300_fp8mx_config', 'perf'),
-        ('qwen3_235b_a22b_pretrain_256gpu_b300_fp8mx_large_scale_config', 'perf'),
-        ('qwen3_235b_a22b_pretrain_256gpu_b300_nvfp4_config', 'perf'),
-        ('qwen3_235b_a22b_pretrain_256gpu_gb200_bf16_config', 'perf'),
-        ('qwen3_235b_a22b_pretrain_256gpu_gb200_fp8cs_config', 'perf'),
-        ('qwen3_235b_a22b_pretrain_256gpu_gb200_fp8mx_config', 'perf'),
-        ('qwen3_235b_a22b_pretrain_256gpu_gb200_fp8mx_large_scale_config', 'perf'),
-        ('qwen3_235b_a22b_pretrain_256gpu_gb200_nvfp4_config', 'perf'),
-        ('qwen3_235b_a22b_pretrain_256gpu_gb300_bf16_config', 'perf'),
-        ('qwen3_235b_a22b_pretrain_256gpu_gb300_fp8cs_config', 'perf'),
-        ('qwen3_235b_a22b_pretrain_256gpu_gb300_fp8mx_config', 'perf'),
-        ('qwen3_235b_a22b_pretrain_256gpu_gb300_fp8mx_large_scale_config', 'perf'),
-        ('qwen3_235b_a22b_pretrain_256gpu_gb300_nvfp4_config', 'perf'),
-        ('qwen3_235b_a22b_pretrain_256gpu_h100_bf16_config', 'library'),
-        ('qwen3_235b_a22b_pretrain_256gpu_h100_bf16_config', 'perf'),
-        ('qwen3_235b_a22b_pretrain_256gpu_h100_bf16_hybridep_dev_config', 'perf'),
-        ('qwen3_235b_a22b_pretrain_256gpu_h100_fp8cs_config', 'perf'),
-        ('qwen3_235b_a22b_pretrain_256gpu_h100_fp8cs_large_scale_config', 'perf'),
-        ('qwen3_235b_a22b_pretrain_256gpu_vr200_bf16_config', 'perf'),
-        ('qwen3_235b_a22b_pretrain_256gpu_vr200_fp8mx_config', 'perf'),
-        ('qwen3_235b_a22b_pretrain_256gpu_vr200_nvfp4_config', 'perf'),
-        ('qwen3_235b_a22b_pretrain_64gpu_b200_bf16_config', 'perf'),
-        ('qwen3_235b_a22b_pretrain_64gpu_b200_fp8cs_config', 'perf'),
-        ('qwen3_235b_a22b_pretrain_64gpu_b200_fp8mx_config', 'perf'),
-        ('qwen3_235b_a22b_pretrain_64gpu_b200_nvfp4_config', 'perf'),
-        ('qwen3_235b_a22b_pretrain_64gpu_b300_bf16_config', 'perf'),
-        ('qwen3_235b_a22b_pretrain_64gpu_b300_fp8cs_config', 'perf'),
-        ('qwen3_235b_a22b_pretrain_64gpu_b300_fp8mx_config', 'perf'),
-        ('qwen3_235b_a22b_pretrain_64gpu_b300_nvfp4_config', 'perf'),
-        ('qwen3_235b_a22b_pretrain_64gpu_gb200_bf16_config', 'perf'),
-        ('qwen3_235b_a22b_pretrain_64gpu_gb200_fp8cs_config', 'perf'),
-        ('qwen3_235b_a22b_pretrain_64gpu_gb200_fp8mx_config', 'perf'),
-        ('qwen3_235b_a22b_pretrain_64gpu_gb200_nvfp4_config', 'perf'),
-        ('qwen3_235b_a22b_pretrain_64gpu_gb300_bf16_config', 'perf'),
-        ('qwen3_235b_a22b_pretrain_64gpu_gb300_fp8cs_config', 'perf'),
-        ('qwen3_235b_a22b_pretrain_64gpu_gb300_fp8mx_config', 'perf'),
-        ('qwen3_235b_a22b_pretrain_64gpu_gb300_nvfp4_config', 'perf'),
-    )),
-    (True, 'recipes/qwen/h100/qwen3_moe.py:569,570', (
-        ('qwen3_235b_a22b_sft_64gpu_h100_bf16_config', 'library'),
-    )),
-    (True, 'recipes/qwen/h100/qwen3_moe.py:880,881', (
-        ('qwen3_235b_a22b_peft_16gpu_h100_bf16_config', 'library'),
-    )),
-)
 
 # Recipe names follow <model>_<task>_<N>gpu_<gpu>_<precision>[_variant]_config;
 # used only where the recipe table leaves model/task/gpu empty (8 rows whose
@@ -500,18 +229,199 @@ def check_model(m: dict, where: str) -> None:
 # ---------------------------------------------------------------- recipes
 
 
-def split_flags() -> dict[tuple[str, str], int]:
-    flags: dict[tuple[str, str], int] = {}
-    for value, _source, recipes in PIPELINE_SPLIT:
-        for key in recipes:
-            if key in flags:
-                raise DataError(f"PIPELINE_SPLIT lists {key} twice")
-            flags[key] = int(value)
-    return flags
+@dataclass(frozen=True)
+class Fact:
+    status: str  # set, default (Megatron-Core's dataclass default), runtime (decided at run time)
+    value: object
+    where: str
 
 
-def build_recipe(row: dict[str, str], models: dict[str, dict], flags: dict) -> dict:
-    name = row["recipe"]
+Facts = dict[str, Fact]
+
+# Fields every recipe's facts must have (tools/extract_recipe_facts.py FIELDS).
+REQUIRED_FACTS = (
+    "module", "model.tensor_model_parallel_size", "model.pipeline_model_parallel_size",
+    "model.context_parallel_size", "model.expert_model_parallel_size", "model.expert_tensor_parallel_size",
+    "model.virtual_pipeline_model_parallel_size", "model.sequence_parallel", "model.seq_length", "dataset.seq_length",
+    "train.global_batch_size", "train.micro_batch_size", "model.recompute_granularity", "model.recompute_method",
+    "model.recompute_num_layers", "model.recompute_modules", "ddp.use_distributed_optimizer",
+    "optimizer.use_distributed_optimizer", "model.moe_token_dispatcher_type", "model.moe_flex_dispatcher_backend",
+    "model.cuda_graph_impl", "model.pipeline_model_parallel_layout", "model.num_layers_in_first_pipeline_stage",
+    "model.num_layers_in_last_pipeline_stage", "model.account_for_embedding_in_pipeline_split",
+    "model.account_for_loss_in_pipeline_split", "mixed_precision", "mixed_precision.grad_reduce_in_fp32",
+    "ddp.grad_reduce_in_fp32", "optimizer.use_precision_aware_optimizer", "optimizer.main_grads_dtype",
+    "optimizer.main_params_dtype", "optimizer.exp_avg_dtype", "optimizer.exp_avg_sq_dtype", "env_vars",
+    "comm_overlap",
+)
+
+# torch dtypes of the precision-aware optimizer, as mblint spells them.
+DTYPES = {"torch.float32": "fp32", "torch.bfloat16": "bf16", "torch.float16": "fp16", "torch.uint8": "fp8"}
+
+# Pipeline layout entries (Megatron's PipelineParallelLayerLayout) in the
+# string grammar mblint reads.
+LAYOUT_SYMBOLS = {"embedding": "E", "decoder": "t", "mtp": "m", "loss": "L"}
+
+
+def load_facts(path: Path) -> dict[tuple[str, str], Facts]:
+    facts: dict[tuple[str, str], Facts] = {}
+    for row in read_csv(path):
+        key = (row["recipe"], row["kind"])
+        if row["status"] not in ("set", "default", "runtime"):
+            raise DataError(f"{path.name}: {key[0]}: {row['field']} has status {row['status']}")
+        facts.setdefault(key, {})[row["field"]] = Fact(row["status"], json.loads(row["value"]), row["where"])
+    for (name, _kind), f in facts.items():
+        for field in REQUIRED_FACTS:
+            if field not in f:
+                raise DataError(f"{path.name}: {name}: no value for {field}")
+    return facts
+
+
+class FactReader:
+    """Catalog values from one recipe's facts; anything unexpected names the
+    recipe and the field."""
+
+    def __init__(self, name: str, facts: Facts):
+        self.name = name
+        self.facts = facts
+
+    def fail(self, field: str, what: str) -> DataError:
+        return DataError(f"{self.name}: {field}: {what}")
+
+    def fact(self, field: str) -> Fact:
+        return self.facts[field]
+
+    def integer(self, field: str) -> RecipeInt:
+        f = self.fact(field)
+        if f.status == "runtime":
+            return RecipeInt(False, False, 0)
+        if f.status == "default" or f.value is None:
+            return RecipeInt()
+        if isinstance(f.value, bool) or not isinstance(f.value, int):
+            raise self.fail(field, f"{f.value!r} is not an integer")
+        return RecipeInt(True, True, f.value)
+
+    def flag(self, field: str) -> int:
+        f = self.fact(field)
+        if f.status != "set" or f.value is None:
+            return -1
+        if not isinstance(f.value, bool):
+            raise self.fail(field, f"{f.value!r} is not a bool")
+        return int(f.value)
+
+    def text(self, field: str) -> str:
+        f = self.fact(field)
+        if f.status != "set" or f.value is None:
+            return ""
+        if not isinstance(f.value, str):
+            raise self.fail(field, f"{f.value!r} is not a string")
+        return f.value
+
+    def modules(self, field: str) -> str:
+        f = self.fact(field)
+        if f.status != "set" or f.value is None:
+            return ""
+        if not isinstance(f.value, list) or not all(isinstance(m, str) for m in f.value):
+            raise self.fail(field, f"{f.value!r} is not a list of names")
+        return ",".join(f.value)
+
+    def layout(self, field: str) -> str:
+        f = self.fact(field)
+        if f.status == "runtime":
+            return LAYOUT_SET_UNKNOWN
+        if f.status != "set" or f.value is None:
+            return ""
+        if isinstance(f.value, str):
+            if not LITERAL_LAYOUT.match(f.value):
+                raise self.fail(field, f"layout {f.value!r} is not in Megatron's layout grammar")
+            return f.value
+        stages = []
+        for stage in f.value if isinstance(f.value, list) else [None]:
+            if not isinstance(stage, list) or not all(layer in LAYOUT_SYMBOLS for layer in stage):
+                raise self.fail(field, f"layout {f.value!r} is not a list of stages")
+            stages.append("".join(LAYOUT_SYMBOLS[layer] for layer in stage))
+        return "|".join(stages)
+
+    def dtype(self, field: str) -> str:
+        f = self.fact(field)
+        if f.status != "set" or f.value is None:
+            return ""
+        name = f.value.get("py") if isinstance(f.value, dict) else None
+        if name not in DTYPES:
+            raise self.fail(field, f"{f.value!r} is not a dtype mblint knows")
+        return DTYPES[name]
+
+    def distributed_optimizer(self) -> int:
+        """Bridge turns the distributed optimizer on for both configs when either
+        asks for it (_validate_and_sync_distributed_optimizer_settings)."""
+        values = [self.flag("ddp.use_distributed_optimizer"), self.flag("optimizer.use_distributed_optimizer")]
+        if 1 in values:
+            return 1
+        return 0 if 0 in values else -1
+
+    def grad_reduce_in_fp32(self) -> tuple[int, int]:
+        """ddp.grad_reduce_in_fp32 as training sees it: MixedPrecisionConfig.setup()
+        copies the mixed-precision config's value onto ddp whenever the recipe
+        has one. Returns (value, 1 if it comes from mixed_precision)."""
+        mp = self.fact("mixed_precision")
+        if mp.status == "runtime":
+            return -1, 0
+        if mp.value is None:
+            return self.flag("ddp.grad_reduce_in_fp32"), 0
+        f = self.fact("mixed_precision.grad_reduce_in_fp32")
+        if f.status == "runtime" or not isinstance(f.value, bool):
+            raise self.fail("mixed_precision.grad_reduce_in_fp32", f"{f.value!r} is not a bool")
+        return int(f.value), 1
+
+    def precision_preset(self) -> str:
+        """The preset a recipe's mixed-precision config starts from."""
+        value = self.fact("mixed_precision").value
+        if isinstance(value, str):
+            return value
+        if isinstance(value, dict):
+            return str(value.get("preset", ""))
+        return ""
+
+    def settings(self, section: str) -> list[tuple[str, str, str]]:
+        """(key, kind, text) of a dict section (env_vars) or of the fields the
+        recipe writes on a config object (comm_overlap)."""
+        out = []
+        prefix = section + "."
+        for field in sorted(self.facts):
+            if not field.startswith(prefix):
+                continue
+            value = self.facts[field].value
+            key = field[len(prefix):]
+            if value is None:
+                out.append((key, "Null", ""))
+            elif isinstance(value, bool):
+                out.append((key, "Bool", "true" if value else "false"))
+            elif isinstance(value, int):
+                out.append((key, "Int", str(value)))
+            elif isinstance(value, float):
+                out.append((key, "Float", repr(value)))
+            elif isinstance(value, str):
+                out.append((key, "String", value))
+            elif isinstance(value, dict) and "object" in value:
+                out.append((key, "Object", str(value.get("name", value["object"]))))
+            else:
+                raise self.fail(field, f"{value!r} is not a setting mblint can record")
+        return out
+
+    def comm_overlap(self) -> int:
+        f = self.fact("comm_overlap")
+        if f.value is None:
+            return 0
+        if isinstance(f.value, dict) and f.value.get("object") == "CommOverlapConfig":
+            return 1
+        raise self.fail("comm_overlap", f"{f.value!r} is not None or a CommOverlapConfig")
+
+
+def build_recipe(name: str, kind: str, row: dict[str, str] | None, facts: Facts, models: dict[str, dict]) -> dict:
+    """One catalog entry: settings from the facts, names and the precision
+    preset's name from the recipe table (or the recipe's name when the table
+    has no row)."""
+    read = FactReader(name, facts)
+    row = row or {"model": "", "task": "", "gpu": "", "num_gpus": "", "precision": ""}
     model, task, gpu, num_gpus = row["model"], row["task"], row["gpu"], row["num_gpus"]
     if not model or not task:
         m = NAME_TASK.match(name)
@@ -523,17 +433,102 @@ def build_recipe(row: dict[str, str], models: dict[str, dict], flags: dict) -> d
         if m:
             gpu = gpu or m["gpu"]
             num_gpus = num_gpus or m["n"]
-    seq = row["seq_length"] if row["seq_length"].strip() else row["model_seq_length"]
-    split = flags.get((name, row["kind"]), -1)
+    seq = read.integer("dataset.seq_length")
+    if not seq.set and seq.certain:
+        seq = read.integer("model.seq_length")
+    grad_reduce, from_mixed = read.grad_reduce_in_fp32()
+    env = read.settings("env_vars")
+    comm = read.settings("comm_overlap")
     return {
         "name": name,
-        "kind": row["kind"],
-        "module": row["module"],
+        "kind": kind,
+        "module": str(read.fact("module").value),
         "model": model,
         "task": task,
         "gpu": gpu,
-        "num_gpus": int(num_gpus) if num_gpus.isdigit() else 0,
-        "precision": parse_str_setting(row["precision"]),
+        "num_gpus": int(num_gpus) if str(num_gpus).isdigit() else 0,
+        # The table's short names (bf16, fp8_cs: perf recipes' _perf_precision)
+        # are kept; where it has none, the preset the recipe starts from.
+        "precision": parse_str_setting(row["precision"]) or read.precision_preset(),
+        "tensor_model_parallel_size": read.integer("model.tensor_model_parallel_size"),
+        "pipeline_model_parallel_size": read.integer("model.pipeline_model_parallel_size"),
+        "context_parallel_size": read.integer("model.context_parallel_size"),
+        "expert_model_parallel_size": read.integer("model.expert_model_parallel_size"),
+        "expert_tensor_parallel_size": read.integer("model.expert_tensor_parallel_size"),
+        "virtual_pipeline_model_parallel_size": read.integer("model.virtual_pipeline_model_parallel_size"),
+        "sequence_parallel": read.flag("model.sequence_parallel"),
+        "seq_length": seq,
+        "global_batch_size": read.integer("train.global_batch_size"),
+        "micro_batch_size": read.integer("train.micro_batch_size"),
+        "recompute_granularity": read.text("model.recompute_granularity"),
+        "recompute_method": read.text("model.recompute_method"),
+        "recompute_num_layers": read.integer("model.recompute_num_layers"),
+        "recompute_modules": read.modules("model.recompute_modules"),
+        "use_distributed_optimizer": read.distributed_optimizer(),
+        "moe_token_dispatcher_type": read.text("model.moe_token_dispatcher_type"),
+        "moe_flex_dispatcher_backend": read.text("model.moe_flex_dispatcher_backend"),
+        "cuda_graph_impl": read.text("model.cuda_graph_impl"),
+        "pipeline_model_parallel_layout": read.layout("model.pipeline_model_parallel_layout"),
+        "pipeline_layout_builder": "model._pipeline_model_parallel_layout_builder" in facts,
+        "num_layers_in_first_pipeline_stage": read.integer("model.num_layers_in_first_pipeline_stage"),
+        "num_layers_in_last_pipeline_stage": read.integer("model.num_layers_in_last_pipeline_stage"),
+        "account_for_embedding_in_pipeline_split": read.flag("model.account_for_embedding_in_pipeline_split"),
+        "account_for_loss_in_pipeline_split": read.flag("model.account_for_loss_in_pipeline_split"),
+        "grad_reduce_in_fp32": grad_reduce,
+        "grad_reduce_from_mixed_precision": from_mixed,
+        "use_precision_aware_optimizer": read.flag("optimizer.use_precision_aware_optimizer"),
+        "main_grads_dtype": read.dtype("optimizer.main_grads_dtype"),
+        "main_params_dtype": read.dtype("optimizer.main_params_dtype"),
+        "exp_avg_dtype": read.dtype("optimizer.exp_avg_dtype"),
+        "exp_avg_sq_dtype": read.dtype("optimizer.exp_avg_sq_dtype"),
+        "comm_overlap": read.comm_overlap(),
+        "comm_overlap_fields": comm,
+        "env_vars": env,
+        "dims": model if model in models else None,
+    }
+
+
+def consistency_note(r: dict) -> str:
+    """What a recipe's own numbers break at its own GPU count (world size,
+    expert grid, global batch), as the recipe table states it; "" when they
+    fit or are not all known."""
+    world = r["num_gpus"]
+
+    def size(field: str, default: int | None) -> int | None:
+        v: RecipeInt = r[field]
+        if not v.certain:
+            return None
+        return v.value if v.set else default
+
+    tp, pp, cp = size("tensor_model_parallel_size", 1), size("pipeline_model_parallel_size", 1), \
+        size("context_parallel_size", 1)
+    ep, etp = size("expert_model_parallel_size", 1), size("expert_tensor_parallel_size", None)
+    gbs, mbs = size("global_batch_size", None), size("micro_batch_size", None)
+    if world <= 0 or None in (tp, pp, cp, ep):
+        return ""
+    if world % (tp * pp * cp):
+        return f"world {world} not divisible by TP*PP*CP={tp * pp * cp}"
+    if etp is None:
+        # Bridge's finalize() sets an unset ETP to 1 when EP > 1
+        # (models/transformer_config.py); Megatron-Core then takes TP.
+        etp = 1 if ep > 1 else tp
+    expert = ep * etp * pp
+    if world % expert:
+        return f"world {world} not divisible by EP*ETP*PP={expert}"
+    dp = world // (tp * pp * cp)
+    if gbs is not None and mbs is not None and gbs % (mbs * dp):
+        return f"GBS {gbs} not divisible by MBS*DP={mbs * dp}"
+    return ""
+
+
+# ---------------------------------------------------------------- the recipe table's view
+
+
+def table_view(row: dict[str, str]) -> dict:
+    """The catalog values the recipe table alone would give (the generator's
+    input before the facts), for the corrections report."""
+    seq = row["seq_length"] if row["seq_length"].strip() else row["model_seq_length"]
+    return {
         "tensor_model_parallel_size": parse_int_setting(row["tp"]),
         "pipeline_model_parallel_size": parse_int_setting(row["pp"]),
         "context_parallel_size": parse_int_setting(row["cp"]),
@@ -555,11 +550,66 @@ def build_recipe(row: dict[str, str], models: dict[str, dict], flags: dict) -> d
         "pipeline_model_parallel_layout": parse_layout(row["pp_layout"]),
         "num_layers_in_first_pipeline_stage": parse_int_setting(row["first_stage_layers"]),
         "num_layers_in_last_pipeline_stage": parse_int_setting(row["last_stage_layers"]),
-        "account_for_embedding_in_pipeline_split": split,
-        "account_for_loss_in_pipeline_split": split,
         "consistency_note": row["consistency_note"].strip(),
-        "dims": model if model in models else None,
     }
+
+
+# Fact fields behind each catalog value, for the corrections' `where`.
+FACT_OF = {
+    "tensor_model_parallel_size": "model.tensor_model_parallel_size",
+    "pipeline_model_parallel_size": "model.pipeline_model_parallel_size",
+    "context_parallel_size": "model.context_parallel_size",
+    "expert_model_parallel_size": "model.expert_model_parallel_size",
+    "expert_tensor_parallel_size": "model.expert_tensor_parallel_size",
+    "virtual_pipeline_model_parallel_size": "model.virtual_pipeline_model_parallel_size",
+    "sequence_parallel": "model.sequence_parallel",
+    "seq_length": "dataset.seq_length",
+    "global_batch_size": "train.global_batch_size",
+    "micro_batch_size": "train.micro_batch_size",
+    "recompute_granularity": "model.recompute_granularity",
+    "recompute_method": "model.recompute_method",
+    "recompute_num_layers": "model.recompute_num_layers",
+    "recompute_modules": "model.recompute_modules",
+    "use_distributed_optimizer": "ddp.use_distributed_optimizer",
+    "moe_token_dispatcher_type": "model.moe_token_dispatcher_type",
+    "moe_flex_dispatcher_backend": "model.moe_flex_dispatcher_backend",
+    "cuda_graph_impl": "model.cuda_graph_impl",
+    "pipeline_model_parallel_layout": "model.pipeline_model_parallel_layout",
+    "num_layers_in_first_pipeline_stage": "model.num_layers_in_first_pipeline_stage",
+    "num_layers_in_last_pipeline_stage": "model.num_layers_in_last_pipeline_stage",
+}
+
+
+def shown(value: object) -> str:
+    """A catalog value as the corrections file writes it."""
+    if isinstance(value, RecipeInt):
+        if not value.certain:
+            return "unknown"
+        return str(value.value) if value.set else "default"
+    if isinstance(value, int) and not isinstance(value, bool) and value in (-1, 0, 1):
+        return {-1: "unset", 0: "false", 1: "true"}[value]
+    if value == LAYOUT_SET_UNKNOWN:
+        return "unknown"
+    return str(value) if value != "" else "unset"
+
+
+def corrections(recipe: dict, row: dict[str, str] | None, facts: Facts) -> list[dict[str, str]]:
+    out = []
+    base = {"recipe": recipe["name"], "kind": recipe["kind"]}
+    if row is None:
+        return [{**base, "field": "(recipe)", "table": "missing", "source": "present",
+                 "where": facts["module"].where}]
+    view = table_view(row)
+    for field, table_value in view.items():
+        value = recipe[field] if field != "consistency_note" else consistency_note(recipe)
+        if shown(table_value) == shown(value):
+            continue
+        fact = facts.get(FACT_OF.get(field, ""))
+        if field == "seq_length" and fact is not None and fact.status != "set":
+            fact = facts.get("model.seq_length")
+        out.append({**base, "field": field, "table": shown(table_value), "source": shown(value),
+                    "where": fact.where if fact is not None and fact.status == "set" else ""})
+    return out
 
 
 def check_csv_dims(row: dict[str, str], model: dict | None, unsourced: set[str]) -> None:
@@ -640,9 +690,15 @@ def emit_model(m: dict) -> str:
     )
 
 
-def emit_recipe(r: dict, model_index: dict[str, int]) -> str:
+def span(offset: int, count: int) -> str:
+    return f"{{kRecipeSettings + {offset}, {count}}}" if count else "{}"
+
+
+def emit_recipe(r: dict, model_index: dict[str, int], settings_at: dict[str, int]) -> str:
     dims = f"&kModelDims[{model_index[r['dims']]}]" if r["dims"] else "nullptr"
     i = c_int
+    env = span(settings_at["env_vars"], len(r["env_vars"]))
+    comm = span(settings_at["comm_overlap_fields"], len(r["comm_overlap_fields"]))
     return (
         "    {\n"
         f"        .name = {c_str(r['name'])}, .kind = {c_str(r['kind'])},\n"
@@ -665,48 +721,93 @@ def emit_recipe(r: dict, model_index: dict[str, int]) -> str:
         f" .moe_token_dispatcher_type = {c_str(r['moe_token_dispatcher_type'])},"
         f" .moe_flex_dispatcher_backend = {c_str(r['moe_flex_dispatcher_backend'])},"
         f" .cuda_graph_impl = {c_str(r['cuda_graph_impl'])},\n"
-        f"        .pipeline_model_parallel_layout = {c_str(r['pipeline_model_parallel_layout'])},\n"
+        f"        .pipeline_model_parallel_layout = {c_str(r['pipeline_model_parallel_layout'])},"
+        f" .pipeline_layout_builder = {c_bool(r['pipeline_layout_builder'])},\n"
         f"        .num_layers_in_first_pipeline_stage = {i(r['num_layers_in_first_pipeline_stage'])},"
         f" .num_layers_in_last_pipeline_stage = {i(r['num_layers_in_last_pipeline_stage'])},\n"
         f"        .account_for_embedding_in_pipeline_split = {r['account_for_embedding_in_pipeline_split']},"
         f" .account_for_loss_in_pipeline_split = {r['account_for_loss_in_pipeline_split']},\n"
+        f"        .grad_reduce_in_fp32 = {r['grad_reduce_in_fp32']},"
+        f" .grad_reduce_from_mixed_precision = {c_bool(bool(r['grad_reduce_from_mixed_precision']))},\n"
+        f"        .use_precision_aware_optimizer = {r['use_precision_aware_optimizer']},"
+        f" .main_grads_dtype = {c_str(r['main_grads_dtype'])}, .main_params_dtype = {c_str(r['main_params_dtype'])},"
+        f" .exp_avg_dtype = {c_str(r['exp_avg_dtype'])}, .exp_avg_sq_dtype = {c_str(r['exp_avg_sq_dtype'])},\n"
+        f"        .comm_overlap = {r['comm_overlap']}, .comm_overlap_fields = {comm}, .env_vars = {env},\n"
         f"        .consistency_note = {c_str(r['consistency_note'])},\n"
         f"        .dims = {dims},\n"
         "    },\n"
     )
 
 
-def generate(shared: Path) -> str:
+def emit_setting(key: str, kind: str, text: str) -> str:
+    return f"    {{{c_str(key)}, RecipeValueKind::{kind}, {c_str(text)}}},\n"
+
+
+CORRECTION_FIELDS = ("recipe", "kind", "field", "table", "source", "where")
+
+
+def render_corrections(rows: list[dict[str, str]]) -> str:
+    out = io.StringIO()
+    out.write("# Where shared/corpus/megatron-bridge/derived/recipe_parallelism.csv (the recipe table) and\n")
+    out.write("# data/recipe_facts.csv (Megatron Bridge's source, read by tools/extract_recipe_facts.py)\n")
+    out.write("# give a recipe different catalog values; the catalog takes the source's. Generated by\n")
+    out.write("# tools/gen_catalog.py; do not edit. `default`: left at the Megatron default; `unset`: no\n")
+    out.write("# value recorded; `unknown`: decided at run time. `where` is relative to src/megatron/bridge/.\n")
+    writer = csv.DictWriter(out, fieldnames=CORRECTION_FIELDS, lineterminator="\n")
+    writer.writeheader()
+    for r in sorted(rows, key=lambda r: (r["recipe"], r["kind"], r["field"])):
+        writer.writerow(r)
+    return out.getvalue()
+
+
+def generate(shared: Path, facts_csv: Path = FACTS_CSV) -> tuple[str, str]:
     recipe_csv = shared / RECIPE_CSV
     if not recipe_csv.is_file():
         raise DataError(f"{recipe_csv} not found (pass --shared DIR)")
     models = load_models(MODEL_CSV)
-    flags = split_flags()
-    rows = read_csv(recipe_csv)
+    facts = load_facts(facts_csv)
+    rows = {(row["recipe"], row["kind"]): row for row in read_csv(recipe_csv)}
+    stale = set(rows) - set(facts)
+    if stale:
+        raise DataError(f"recipes in the recipe table but not in {facts_csv.name}: {sorted(stale)}")
 
     unsourced: set[str] = set()
     recipes = []
-    for row in rows:
-        recipe = build_recipe(row, models, flags)
-        check_csv_dims(row, models.get(recipe["model"]), unsourced)
+    fixes: list[dict[str, str]] = []
+    for (name, kind), recipe_facts in facts.items():
+        row = rows.get((name, kind))
+        recipe = build_recipe(name, kind, row, recipe_facts, models)
+        recipe["consistency_note"] = consistency_note(recipe)
+        if row is not None:
+            check_csv_dims(row, models.get(recipe["model"]), unsourced)
+        fixes.extend(corrections(recipe, row, recipe_facts))
         recipes.append(recipe)
     recipes.sort(key=lambda r: (r["name"], r["kind"]))
-    keys = [(r["name"], r["kind"]) for r in recipes]
-    if len(set(keys)) != len(keys):
-        raise DataError("the recipe table has two rows with the same name and kind")
-    stale = set(flags) - set(keys)
-    if stale:
-        raise DataError(f"PIPELINE_SPLIT names recipes not in the table: {sorted(stale)}")
 
     aliases = load_aliases(ALIAS_CSV, {r["name"] for r in recipes})
     model_keys = sorted(models)
     model_index = {k: i for i, k in enumerate(model_keys)}
     with_dims = sum(1 for r in recipes if r["dims"])
 
+    # Recipes with the same settings (most share COMMON_RECIPE_ENV_VARS) share one span.
+    settings: list[str] = []
+    pooled: dict[tuple, int] = {}
+    offsets = []
+    for r in recipes:
+        at = {}
+        for section in ("env_vars", "comm_overlap_fields"):
+            key = tuple(r[section])
+            if key not in pooled:
+                pooled[key] = len(settings)
+                settings.extend(emit_setting(*s) for s in key)
+            at[section] = pooled[key]
+        offsets.append(at)
+
     out = [
         "// Generated by tools/gen_catalog.py from\n",
-        f"//   shared/{RECIPE_CSV.as_posix()}\n",
-        "//   data/recipe_aliases.csv, data/model_dims.csv and the PIPELINE_SPLIT table in the generator;\n",
+        "//   data/recipe_facts.csv (Megatron Bridge's recipes, read statically by tools/extract_recipe_facts.py),\n",
+        f"//   shared/{RECIPE_CSV.as_posix()} (names, GPU counts, precision names),\n",
+        "//   data/recipe_aliases.csv and data/model_dims.csv;\n",
         "// do not edit. Regenerate with `python3 tools/gen_catalog.py`.\n",
         f"// {len(recipes)} recipes ({with_dims} with model dimensions), {len(aliases)} aliases,"
         f" {len(models)} models.\n",
@@ -718,36 +819,46 @@ def generate(shared: Path) -> str:
     out.append("constexpr ModelDims kModelDims[] = {\n")
     out.extend(emit_model(models[k]) for k in model_keys)
     out.append("};\n\n")
+    out.append("// Recipes' env_vars and comm_overlap fields; each recipe spans its own (shared when equal).\n")
+    out.append("constexpr RecipeSetting kRecipeSettings[] = {\n")
+    out.extend(settings)
+    out.append("};\n\n")
     out.append("// Sorted by (name, kind): a name that is both a library and a perf recipe lists the\n")
     out.append("// library one first.\n")
     out.append("constexpr Recipe kRecipes[] = {\n")
-    out.extend(emit_recipe(r, model_index) for r in recipes)
+    out.extend(emit_recipe(r, model_index, at) for r, at in zip(recipes, offsets))
     out.append("};\n\n")
     out.append("// Sorted by alias.\n")
     out.append("constexpr RecipeAlias kRecipeAliases[] = {\n")
     out.extend(f"    {{{c_str(a)}, {c_str(c)}}},\n" for a, c in aliases)
     out.append("};\n")
-    return "".join(out)
+    return "".join(out), render_corrections(fixes)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--shared", type=Path, default=DEFAULT_SHARED, help="the shared/ directory (default: ../shared)")
     parser.add_argument("--out", type=Path, default=OUTPUT)
-    parser.add_argument("--check", action="store_true", help="compare with the committed file instead of writing")
+    parser.add_argument("--corrections", type=Path, default=CORRECTIONS)
+    parser.add_argument("--facts", type=Path, default=FACTS_CSV, help="the recipe facts (default: data/recipe_facts.csv)")
+    parser.add_argument("--check", action="store_true", help="compare with the committed files instead of writing")
     args = parser.parse_args()
     try:
-        text = generate(args.shared)
+        text, fixes = generate(args.shared, args.facts)
     except DataError as e:
         print(f"gen_catalog: {e}", file=sys.stderr)
         return 2
+    outputs = ((args.out, text), (args.corrections, fixes))
     if args.check:
-        current = args.out.read_text(encoding="utf-8") if args.out.is_file() else None
-        if current != text:
-            print(f"gen_catalog: {args.out} is out of date; run python3 tools/gen_catalog.py", file=sys.stderr)
-            return 1
-        return 0
-    args.out.write_text(text, encoding="utf-8")
+        status = 0
+        for path, content in outputs:
+            current = path.read_text(encoding="utf-8") if path.is_file() else None
+            if current != content:
+                print(f"gen_catalog: {path} is out of date; run python3 tools/gen_catalog.py", file=sys.stderr)
+                status = 1
+        return status
+    for path, content in outputs:
+        path.write_text(content, encoding="utf-8")
     return 0
 
 
