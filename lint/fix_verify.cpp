@@ -78,7 +78,13 @@ bool touches_allocation(const Fix& fix) {
                      [](const SettingChange& c) { return c.path.rfind("cluster.", 0) == 0; });
 }
 
-std::string key_of(const Diagnostic& d) { return d.rule + '\n' + d.message; }
+// A finding is the same when the same rule reports at the same place: its
+// message may quote the changed value ("tensor_model_parallel_size 8" after
+// the fix, 16 before) without being a new finding.
+std::string key_of(const Diagnostic& d) {
+  if (!d.where.valid()) return d.rule + '\n' + d.message;
+  return fmt::format("{}\n{}:{}", d.rule, d.where.file, d.where.begin);
+}
 
 // Errors and warnings, as sorted keys: what a fix must not add.
 std::vector<std::string> findings(const std::vector<Diagnostic>& found, size_t first) {

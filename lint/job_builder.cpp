@@ -72,8 +72,10 @@ bool looks_like_bridge_config(const ConfigValue& root) {
       return false;
     }
     // A section holds a mapping: `optimizer: adam` at the top of a flat
-    // Megatron-LM --yaml-cfg file is no ConfigContainer section.
-    if (is_config_section(entry.key) && entry.key != "env_vars" && entry.value.is_map()) any_section = true;
+    // Megatron-LM --yaml-cfg file is no ConfigContainer section. The one
+    // exception is mixed_precision, which Bridge also takes as a preset name.
+    bool section_value = entry.value.is_map() || (entry.key == "mixed_precision" && entry.value.kind == ValueKind::String);
+    if (is_config_section(entry.key) && entry.key != "env_vars" && section_value) any_section = true;
   }
   return any_section;
 }
