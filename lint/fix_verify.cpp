@@ -44,6 +44,23 @@ void set_count(LocatedInt& slot, const std::string& text) {
   slot.value = error == std::errc() && end == text.data() + text.size() ? std::optional<int64_t>(number) : std::nullopt;
 }
 
+bool written_by_user(Layer layer) {
+  return layer == Layer::ConfigFile || layer == Layer::ConvenienceFlag || layer == Layer::Override ||
+         layer == Layer::CommandLine;
+}
+
+// Values the user wrote at `written`, and those Bridge copied from there.
+// (Recipe values and defaults share the span of the --recipe or launch
+// text they came from; they are not written there.)
+void replace_written_at(ConfigValue& node, const Provenance& written, const std::string& text) {
+  if (node.is_map()) {
+    for (MapEntry& entry : node.entries) replace_written_at(entry.value, written, text);
+    return;
+  }
+  if (node.is_list() || node.where.value != written.value) return;
+  if (node.where.layer == written.layer || node.where.layer == Layer::Rewrite) node = value_of(text, node.where);
+}
+
 Job changed_job(const Job& job, const std::vector<SettingChange>& changes) {
   Job copy = job;
   Provenance where;
@@ -63,7 +80,16 @@ Job changed_job(const Job& job, const std::vector<SettingChange>& changes) {
       }
       continue;
     }
-    assign_path(copy.config, split_path(change.path), value_of(change.value, where));
+    // The new value stands where the old one was written (the fix edits it
+    // there), so a finding about it is recognised as the same finding.
+    const ConfigValue* old = find_path(copy.config, change.path);
+    Provenance at = old && old->where.value.valid() ? old->where : where;
+    // Every setting read from the text the fix edits changes with it (under
+    // run_recipe.py, dataset.seq_length=N also sets model.seq_length).
+    if (old && old->where.value.valid() && written_by_user(old->where.layer)) {
+      replace_written_at(copy.config, old->where, change.value);
+    }
+    assign_path(copy.config, split_path(change.path), value_of(change.value, at));
   }
   if (copy.dialect == Dialect::MegatronLM || copy.kind == InputKind::NemoYaml) {
     drop_defaults(copy.config);
@@ -190,18 +216,24 @@ void verify_fixes(const Job& job, const Derived& derived, const Thresholds& thre
     Diagnostic& d = found[i];
     std::vector<Fix> kept;
     std::optional<std::string> first_dropped;
+    size_t dropped = 0;
     for (Fix& fix : d.fixes) {
       std::string left;
       if (fix.rechecked || fix.changes.empty() || recheck.keep(fix, d, left)) {
         kept.push_back(std::move(fix));
-      } else if (!first_dropped) {
-        first_dropped = fmt::format("{}: {}", fix.description, left);
+        continue;
       }
+      ++dropped;
+      if (!first_dropped) first_dropped = fmt::format("{}: {}", fix.description, left);
     }
     bool all_dropped = kept.empty() && first_dropped;
     d.fixes = std::move(kept);
+    // A help written by the rule may still suggest what the re-check refused.
     if (all_dropped && !d.help_from_fixes) {
       d.help += fmt::format(" (mblint offers no fix: re-checked, {})", *first_dropped);
+    } else if (first_dropped && !d.help_from_fixes) {
+      d.help += fmt::format(" (re-checked, not offered as a fix: {}{})", *first_dropped,
+                            dropped > 1 ? fmt::format("; and {} more", dropped - 1) : "");
     }
     if (d.help_from_fixes && !d.fixes.empty()) d.help = help_from(d.fixes);
   }

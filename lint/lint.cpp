@@ -30,7 +30,9 @@ void fill_rule_codes(std::vector<Diagnostic>& diagnostics, RuleSet rules) {
   }
 }
 
-LintResult run_lint(SourceSet& sources, const LintOptions& options, RuleSet rules) {
+namespace {
+
+LintResult lint_all(SourceSet& sources, const LintOptions& options, RuleSet rules, bool fold) {
   LintResult result;
   // Each job is checked as soon as it is built; only with keep_jobs does it
   // stay (with its value trees) once its diagnostics are made.
@@ -61,12 +63,22 @@ LintResult run_lint(SourceSet& sources, const LintOptions& options, RuleSet rule
   fit_fix_edits(result.diagnostics, sources);
   sort_and_deduplicate(result.diagnostics);
   apply_rule_selection(options.selection, result.diagnostics);
-  fold_root_causes(result.diagnostics);
+  if (fold) fold_root_causes(result.diagnostics);
   // Findings in files first, then those located on mblint's own command line.
   std::stable_partition(result.diagnostics.begin(), result.diagnostics.end(), [&](const Diagnostic& d) {
     return !d.where.valid() || !sources.files[d.where.file].synthetic;
   });
   return result;
+}
+
+}  // namespace
+
+LintResult run_lint(SourceSet& sources, const LintOptions& options, RuleSet rules) {
+  return lint_all(sources, options, rules, true);
+}
+
+LintResult run_lint_unfolded(SourceSet& sources, const LintOptions& options, RuleSet rules) {
+  return lint_all(sources, options, rules, false);
 }
 
 }  // namespace mblint

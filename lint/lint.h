@@ -21,7 +21,12 @@ struct LintResult {
 };
 
 // `sources` must already hold the "<command-line>" file options refer to.
+// Findings at the same value are folded into its first error, as notes.
 LintResult run_lint(SourceSet& sources, const LintOptions& options, RuleSet rules);
+
+// The same, each finding on its own: an editor lists every finding at a place
+// and offers a fix and a "Disable RULE" action for each.
+LintResult run_lint_unfolded(SourceSet& sources, const LintOptions& options, RuleSet rules);
 
 // Run every rule with a check over one job.
 void check_job(const Job& job, const Derived& derived, const Thresholds& thresholds, RuleSet rules,

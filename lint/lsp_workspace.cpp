@@ -199,7 +199,7 @@ std::shared_ptr<const LintSnapshot> lint_document(Server& server, const Document
     for (const fs::path& yaml : context_yamls(server, document.path)) options.paths.push_back(shown(yaml));
   }
   options.paths.push_back(shown(document.path));
-  snapshot->result = run_lint(sources, options, server.rules);
+  snapshot->result = run_lint_unfolded(sources, options, server.rules);
   // Each file's uri: the open document's own uri when it is open.
   for (const SourceFile& file : sources.files) {
     if (file.synthetic) {

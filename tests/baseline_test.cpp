@@ -60,7 +60,7 @@ TEST_CASE("a baseline hides existing findings, survives edits elsewhere, reports
 
   auto hidden = run_mblint({"check", "launch.sh", "--baseline", "baseline.json"}, dir.path);
   CHECK(hidden.code == 0);
-  CHECK(hidden.out == "mblint: no problems found in 1 file\nmblint: 1 existing finding hidden by the baseline\n");
+  CHECK(hidden.out == "mblint: no problems found in 1 file; 1 job checked\nmblint: 1 existing finding hidden by the baseline\n");
 
   // Lines added above move the finding; it stays hidden.
   dir.write("launch.sh", launch("# a comment\n# and another\n", "8190"));

@@ -40,6 +40,7 @@ struct Project {
   ProjectConfig load(const std::string& text) {
     write(".mblint.yaml", text);
     problems.clear();
+    sources.read_from_disk.clear();  // a run reads each file once; this test rewrites it
     return load_project_config(sources, dir / ".mblint.yaml", ".mblint.yaml", Span{}, all_rules(), problems);
   }
   const LintResult& lint(std::vector<std::string> paths) {

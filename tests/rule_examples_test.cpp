@@ -31,6 +31,16 @@ std::set<std::string> rules_fired(const RuleExample& example) {
     at += 9;
     fired.insert(text.substr(at, text.find('"', at) - at));
   }
+  // A finding folded into the first error at the same value still fired.
+  const std::string folded = "the same value also fails: ";
+  at = 0;
+  while ((at = text.find(folded, at)) != std::string::npos) {
+    size_t end = text.find("]\"", at);
+    size_t open = text.rfind('[', end);
+    if (end == std::string::npos || open == std::string::npos || open < at) break;
+    fired.insert(text.substr(open + 1, end - open - 1));
+    at = end;
+  }
   return fired;
 }
 

@@ -105,7 +105,7 @@ TEST_CASE("a suppression with a reason hides an error at the end of its line", "
   dir.write("launch.sh", launch("  # mblint: disable=cp-seq-length-divisibility -- padded by our collator"));
   auto after = run_mblint({"check", "launch.sh"}, dir.path);
   CHECK(after.code == 0);
-  CHECK(after.out == "mblint: no problems found in 1 file\n");
+  CHECK(after.out == "mblint: no problems found in 1 file; 1 job checked\n");
 
   dir.write("launch.sh", launch("  # mblint: disable=MB401 -- by code"));
   CHECK(run_mblint({"check", "launch.sh"}, dir.path).code == 0);
@@ -119,7 +119,7 @@ TEST_CASE("in a launch script, a suppression above a command covers its continua
   dir.write("launch.sh", script);
   auto run = run_mblint({"check", "launch.sh"}, dir.path);
   CHECK(run.code == 0);
-  CHECK(run.out == "mblint: no problems found in 1 file\n");
+  CHECK(run.out == "mblint: no problems found in 1 file; 1 job checked\n");
 
   // The range: the command's first line to its last continuation line (shell
   // only; in YAML just the next line).
@@ -153,13 +153,13 @@ TEST_CASE("warnings need no reason; the line above; disable-file; unused and unk
   ScratchDir dir("mblint-suppress");
   dir.write("override.yaml", "optimizer:\n  finetune_lr: 0.000005  # mblint: disable=unknown-key\n");
   CHECK(run_mblint(kYamlArgs, dir.path).code == 0);
-  CHECK(run_mblint(kYamlArgs, dir.path).out == "mblint: no problems found in 1 file\n");
+  CHECK(run_mblint(kYamlArgs, dir.path).out == "mblint: no problems found in 1 file; 1 job checked\n");
 
   dir.write("override.yaml", "optimizer:\n  # mblint: disable=unknown-key -- a recipe argument\n  finetune_lr: 0.000005\n");
-  CHECK(run_mblint(kYamlArgs, dir.path).out == "mblint: no problems found in 1 file\n");
+  CHECK(run_mblint(kYamlArgs, dir.path).out == "mblint: no problems found in 1 file; 1 job checked\n");
 
   dir.write("override.yaml", "# mblint: disable-file=MB010 -- whole file\noptimizer:\n  finetune_lr: 0.000005\n");
-  CHECK(run_mblint(kYamlArgs, dir.path).out == "mblint: no problems found in 1 file\n");
+  CHECK(run_mblint(kYamlArgs, dir.path).out == "mblint: no problems found in 1 file; 1 job checked\n");
 
   // On another line it hides nothing: the finding stays and the suppression is unused.
   dir.write("override.yaml", "optimizer:  # mblint: disable=unknown-key,unknwn-key\n  finetune_lr: 0.000005\n");
@@ -181,5 +181,5 @@ TEST_CASE("findings about suppressions can be suppressed themselves", "[suppress
             "# mblint: disable-file=unused-suppression -- shared by several jobs\n"
             "optimizer:\n  lr: 0.0001  # mblint: disable=unknown-key\n");
   auto run = run_mblint(kYamlArgs, dir.path);
-  CHECK(run.out == "mblint: no problems found in 1 file\n");
+  CHECK(run.out == "mblint: no problems found in 1 file; 1 job checked\n");
 }
