@@ -222,11 +222,20 @@ std::string override_yaml(const Layout& l, const Recipe& recipe) {
   set(model, "virtual_pipeline_model_parallel_size", pp_one || l.vp == "1" ? "null" : l.vp);
   if (!l.pp_layout.empty()) {
     model += fmt::format("  pipeline_model_parallel_layout: \"{}\"\n", l.pp_layout);
+  } else if (!same_pipeline(recipe, l) && recipe.pipeline_layout_builder) {
+    // The recipe's layout builder computes the split for the new PP and VP
+    // (run_recipe.py's sync_model_pipeline_layout; the performance scripts
+    // call the same builder): unknown to mblint, as in a real launch.
+    model += "  pipeline_model_parallel_layout: ${oc.env:LAYOUT_FROM_RECIPE_BUILDER}\n";
   } else if (!same_pipeline(recipe, l)) {
     if (*recipe.pipeline_model_parallel_layout) model += "  pipeline_model_parallel_layout: null\n";
     if (recipe.num_layers_in_first_pipeline_stage.set) model += "  num_layers_in_first_pipeline_stage: null\n";
     if (recipe.num_layers_in_last_pipeline_stage.set) model += "  num_layers_in_last_pipeline_stage: null\n";
   }
+  // The flex dispatcher's backend is chosen per GPU (Bridge's
+  // training/flex_dispatcher_backend.py); a recipe of another GPU does not
+  // carry its choice over, and the tables do not give one.
+  if (l.gpu != recipe.gpu && *recipe.moe_flex_dispatcher_backend) model += "  moe_flex_dispatcher_backend: null\n";
   // Bridge's performance scripts turn sequence parallelism on exactly when
   // TP > 1 (scripts/performance/utils/helpers.py at v0.1.0rc3;
   // PerfSettings.sequence_parallel in utils.py at v0.6.0); the tables do not
@@ -298,6 +307,13 @@ const KnownRejected kKnownRejected[] = {
      "read from the parenthesised values of a combined row of docs/performance-summary-archive.md (25.09): "
      "TP 1, PP 8, VP 2, EP 64 needs a multiple of 1 x 64 x 8 = 512 GPUs, not 256; the dataset marks its PP and VP "
      "as not the recipe's of that release"},
+    {"perf_recipe_presets.csv 26.08 deepseek_v3_pretrain_256gpu_gb",
+     {"pipeline-layout-mismatch"},
+     "Megatron-Bridge @067f987 src/megatron/bridge/perf_recipes/deepseek/gb200/deepseek_v3.py: "
+     "deepseek_v3_pretrain_256gpu_gb200_fp8mx_partial_cg_dev_config (and its GB300 twin in gb300/deepseek_v3.py) "
+     "sets PP 4, VP 2 and the explicit layout \"Et*4|(tttt|)*14tmL\" of 16 stages: 16 / PP 4 = 4 virtual stages, and "
+     "Megatron-Core's TransformerConfig asserts \"virtual_pipeline_model_parallel_size conflicts with "
+     "pipeline_model_parallel_layout\""},
     {"perf_published.csv 25.04.rc2 LLAMA3-8B pretrain",
      {"global-batch-divisibility"},
      "NeMo's long-context table (performance_long_sequence.md): TP x PP x CP x DP does not make its GPU count (the "

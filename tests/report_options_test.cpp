@@ -129,7 +129,7 @@ TEST_CASE("statistics option counts findings per rule, most frequent first", "[c
   auto run = run_mblint({"check", "stats.sh", "--statistics"}, dir.path);
   CHECK(run.code == 1);
   CHECK(run.out == "3  MB010  unknown-key\n1  MB401  cp-seq-length-divisibility\n"
-                   "mblint: 1 error, 3 warnings, 0 notes in 1 file\n");
+                   "mblint: 1 error, 3 warnings, 0 notes in 1 file; 1 job checked\n");
   auto quiet = run_mblint({"check", "stats.sh", "--statistics", "-q"}, dir.path);
   CHECK(quiet.out == "3  MB010  unknown-key\n1  MB401  cp-seq-length-divisibility\n");
   auto json = run_mblint({"check", "stats.sh", "--statistics", "--format", "json"}, dir.path);
