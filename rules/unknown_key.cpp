@@ -89,8 +89,16 @@ void report(const RuleContext& context, std::string_view section, std::string_vi
   if (!confusion.empty()) {
     diag.help = confusion;
   } else if (!similar.empty()) {
-    diag.help = fmt::format("did you mean {}{}{}?", section, section.empty() ? "" : ".", similar.front());
-    add_rename_fix(section, name, value, similar.front(), diag);
+    std::string intended = fmt::format("{}{}{}", section, section.empty() ? "" : ".", similar.front());
+    diag.help = fmt::format("did you mean {}?", intended);
+    // Renaming next to the key it means would write that key twice.
+    const ConfigValue* present = find_path(context.job.config, intended);
+    if (present && present->where.key.valid() && present->where.key.file == value.where.key.file) {
+      diag.notes.push_back(Note{fmt::format("{} is set here already", intended), present->where.key});
+      diag.help = fmt::format("did you mean {}? it is set in this file already: remove this key", intended);
+    } else {
+      add_rename_fix(section, name, value, similar.front(), diag);
+    }
   } else {
     diag.help = fmt::format("remove it, or check the spelling against {}", owner_of(section));
   }
@@ -172,7 +180,8 @@ the editor). The rename makes the value apply, so it is re-checked first: the jo
 renamed is linted again, and when that brings a new error or warning (the value breaks something once
 it applies) the rename is not offered and the help names the finding. `--fix --unsafe-fixes` applies
 renames pass by pass, so keys that only make sense together (TP and sequence parallelism) are
-renamed in turn.)md",
+renamed in turn. When the intended key is set in the same file already, no rename is offered (it
+would write the key twice): the help says to remove the misspelled one.)md",
     {"override.yaml", "optimizer:\n  finetune_lr: 0.000005\n  min_lr: 0.000005\n",
      "override.yaml --recipe qwen3_8b_pretrain_config --nodes 1 --gpus-per-node 8"},
     {"override.yaml", "optimizer:\n  lr: 0.000005\n  min_lr: 0.000005\n",
