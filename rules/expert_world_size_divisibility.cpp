@@ -19,6 +19,49 @@ std::vector<int64_t> fitting_etp(int64_t world, int64_t ep, int64_t pp, int64_t 
   return fitting;
 }
 
+// Part of the expert grid is unknown (no recipe, `$PP`): a known expert
+// parallel size above 1 whose product with the other known sizes does not
+// divide the world decides already. A known pipeline size that fails the
+// dense grid too is world-size-divisibility's.
+void check_partly_known(const RuleContext& context, std::vector<Diagnostic>& out) {
+  const Derived& d = context.derived;
+  const Quantity& ep = d.expert_parallel;
+  const Quantity& w = d.world_size;
+  if (!ep.known() || *ep <= 1 || !w.known() || *w <= 0) return;
+  std::vector<const Quantity*> known{&ep};
+  std::vector<std::string> unknown;
+  for (const Quantity* q : {&d.expert_tensor_parallel, &d.pipeline_parallel, &d.expert_weight_shard_groups}) {
+    if (!q->known()) {
+      unknown.push_back(q->name);
+      continue;
+    }
+    if (**q <= 0) return;  // another rule reports a size below 1
+    if (**q > 1) known.push_back(q);
+  }
+  int64_t product = 1;
+  std::vector<std::string> names, values;
+  for (const Quantity* q : known) {
+    product *= **q;
+    names.push_back(q->name);
+    values.push_back(std::to_string(**q));
+  }
+  if (*w % product == 0) return;
+  if (d.pipeline_parallel.known() && *w % *d.pipeline_parallel != 0) return;
+  const Quantity& primary = most_specific({&ep, known.back()});
+  std::string world = w.how.empty() ? std::to_string(*w) : fmt::format("{} ({})", *w, w.how);
+  Diagnostic diag = make_diagnostic(
+      kExpertWorldSizeDivisibility,
+      fmt::format("world size {} is not divisible by {} = {}, so not by the whole expert tensor x expert x pipeline "
+                  "parallel product whatever {} {} (not known here)",
+                  world, fmt::join(names, " x "), fmt::join(values, " x "), fmt::join(unknown, " and "),
+                  unknown.size() == 1 ? "is" : "are"),
+      span_for(primary));
+  for (const Quantity* q : known) add_notes(diag, {q}, &primary);
+  add_notes(diag, {&d.nodes, &d.gpus_per_node}, &primary);
+  diag.help = fmt::format("use a multiple of {} GPUs, or an expert_model_parallel_size that divides {}", product, *w);
+  out.push_back(std::move(diag));
+}
+
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   const Derived& d = context.derived;
   const Quantity& ep = d.expert_parallel;
@@ -26,7 +69,11 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   const Quantity& pp = d.pipeline_parallel;
   const Quantity& egtp = d.expert_weight_shard_groups;
   const Quantity& w = d.world_size;
-  if (!ep.known() || !etp.known() || !pp.known() || !egtp.known() || !w.known()) return;
+  if (!ep.known() || !etp.known() || !pp.known() || !egtp.known()) {
+    check_partly_known(context, out);
+    return;
+  }
+  if (!w.known()) return;
   if (*ep <= 0 || *etp <= 0 || *pp <= 0 || *egtp <= 0 || *w <= 0) return;
   int64_t grid = *etp * *ep * *pp * *egtp;
   if (*w % grid == 0) return;
@@ -107,7 +154,10 @@ dense grid, TP 2 x DP 3, is fine). Megatron-LM's `--expert-tensor-parallel-num-w
 
 When `expert_tensor_parallel_size` is unset, Megatron Bridge >= 0.6 uses 1 if EP > 1, while
 older Bridge releases and Megatron-LM use `tensor_model_parallel_size`; pass
-`--bridge-version` to check an older release.)md",
+`--bridge-version` to check an older release.
+
+When part of the grid is unknown (no recipe, `$PP`), the known sizes still decide: EP 16 on 8 GPUs
+fails whatever the pipeline and expert tensor sizes are.)md",
     {"launch.sh",
      "#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --ntasks-per-node=1\ntorchrun --nnodes 1 --nproc-per-node 8 "
      "scripts/training/run_recipe.py --recipe qwen3_30b_a3b_pretrain_16gpu_h100_bf16_config\n",
