@@ -203,7 +203,18 @@ const DeclaredType* FieldType::find(TypeKind kind) const {
 
 FieldType parse_annotation(std::string_view annotation) { return AnnotationParser(annotation).parse(); }
 
+const FieldType& parsed_annotation(std::string_view annotation, AnnotationCache& cache) {
+  auto it = cache.find(annotation);
+  if (it == cache.end()) it = cache.emplace(annotation, parse_annotation(annotation)).first;
+  return it->second;
+}
+
 FieldType declared_type(std::string_view section, std::string_view name) {
+  AnnotationCache cache;
+  return declared_type(section, name, cache);
+}
+
+FieldType declared_type(std::string_view section, std::string_view name, AnnotationCache& cache) {
   FieldType type;
   auto fields = schema_fields();
   auto it = std::lower_bound(fields.begin(), fields.end(), std::make_pair(section, name),
@@ -212,7 +223,7 @@ FieldType declared_type(std::string_view section, std::string_view name) {
                                return std::string_view(f.name) < key.second;
                              });
   for (; it != fields.end() && it->section == section && it->name == name; ++it) {
-    FieldType variant = parse_annotation(it->type ? it->type : "");
+    const FieldType& variant = parsed_annotation(it->type ? it->type : "", cache);
     type.alternatives.insert(type.alternatives.end(), variant.alternatives.begin(), variant.alternatives.end());
   }
   return type;  // no alternatives: takes_anything()

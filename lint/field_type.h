@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "lint/config_value.h"
@@ -43,6 +44,12 @@ FieldType parse_annotation(std::string_view annotation);
 // describe the field. `section` "" is the ConfigContainer itself. Variants
 // the schema does not describe: rules/variant_fields.h.
 FieldType declared_type(std::string_view section, std::string_view name);
+
+// Parsed annotations by their text: a check over a whole config parses each
+// distinct annotation once (a 3,000-line dump has ~100 distinct ones).
+using AnnotationCache = std::unordered_map<std::string_view, FieldType>;
+const FieldType& parsed_annotation(std::string_view annotation, AnnotationCache& cache);
+FieldType declared_type(std::string_view section, std::string_view name, AnnotationCache& cache);
 
 // The Literal choices of `section`.`name` in Megatron Bridge `release` when
 // they differ from the compiled snapshot (lint/field_history.inc): the

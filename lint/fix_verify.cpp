@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <map>
 #include <optional>
 
 #include <fmt/format.h>
@@ -126,6 +127,19 @@ bool contains(const std::vector<std::string>& sorted, const std::string& key) {
   return std::binary_search(sorted.begin(), sorted.end(), key);
 }
 
+// What the job would report with a fix's changes applied.
+struct Outcome {
+  std::vector<std::string> keys;   // every finding, sorted
+  std::vector<std::string> after;  // errors and warnings, sorted
+  std::string first_new;           // the first error or warning the job did not have; "" for none
+};
+
+std::string changes_key(const Fix& fix) {
+  std::string key;
+  for (const SettingChange& c : fix.changes) key += fmt::format("{}\x1f{}\x1f{}\n", c.path, c.value, c.from);
+  return key;
+}
+
 struct Recheck {
   const Job& job;
   const Derived& derived;
@@ -133,9 +147,12 @@ struct Recheck {
   RuleSet rules;
   const ProjectConfig* config;
   std::vector<std::string> before;
+  // Findings at one value offer the same change (set TP to 8): linted once.
+  mutable std::map<std::string, Outcome> outcomes;
 
-  // False when the fix must not be offered; fills fix.resolves otherwise.
-  bool keep(Fix& fix, const Diagnostic& made_for, std::string& left) const {
+  const Outcome& outcome(const Fix& fix) const {
+    std::string key = changes_key(fix);
+    if (auto it = outcomes.find(key); it != outcomes.end()) return it->second;
     Job copy = changed_job(job, fix.changes);
     Derived after_derived = derive(copy);
     // The domain from the project config or the GPU type stays what it was,
@@ -144,15 +161,26 @@ struct Recheck {
     std::vector<Diagnostic> found;
     check_job(copy, after_derived, thresholds, rules, found);
     if (config) apply_rule_settings(*config, found, 0);
-    std::vector<std::string> after = findings(found, 0);
+    Outcome result;
+    result.after = findings(found, 0);
     for (const Diagnostic& d : found) {
-      if (d.severity == Severity::Note || contains(before, key_of(d))) continue;
-      left = fmt::format("it would bring a new {}, {}: {}", severity_name(d.severity), d.rule, d.message);
+      result.keys.push_back(key_of(d));
+      if (!result.first_new.empty() || d.severity == Severity::Note || contains(before, key_of(d))) continue;
+      result.first_new = fmt::format("it would bring a new {}, {}: {}", severity_name(d.severity), d.rule, d.message);
+    }
+    std::sort(result.keys.begin(), result.keys.end());
+    return outcomes.emplace(std::move(key), std::move(result)).first->second;
+  }
+
+  // False when the fix must not be offered; fills fix.resolves otherwise.
+  bool keep(Fix& fix, const Diagnostic& made_for, std::string& left) const {
+    const Outcome& result = outcome(fix);
+    const std::vector<std::string>& after = result.after;
+    if (!result.first_new.empty()) {
+      left = result.first_new;
       return false;  // a finding the job did not have
     }
-    bool still_there = std::any_of(found.begin(), found.end(),
-                                   [&](const Diagnostic& d) { return key_of(d) == key_of(made_for); });
-    if (still_there) {
+    if (contains(result.keys, key_of(made_for))) {
       left = "it would not remove this finding";
       return false;
     }
@@ -211,7 +239,7 @@ void verify_fixes(const Job& job, const Derived& derived, const Thresholds& thre
                       [](const Fix& f) { return !f.rechecked && !f.changes.empty(); });
   }
   if (!any) return;
-  Recheck recheck{job, derived, thresholds, rules, config, findings(found, first)};
+  Recheck recheck{job, derived, thresholds, rules, config, findings(found, first), {}};
   for (size_t i = first; i < found.size(); ++i) {
     Diagnostic& d = found[i];
     std::vector<Fix> kept;

@@ -86,8 +86,12 @@ std::vector<std::string> similar_field_names(std::string_view section, std::stri
     if (field.section != section || !field.init) continue;
     std::string_view candidate = field.name;
     if (!scored.empty() && scored.back().second == candidate) continue;  // variants repeat names
-    size_t distance = edit_distance(name, candidate);
     bool prefix = candidate.size() > 3 && (candidate.find(name) == 0 || name.find(candidate) == 0);
+    // The length difference bounds the distance from below (and is the
+    // distance when one name starts the other): most fields end here.
+    size_t gap = name.size() > candidate.size() ? name.size() - candidate.size() : candidate.size() - name.size();
+    if (gap > threshold && !prefix) continue;
+    size_t distance = prefix ? gap : edit_distance(name, candidate);
     if (distance <= threshold || prefix) scored.emplace_back(distance, std::string(candidate));
   }
   std::sort(scored.begin(), scored.end());

@@ -443,12 +443,12 @@ bool skipped_layer(const Provenance& where) {
   return !written_by_user(where) || where.layer == Layer::ConvenienceFlag;
 }
 
-FieldType field_type(std::string_view section, std::string_view name) {
-  FieldType type = declared_type(section, name);
+FieldType field_type(std::string_view section, std::string_view name, AnnotationCache& cache) {
+  FieldType type = declared_type(section, name, cache);
   if (type.alternatives.empty()) return type;  // not in the schema: not judged
   std::string_view variants = variant_annotations(section, name);
   if (!variants.empty()) {
-    FieldType more = parse_annotation(variants);
+    const FieldType& more = parsed_annotation(variants, cache);
     type.alternatives.insert(type.alternatives.end(), more.alternatives.begin(), more.alternatives.end());
   }
   return type;
@@ -460,12 +460,12 @@ using Written = std::pair<FileId, uint32_t>;
 Written written_at(const ConfigValue& value) { return {value.where.value.file, value.where.value.begin}; }
 
 void check_field(const RuleContext& context, const std::string& section, const MapEntry& entry,
-                 std::set<Written>& reported, std::vector<Diagnostic>& out) {
+                 std::set<Written>& reported, AnnotationCache& types, std::vector<Diagnostic>& out) {
   const ConfigValue& value = entry.value;
   if (is_serialization_key(entry.key) || skipped_layer(value.where)) return;
   Judge judge{context, Field{section, entry.key, section + "." + entry.key}};
   if (judged_elsewhere(judge.field.path)) return;
-  FieldType type = field_type(section, entry.key);
+  FieldType type = field_type(section, entry.key, types);
   const ConfigValue* at = nullptr;
   auto finding = judge.judge(type, value, &at);
   if (!finding || skipped_layer(at->where)) return;
@@ -500,6 +500,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   const Job& job = context.job;
   if (!is_bridge_job(job) || !job.config.is_map()) return;
   std::set<Written> reported;
+  AnnotationCache types;
   // Values as written first, then the copies interpolations made.
   for (bool copies : {false, true}) {
     for (const MapEntry& section : job.config.entries) {
@@ -512,7 +513,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
       if (find_child(section.value, "_target_") && !job.config_complete) continue;
       for (const MapEntry& entry : section.value.entries) {
         if (copied_value(job, section.key, entry) || entry.value.where.interpolated_at.valid() != copies) continue;
-        check_field(context, section.key, entry, reported, out);
+        check_field(context, section.key, entry, reported, types, out);
       }
     }
   }
