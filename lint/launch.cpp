@@ -5,8 +5,10 @@
 #include <charconv>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "lint/catalog.h"
+#include "lint/megatron_lm_flags.h"
 
 namespace mblint {
 
@@ -222,6 +224,11 @@ struct Context {
   std::vector<std::pair<std::string, MappedString>> assignments;
   Span command_span;
   size_t depth = 0;
+  // A launcher that runs Megatron-LM entry points with arguments of its own
+  // (deepspeed: Megatron-DeepSpeed's --deepspeed, --zero-stage).
+  std::string wrapper;
+  bool under_ray = false;  // `ray job submit -- CMD`: CMD runs on the Ray cluster
+  Span ray_span;
 };
 
 std::vector<EnvSetting> environment_of(const Context& context) {
@@ -577,6 +584,12 @@ Cluster resolve_cluster(const Context& context, const Torchrun& torchrun, Span p
     }
     return cluster;
   }
+  if (context.under_ray) {  // the cluster's GPUs are not on the command line
+    cluster.nodes.unknown_because = "ray job submit runs the command on the Ray cluster, whose size is not given here";
+    cluster.gpus_per_node.unknown_because = cluster.nodes.unknown_because;
+    cluster.nodes.where.statement = cluster.gpus_per_node.where.statement = context.ray_span;
+    return cluster;
+  }
   // A bare `python script.py`: one process, whatever the allocation.
   cluster.nodes = launcher_default(1, python_span, "a plain python command runs a single process");
   cluster.gpus_per_node = launcher_default(1, python_span, "a plain python command runs a single process");
@@ -613,6 +626,23 @@ Launch launch_train_sh(const std::vector<MappedString>& argv, size_t i, const Ma
   return launch;
 }
 
+bool is_slime_train(std::string_view name, const std::vector<MappedString>& argv, size_t i);
+std::optional<OptionValue> option_value(const std::vector<MappedString>& argv, size_t i, std::string_view name);
+
+// The first of `options` given: the model a launch names by id or path.
+void read_named_model(const std::vector<MappedString>& argv, size_t i, Launch& launch,
+                      std::initializer_list<std::string_view> options) {
+  for (std::string_view option : options) {
+    if (auto value = option_value(argv, i, option)) {
+      launch.named_model = value->value;
+      launch.named_model_statement = value->statement;
+      return;
+    }
+  }
+}
+Launch launch_slime(const std::vector<MappedString>& argv, size_t i, const MappedString& program,
+                    const Context& context);
+
 // The Python program and its arguments, after the launcher.
 void scan_program(const std::vector<MappedString>& argv, size_t i, const Context& context,
                   const Torchrun& torchrun, std::vector<Launch>& out) {
@@ -631,8 +661,14 @@ void scan_program(const std::vector<MappedString>& argv, size_t i, const Context
     out.push_back(launch_train_sh(argv, i, program, context));
     return;
   }
+  if (is_slime_train(name, argv, i)) {
+    out.push_back(launch_slime(argv, i, program, context));
+    return;
+  }
   if (is_megatron_lm_entry(name, argv, i)) {
     Launch launch = make_launch(EntryPoint::MegatronLM, program, context, torchrun);
+    launch.wrapper = context.wrapper;
+    read_named_model(argv, i, launch, {"--hf-checkpoint", "--load"});
     launch.arguments.assign(argv.begin() + static_cast<std::ptrdiff_t>(i), argv.end());
     out.push_back(std::move(launch));
     return;
@@ -708,6 +744,166 @@ void scan_python(const std::vector<MappedString>& argv, size_t i, const Context&
   scan_program(argv, i, context, Torchrun{}, out);
 }
 
+// A variable the launched command sees: its own `VAR=x` prefix first, then
+// the exported environment.
+std::optional<OptionValue> environment_value(const Context& context, std::string_view name) {
+  for (auto it = context.assignments.rbegin(); it != context.assignments.rend(); ++it) {
+    if (it->first == name) return OptionValue{it->second, span_of(it->second, 0, it->second.text.size())};
+  }
+  auto found = context.environment.find(std::string(name));
+  if (found == context.environment.end()) return std::nullopt;
+  MappedString value = found->second.value;
+  if (!found->second.known && !has_unknown(value)) {  // mark it unknown, as the walk marks `$NAME`
+    Expansion unknown;
+    unknown.end = value.text.size();
+    unknown.name = std::string(name);
+    unknown.known = false;
+    value.expansions.push_back(std::move(unknown));
+  }
+  return OptionValue{value, found->second.definition};
+}
+
+const MegatronLmKnownFlag* megatron_lm_flag(std::string_view flag) {
+  for (const MegatronLmKnownFlag& known : megatron_lm_base_flags()) {
+    if (known.flag == flag) return &known;
+  }
+  return nullptr;
+}
+
+bool is_true_word(std::string_view text) { return text == "true" || text == "True" || text == "1"; }
+
+// A wrapper's Megatron-LM arguments: the words of the flags Megatron-LM's
+// parser knows, with their values; the wrapper's own options are dropped,
+// so they are never reported as unknown Megatron-LM flags. `rename` maps a
+// flag's spelling onto Megatron-LM's (same length, so the mapping fits).
+template <typename Rename>
+std::vector<MappedString> megatron_lm_words(const std::vector<MappedString>& argv, size_t i, Rename rename) {
+  std::vector<MappedString> out;
+  while (i < argv.size()) {
+    const MappedString& word = argv[i];
+    std::string_view text = word.text;
+    if (!starts_with(text, "--") || text.find('=') != std::string_view::npos) {
+      ++i;
+      continue;
+    }
+    size_t values = i + 1;
+    while (values < argv.size() && !starts_with(argv[values].text, "--")) ++values;
+    MappedString flag = word;
+    rename(flag.text);
+    if (flag.text.size() != word.text.size()) flag = word;
+    const MegatronLmKnownFlag* known = megatron_lm_flag(flag.text);
+    if (known && known->takes_value && values > i + 1) {
+      out.push_back(flag);
+      out.insert(out.end(), argv.begin() + static_cast<std::ptrdiff_t>(i + 1),
+                 argv.begin() + static_cast<std::ptrdiff_t>(values));
+    } else if (known && !known->takes_value && (values == i + 1 || is_true_word(argv[i + 1].text))) {
+      out.push_back(flag);
+    }
+    i = values;
+  }
+  return out;
+}
+
+// ms-swift's `megatron sft|pt|rlhf` takes Megatron-LM's arguments spelled
+// with underscores (swift/megatron/argument/megatron_args.py) next to its own
+// (--model, --dataset, --max_length for the sequence length). The Megatron-LM
+// ones are handed on in Megatron-LM's spelling; a boolean is `--flag true`.
+// ms-swift's own options are dropped, so they are never reported as unknown
+// Megatron-LM flags.
+std::vector<MappedString> ms_swift_arguments(const std::vector<MappedString>& argv, size_t i) {
+  return megatron_lm_words(argv, i, [](std::string& flag) {
+    std::replace(flag.begin(), flag.end(), '_', '-');
+    if (flag == "--max-length") flag = "--seq-length";
+  });
+}
+
+// The allocation ms-swift's CLI asks torchrun for: NNODES and NPROC_PER_NODE
+// (swift/cli/main.py); without NPROC_PER_NODE it takes every visible GPU.
+Cluster ms_swift_cluster(const Context& context, Span span) {
+  Cluster cluster;
+  if (auto nodes = environment_value(context, "NNODES")) {
+    cluster.nodes = located_count(*nodes, "NNODES");
+  } else {
+    cluster.nodes = launcher_default(1, span, "ms-swift runs on one node unless NNODES is set");
+  }
+  if (auto per_node = environment_value(context, "NPROC_PER_NODE")) {
+    cluster.gpus_per_node = located_count(*per_node, "NPROC_PER_NODE");
+  } else {
+    cluster.gpus_per_node.unknown_because = "NPROC_PER_NODE is not set: ms-swift starts one process per visible GPU";
+    cluster.gpus_per_node.where.layer = Layer::Launcher;
+    cluster.gpus_per_node.where.statement = span;
+  }
+  return cluster;
+}
+
+bool scan_ms_swift(const std::vector<MappedString>& argv, size_t i, const Context& context,
+                   std::vector<Launch>& out) {
+  if (i >= argv.size()) return false;
+  std::string_view command = argv[i].text;
+  if (command != "sft" && command != "pt" && command != "rlhf") return false;  // export, infer: no training
+  // `megatron sft config.yaml`: the settings are in a file mblint does not
+  // read yet; no job, so the hand-off note says so.
+  if (i + 1 < argv.size() && !starts_with(argv[i + 1].text, "-")) return false;
+  Launch launch = make_launch(EntryPoint::MegatronLM, argv[i - 1], context, Torchrun{});
+  launch.wrapper = fmt::format("ms-swift megatron {}", command);
+  launch.arguments = ms_swift_arguments(argv, i + 1);
+  read_named_model(argv, i + 1, launch, {"--model", "--load"});
+  launch.cluster = ms_swift_cluster(context, context.command_span);
+  out.push_back(std::move(launch));
+  return true;
+}
+
+bool has_option(const std::vector<MappedString>& argv, size_t i, std::string_view name) {
+  for (; i < argv.size(); ++i) {
+    if (option_name(argv[i].text) == name) return true;
+  }
+  return false;
+}
+
+// The value of `--name V` / `--name=V` among argv[i...], the last one given.
+std::optional<OptionValue> option_value(const std::vector<MappedString>& argv, size_t i, std::string_view name) {
+  std::optional<OptionValue> found;
+  while (i < argv.size()) {
+    if (option_name(argv[i].text) != name) {
+      ++i;
+      continue;
+    }
+    Options options(argv, i);
+    if (auto value = options.take_value()) found = value;
+  }
+  return found;
+}
+
+// slime's train.py (THUDM/slime, slime/utils/arguments.py): Megatron-LM's
+// parser plus slime's own options; the training actor's allocation is
+// --actor-num-nodes x --actor-num-gpus-per-node (the rollout engines' GPUs
+// are not the trained model's).
+bool is_slime_train(std::string_view name, const std::vector<MappedString>& argv, size_t i) {
+  return (name == "train.py" || name == "train_async.py") && (has_option(argv, i, "--actor-num-nodes") ||
+                                has_option(argv, i, "--actor-num-gpus-per-node"));
+}
+
+Launch launch_slime(const std::vector<MappedString>& argv, size_t i, const MappedString& program,
+                    const Context& context) {
+  Launch launch = make_launch(EntryPoint::MegatronLM, program, context, Torchrun{});
+  launch.wrapper = "slime train.py";
+  launch.arguments = megatron_lm_words(argv, i, [](std::string&) {});
+  read_named_model(argv, i, launch, {"--hf-checkpoint", "--load"});
+  Cluster cluster;
+  if (auto nodes = option_value(argv, i, "--actor-num-nodes")) {
+    cluster.nodes = located_count(*nodes, "--actor-num-nodes");
+  } else {
+    cluster.nodes.unknown_because = "slime's train.py was not given --actor-num-nodes";
+  }
+  if (auto gpus = option_value(argv, i, "--actor-num-gpus-per-node")) {
+    cluster.gpus_per_node = located_count(*gpus, "--actor-num-gpus-per-node");
+  } else {
+    cluster.gpus_per_node.unknown_because = "slime's train.py was not given --actor-num-gpus-per-node";
+  }
+  launch.cluster = cluster;
+  return launch;
+}
+
 ShellEnvironment with_assignments(const Context& context) {
   ShellEnvironment environment = context.environment;
   for (const auto& [name, value] : context.assignments) {
@@ -719,6 +915,67 @@ ShellEnvironment with_assignments(const Context& context) {
     environment[name] = variable;
   }
   return environment;
+}
+
+// `deepspeed [--num_nodes N] [--num_gpus G] ... program.py ARGS` (DeepSpeed's
+// launcher/runner.py): without --num_nodes it runs on the hosts of its
+// hostfile, without --num_gpus on every visible GPU; both are then unknown.
+void scan_deepspeed(const std::vector<MappedString>& argv, size_t i, Context context, Span span,
+                    std::vector<Launch>& out) {
+  static constexpr std::array<std::string_view, 16> kValued = {
+      "-H", "--hostfile", "-i", "--include", "-e", "--exclude", "--master_port", "--master_addr",
+      "--launcher", "--launcher_args", "--num_nodes", "--num_gpus", "--num_accelerators", "--node_rank",
+      "--ssh_port", "--elastic_training"};
+  Torchrun resources;
+  resources.present = true;
+  resources.span = span;
+  resources.nnodes.unknown_because = "deepspeed was not given --num_nodes: it runs on every host of its hostfile";
+  resources.nproc_per_node.unknown_because = "deepspeed was not given --num_gpus: it starts one process per visible GPU";
+  Options options(argv, i);
+  while (options.is_option()) {
+    std::string_view name = options.name();
+    bool attached = options.text().find('=') != std::string_view::npos;
+    if (name == "--num_nodes") {
+      if (auto value = options.take_value()) resources.nnodes = located_count(*value, "--num_nodes");
+    } else if (name == "--num_gpus" || name == "--num_accelerators") {
+      if (auto value = options.take_value()) resources.nproc_per_node = located_count(*value, std::string(name));
+    } else if (!attached && std::find(kValued.begin(), kValued.end(), name) != kValued.end()) {
+      options.take_value();
+    } else {
+      options.skip();
+    }
+  }
+  context.wrapper = "deepspeed";
+  scan_program(argv, i, context, resources, out);
+}
+
+// `--runtime-env-json='{"env_vars": {...}}'`: the variables the job sees.
+void read_runtime_env(const OptionValue& option, Context& context) {
+  if (has_unknown(option.value)) return;
+  nlohmann::json env = nlohmann::json::parse(option.value.text, nullptr, false);
+  if (env.is_discarded() || !env.is_object() || !env.contains("env_vars") || !env["env_vars"].is_object()) return;
+  for (const auto& [name, value] : env["env_vars"].items()) {
+    if (!value.is_string()) continue;
+    MappedString text;
+    text.file = option.statement.file;
+    for (char c : value.get<std::string>()) append_char(text, c, option.statement.begin, option.statement.end);
+    context.assignments.emplace_back(name, std::move(text));
+  }
+}
+
+// `ray job submit [options] -- COMMAND`: the command runs on the Ray
+// cluster with the runtime environment's variables.
+size_t skip_ray_submit(const std::vector<MappedString>& argv, size_t i, Context& context) {
+  if (i + 1 >= argv.size() || argv[i].text != "job" || argv[i + 1].text != "submit") return argv.size();
+  for (i += 2; i < argv.size(); ++i) {
+    if (argv[i].text == "--") return i + 1;
+    if (option_name(argv[i].text) == "--runtime-env-json") {
+      size_t at = i;
+      Options options(argv, at);
+      if (auto value = options.take_value()) read_runtime_env(*value, context);
+    }
+  }
+  return argv.size();
 }
 
 void scan_shell_c(const std::vector<MappedString>& argv, size_t i, Context context, const ShellLimits& limits,
@@ -822,6 +1079,20 @@ void scan(const std::vector<MappedString>& argv, size_t i, Context context, cons
     if (name == "train.sh") {
       out.push_back(launch_train_sh(argv, i + 1, word, context));
       return;
+    }
+    if (name == "megatron") {
+      scan_ms_swift(argv, i + 1, context, out);
+      return;
+    }
+    if (name == "deepspeed") {
+      scan_deepspeed(argv, i + 1, context, span_of(word, 0, word.text.size()), out);
+      return;
+    }
+    if (name == "ray") {
+      context.under_ray = true;
+      context.ray_span = context.command_span;
+      i = skip_ray_submit(argv, i + 1, context);
+      continue;
     }
     if (ends_with(name, ".py")) {
       scan_program(argv, i, context, Torchrun{}, out);
