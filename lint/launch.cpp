@@ -626,6 +626,10 @@ Launch launch_train_sh(const std::vector<MappedString>& argv, size_t i, const Ma
   return launch;
 }
 
+bool is_verl_megatron(const std::vector<MappedString>& argv, size_t i);
+Launch launch_verl(const std::vector<MappedString>& argv, size_t i, const MappedString& module,
+                   const Context& context);
+
 bool is_slime_train(std::string_view name, const std::vector<MappedString>& argv, size_t i);
 std::optional<OptionValue> option_value(const std::vector<MappedString>& argv, size_t i, std::string_view name);
 
@@ -642,6 +646,46 @@ void read_named_model(const std::vector<MappedString>& argv, size_t i, Launch& l
 }
 Launch launch_slime(const std::vector<MappedString>& argv, size_t i, const MappedString& program,
                     const Context& context);
+
+// The value of the last override whose key is one of `keys` or ends in
+// `.` + one of them (NeMo-Framework-Launcher's training.trainer.num_nodes).
+const MappedString* override_value(const Launch& launch, std::initializer_list<std::string_view> keys) {
+  const MappedString* found = nullptr;
+  for (const MappedString& word : launch.overrides) {
+    std::string_view text = word.text;
+    std::string_view key = text.substr(0, text.find('='));
+    while (!key.empty() && key[0] == '+') key.remove_prefix(1);
+    for (std::string_view wanted : keys) {
+      if (key == wanted || ends_with(key, fmt::format(".{}", wanted))) found = &word;
+    }
+  }
+  return found;
+}
+
+LocatedInt override_count(const Launch& launch, std::initializer_list<std::string_view> keys, Span span) {
+  if (const MappedString* word = override_value(launch, keys)) {
+    size_t eq = word->text.find('=');
+    OptionValue value{substring(*word, eq + 1, word->text.size()), span_of(*word, 0, word->text.size())};
+    return located_count(value, std::string(word->text.substr(0, eq)));
+  }
+  LocatedInt unknown;
+  unknown.unknown_because = "the program starts its own workers; their number is in the config it reads";
+  unknown.where.layer = Layer::Launcher;
+  unknown.where.statement = span;
+  return unknown;
+}
+
+// A plain `python program.py key=value ...` that takes no --config-file is
+// not a Megatron Bridge entry point run as one process: NeMo-RL
+// (`cluster.num_nodes`) and NeMo-Framework-Launcher (`trainer.num_nodes`,
+// `trainer.devices`) start their own workers, so the allocation is what
+// those keys say, and unknown when the command line does not set them.
+Cluster self_launching_cluster(const Launch& launch, Span span) {
+  Cluster cluster;
+  cluster.nodes = override_count(launch, {"cluster.num_nodes", "trainer.num_nodes"}, span);
+  cluster.gpus_per_node = override_count(launch, {"cluster.gpus_per_node", "trainer.devices"}, span);
+  return cluster;
+}
 
 // The Python program and its arguments, after the launcher.
 void scan_program(const std::vector<MappedString>& argv, size_t i, const Context& context,
@@ -665,6 +709,10 @@ void scan_program(const std::vector<MappedString>& argv, size_t i, const Context
     out.push_back(launch_slime(argv, i, program, context));
     return;
   }
+  if (ends_with(name, ".py") && is_verl_megatron(argv, i)) {  // a verl entry script of a project's own
+    out.push_back(launch_verl(argv, i, program, context));
+    return;
+  }
   if (is_megatron_lm_entry(name, argv, i)) {
     Launch launch = make_launch(EntryPoint::MegatronLM, program, context, torchrun);
     launch.wrapper = context.wrapper;
@@ -676,6 +724,8 @@ void scan_program(const std::vector<MappedString>& argv, size_t i, const Context
   if (ends_with(name, ".py") && (has_config_file_flag(argv, i) || has_override_words(argv, i))) {
     Launch launch = make_launch(EntryPoint::ConfigFileScript, program, context, torchrun);
     parse_config_file_script_args(argv, i, launch);
+    if (!torchrun.present && !context.under_srun && !context.under_ray && !has_config_file_flag(argv, i))
+      launch.cluster = self_launching_cluster(launch, context.command_span);
     out.push_back(std::move(launch));
   }
 }
@@ -729,6 +779,8 @@ void scan_python(const std::vector<MappedString>& argv, size_t i, const Context&
       if (module == "torch.distributed.run" || module == "torch.distributed.launch") {
         scan_torchrun(argv, i + 2, context, span, out);
       }
+      if (module == "verl.trainer.main_ppo" && is_verl_megatron(argv, i + 2))
+        out.push_back(launch_verl(argv, i + 2, argv[i + 1], context));
       return;
     }
     if (text == "-X" || text == "-W") {
@@ -901,6 +953,128 @@ Launch launch_slime(const std::vector<MappedString>& argv, size_t i, const Mappe
     cluster.gpus_per_node.unknown_because = "slime's train.py was not given --actor-num-gpus-per-node";
   }
   launch.cluster = cluster;
+  return launch;
+}
+
+// --- verl ------------------------------------------------------------------------
+
+// A word made by mblint (a Megatron-LM flag standing for a verl key),
+// located at the text it stands for.
+MappedString made_word(std::string_view text, Span at) {
+  MappedString word;
+  word.file = at.file;
+  for (char c : text) append_char(word, c, at.begin, at.end);
+  return word;
+}
+
+// A value verl decides at run time: unknown, named after its key.
+MappedString unknown_word(std::string_view what, Span at) {
+  MappedString word = made_word(what, at);
+  Expansion unknown;
+  unknown.end = word.text.size();
+  unknown.expression = at;
+  unknown.name = std::string(what);
+  unknown.known = false;
+  word.expansions.push_back(std::move(unknown));
+  return word;
+}
+
+struct VerlOverride {
+  std::string_view key;
+  MappedString value;
+  Span statement;
+};
+
+std::vector<VerlOverride> verl_overrides(const std::vector<MappedString>& argv, size_t i) {
+  std::vector<VerlOverride> out;
+  for (; i < argv.size(); ++i) {
+    std::string_view text = argv[i].text;
+    size_t eq = text.find('=');
+    if (eq == std::string_view::npos || text.empty() || text[0] == '-') continue;
+    std::string_view key = text.substr(0, eq);
+    if (!key.empty() && key[0] == '+') key.remove_prefix(key[1] == '+' ? 2 : 1);
+    out.push_back({key, substring(argv[i], eq + 1, text.size()), span_of(argv[i], 0, text.size())});
+  }
+  return out;
+}
+
+const VerlOverride* find_override(const std::vector<VerlOverride>& overrides, std::string_view key) {
+  const VerlOverride* found = nullptr;
+  for (const VerlOverride& o : overrides) {
+    if (o.key == key) found = &o;  // the last one wins, as in Hydra
+  }
+  return found;
+}
+
+// verl's PPO trainer (`python3 -m verl.trainer.main_ppo`) with the Megatron
+// actor: the actor's parallel sizes are actor_rollout_ref.actor.megatron.*
+// (defaults TP = PP = CP = EP = 1, sequence parallelism and the distributed
+// optimizer on: verl/trainer/config/ppo_megatron_trainer.yaml and
+// engine/megatron.yaml), the allocation trainer.nnodes x n_gpus_per_node
+// (defaults 1 x 8). The rollout engine's own TP is not the trained model's.
+bool is_verl_megatron(const std::vector<MappedString>& argv, size_t i) {
+  for (; i < argv.size(); ++i) {
+    std::string_view text = argv[i].text;
+    if (text.find("actor_rollout_ref.actor.megatron.") != std::string_view::npos) return true;
+    if (text.find("actor_rollout_ref.actor.strategy=megatron") != std::string_view::npos) return true;
+    if (starts_with(text, "--config-name") && text.find("megatron") != std::string_view::npos) return true;
+    if (text == "--config-name" && i + 1 < argv.size() && argv[i + 1].text.find("megatron") != std::string::npos)
+      return true;
+  }
+  return false;
+}
+
+LocatedInt verl_count(const std::vector<VerlOverride>& overrides, std::string_view key, int64_t fallback,
+                      Span span) {
+  if (const VerlOverride* o = find_override(overrides, key))
+    return located_count(OptionValue{o->value, o->statement}, std::string(key));
+  return launcher_default(fallback, span, fmt::format("verl's default {}: {}", key, fallback));
+}
+
+Launch launch_verl(const std::vector<MappedString>& argv, size_t i, const MappedString& module,
+                   const Context& context) {
+  static constexpr std::array<std::pair<std::string_view, std::string_view>, 6> kSizes = {{
+      {"tensor_model_parallel_size", "--tensor-model-parallel-size"},
+      {"pipeline_model_parallel_size", "--pipeline-model-parallel-size"},
+      {"context_parallel_size", "--context-parallel-size"},
+      {"expert_model_parallel_size", "--expert-model-parallel-size"},
+      {"expert_tensor_parallel_size", "--expert-tensor-parallel-size"},
+      {"virtual_pipeline_model_parallel_size", "--num-virtual-stages-per-pipeline-rank"},
+  }};
+  Launch launch = make_launch(EntryPoint::MegatronLM, module, context, Torchrun{});
+  launch.wrapper = "verl main_ppo (Megatron actor)";
+  std::vector<VerlOverride> overrides = verl_overrides(argv, i);
+  const std::string prefix = "actor_rollout_ref.actor.megatron.";
+  for (const auto& [key, flag] : kSizes) {
+    const VerlOverride* o = find_override(overrides, prefix + std::string(key));
+    if (!o || o->value.text == "null") continue;
+    launch.arguments.push_back(made_word(flag, o->statement));
+    launch.arguments.push_back(o->value);
+  }
+  for (std::string_view key : {"sequence_parallel", "use_distributed_optimizer"}) {  // on unless turned off
+    const VerlOverride* o = find_override(overrides, prefix + std::string(key));
+    if (o && !is_true_word(o->value.text) && o->value.text != "true") continue;
+    std::string flag = "--" + std::string(key);
+    std::replace(flag.begin(), flag.end(), '_', '-');
+    launch.arguments.push_back(made_word(flag, o ? o->statement : context.command_span));
+  }
+  // The micro batch per GPU, unless batches are sized by tokens; the global
+  // batch is verl's to compute (ppo_mini_batch_size counts prompts).
+  const VerlOverride* dynamic = find_override(overrides, "actor_rollout_ref.actor.use_dynamic_bsz");
+  const VerlOverride* micro = find_override(overrides, "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu");
+  launch.arguments.push_back(made_word("--micro-batch-size", micro ? micro->statement : context.command_span));
+  bool by_tokens = dynamic && is_true_word(dynamic->value.text);
+  launch.arguments.push_back(micro && !by_tokens ? micro->value
+                                                 : unknown_word("ppo_micro_batch_size_per_gpu", context.command_span));
+  launch.arguments.push_back(made_word("--global-batch-size", context.command_span));
+  launch.arguments.push_back(unknown_word("the global batch verl derives", context.command_span));
+  if (const VerlOverride* model = find_override(overrides, "actor_rollout_ref.model.path")) {
+    launch.named_model = model->value;
+    launch.named_model_statement = model->statement;
+  }
+  launch.cluster = Cluster{};
+  launch.cluster.nodes = verl_count(overrides, "trainer.nnodes", 1, context.command_span);
+  launch.cluster.gpus_per_node = verl_count(overrides, "trainer.n_gpus_per_node", 8, context.command_span);
   return launch;
 }
 

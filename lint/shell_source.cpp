@@ -176,7 +176,8 @@ std::vector<std::string> idiom_words(std::string_view code) {
   std::vector<std::string> words;
   std::string word;
   auto flush = [&]() {
-    if (!word.empty() && word != "--" && word.find("/dev/null") == std::string::npos && word != "2>&1")
+    bool redirection = word == "2>&1" || word == "&>" || word == ">" || word == "2>" || word == "1>";
+    if (!word.empty() && word != "--" && word.find("/dev/null") == std::string::npos && !redirection)
       words.push_back(word);
     word.clear();
   };

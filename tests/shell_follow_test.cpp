@@ -87,3 +87,38 @@ TEST_CASE("following hand-offs keeps a check fast", "[shell][follow]") {
 }
 
 }  // namespace mblint
+
+namespace mblint {
+
+TEST_CASE("a plain python program without --config-file starts its own workers: no one-process guess",
+          "[launch][follow]") {
+  test::LintRun run;
+  run.write("rl.sh", "#!/bin/bash\nuv run examples/run_dpo.py --config cfg.yaml dpo.max_num_steps=10\n");
+  run.lint("rl.sh");
+  CHECK_FALSE(run.derived().nodes.known());
+  CHECK_FALSE(run.derived().gpus_per_node.known());
+  test::LintRun given;
+  given.write("nfl.sh", "#!/bin/bash\npython3 main.py training=gpt3/5b training.trainer.num_nodes=2 "
+                        "training.trainer.devices=8\n");
+  given.lint("nfl.sh");
+  CHECK(*given.derived().nodes.value == 2);
+  CHECK(*given.derived().gpus_per_node.value == 8);
+}
+
+TEST_CASE("verl's Megatron actor: its sizes, not the rollout engine's; verl's defaults otherwise", "[launch][follow]") {
+  test::LintRun run;
+  run.write("verl.sh", "#!/bin/bash\npython3 -m verl.trainer.main_ppo --config-name=ppo_megatron_trainer \\\n"
+                       "  actor_rollout_ref.actor.megatron.tensor_model_parallel_size=2 \\\n"
+                       "  actor_rollout_ref.rollout.tensor_model_parallel_size=4 \\\n"
+                       "  actor_rollout_ref.actor.use_dynamic_bsz=True \\\n"
+                       "  actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=4\n");
+  run.lint("verl.sh");
+  CHECK(*run.derived().tensor_parallel.value == 2);
+  CHECK(*run.derived().pipeline_parallel.value == 1);
+  CHECK(*run.derived().nodes.value == 1);
+  CHECK(*run.derived().gpus_per_node.value == 8);
+  CHECK_FALSE(run.derived().micro_batch_size.known());  // sized by tokens
+  CHECK_FALSE(run.derived().global_batch_size.known());
+}
+
+}  // namespace mblint
