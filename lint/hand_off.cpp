@@ -82,7 +82,7 @@ std::optional<Unresolved> hand_off(const ShellCommand& command) {
                       "pass the settings as --flag value arguments of `megatron`", command.span};
   }
   if (name == "ray" && (argv.size() < 2 || argv[1].text != "job")) return std::nullopt;  // ray start, stop, status
-  if (name == "deepspeed" || name == "ray") {  // read, but what they run here is no entry point mblint knows
+  if (name == "deepspeed" || name == "ray" || name == "mpirun" || name == "mpiexec") {  // read, but what they run here is no entry point mblint knows
     return Unresolved{"launcher", fmt::format("`{}` runs no training entry point mblint knows", words(argv, 3)),
                       "check the training command it runs in a script of its own", command.span};
   }

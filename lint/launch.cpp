@@ -1123,6 +1123,58 @@ void scan_deepspeed(const std::vector<MappedString>& argv, size_t i, Context con
   scan_program(argv, i, context, resources, out);
 }
 
+// `mpirun|mpiexec [-np N] [-N n | --npernode n | -ppn n] ... PROGRAM` (Open
+// MPI's and MPICH's options): every rank is one process of the program, as
+// srun's tasks are. Without a per-node count the ranks fill the hostfile's
+// slots, which are not in the script.
+void scan_mpirun(const std::vector<MappedString>& argv, size_t i, Context context, const ShellLimits& limits,
+                 std::vector<Launch>& out) {
+  static constexpr std::array<std::string_view, 22> kValued = {
+      "-x", "--hostfile", "-hostfile", "--machinefile", "-machinefile", "-f", "--host", "-H", "-host",
+      "--map-by", "-map-by", "--bind-to", "-bind-to", "--rank-by", "-rank-by", "--prefix", "-wdir", "--wdir",
+      "-c", "--output-filename", "-iface", "--tag-output"};
+  std::optional<OptionValue> ranks;
+  std::optional<OptionValue> per_node;
+  while (i < argv.size() && starts_with(argv[i].text, "-")) {
+    std::string_view name = argv[i].text;
+    auto value = [&]() -> std::optional<OptionValue> {
+      if (i + 1 >= argv.size()) return std::nullopt;
+      OptionValue v{argv[i + 1], span_of(argv[i], 0, argv[i].text.size())};
+      i += 2;
+      return v;
+    };
+    if (name == "-np" || name == "-n" || name == "--np" || name == "--n") {
+      ranks = value();
+    } else if (name == "-N" || name == "--npernode" || name == "-npernode" || name == "-ppn" || name == "--ppn") {
+      per_node = value();
+    } else if (name == "--mca" || name == "-mca" || name == "-genv" || name == "-env" || name == "--env") {
+      i = std::min(argv.size(), i + 3);  // two values
+    } else if (std::find(kValued.begin(), kValued.end(), name) != kValued.end()) {
+      value();
+    } else {
+      ++i;
+    }
+  }
+  context.under_srun = true;  // ranks are the processes, one per task
+  context.srun_span = context.command_span;
+  context.slurm.ntasks = ranks ? located_count(*ranks, "mpirun -np") : LocatedInt{};
+  context.slurm.ntasks_per_node = per_node ? located_count(*per_node, "the ranks per node of mpirun") : LocatedInt{};
+  if (!per_node) {
+    context.slurm.ntasks_per_node.unknown_because = "mpirun was not given a per-node count: its hostfile decides";
+  }
+  const LocatedInt& total = context.slurm.ntasks;
+  const LocatedInt& each = context.slurm.ntasks_per_node;
+  if (total.value && each.value && *each.value > 0 && *total.value % *each.value == 0) {
+    context.slurm.nodes = total;
+    context.slurm.nodes.value = *total.value / *each.value;
+    context.slurm.nodes.where.origin = "mpirun -np divided by the ranks per node";
+  } else if (!context.slurm.nodes.value) {
+    context.slurm.nodes = LocatedInt{};
+    context.slurm.nodes.unknown_because = "mpirun's node count is in its hostfile";
+  }
+  scan(argv, i, context, limits, out);
+}
+
 // `--runtime-env-json='{"env_vars": {...}}'`: the variables the job sees.
 void read_runtime_env(const OptionValue& option, Context& context) {
   if (has_unknown(option.value)) return;
@@ -1260,6 +1312,10 @@ void scan(const std::vector<MappedString>& argv, size_t i, Context context, cons
     }
     if (name == "deepspeed") {
       scan_deepspeed(argv, i + 1, context, span_of(word, 0, word.text.size()), out);
+      return;
+    }
+    if (name == "mpirun" || name == "mpiexec") {
+      scan_mpirun(argv, i + 1, context, limits, out);
       return;
     }
     if (name == "ray") {
