@@ -50,7 +50,7 @@ const MappedString* python_program(const std::vector<MappedString>& argv) {
 
 std::optional<Unresolved> hand_off(const ShellCommand& command) {
   const std::vector<MappedString>& argv = command.argv;
-  if (argv.empty()) return std::nullopt;
+  if (argv.empty() || command.followed) return std::nullopt;  // its commands are in the script
   const MappedString& first = argv[0];
   if (has_unknown(first)) {
     return Unresolved{"command", fmt::format("the command is `{}`, which is not known here", words(argv, 3)),
@@ -59,20 +59,32 @@ std::optional<Unresolved> hand_off(const ShellCommand& command) {
   std::string_view name = basename(first.text);
   if ((name == "source" || name == ".") && argv.size() > 1) {
     if (sets_up_shell(argv[1].text) && !has_unknown(argv[1])) return std::nullopt;
-    return Unresolved{"sourced file",
-                      fmt::format("`{}` is not followed: mblint does not read sourced files", words(argv, 2)),
+    std::string why = command.not_followed.empty() ? "mblint does not read sourced files" : command.not_followed;
+    return Unresolved{"sourced file", fmt::format("`{}` is not followed: {}", words(argv, 2), why),
                       "write the settings in the launching script, or pass them with --set", command.span};
   }
   if (name == "eval") {
-    return Unresolved{"command", fmt::format("`{}` is not followed: mblint does not evaluate eval", words(argv, 3)),
+    std::string why = command.not_followed.empty() ? "mblint does not evaluate eval" : command.not_followed;
+    return Unresolved{"command", fmt::format("`{}` is not followed: {}", words(argv, 3), why),
                       "write the command out in the script", command.span};
   }
   bool other_script = ((name == "bash" || name == "sh") && argv.size() > 1 && !argv[1].text.empty() &&
                        argv[1].text[0] != '-') ||
                       ends_with(name, ".sh");
   if (other_script) {
-    return Unresolved{"script", fmt::format("`{}` runs another script, which mblint does not follow", words(argv, 2)),
+    std::string why = command.not_followed.empty() ? "which mblint does not follow" : "not followed: " + command.not_followed;
+    return Unresolved{"script", fmt::format("`{}` runs another script, {}", words(argv, 2), why),
                       "check that script itself", command.span};
+  }
+  if (name == "megatron" && argv.size() > 2 && !argv[2].text.empty() && argv[2].text[0] != '-') {
+    return Unresolved{"config file",
+                      fmt::format("`{}` takes its settings from a file mblint does not read", words(argv, 3)),
+                      "pass the settings as --flag value arguments of `megatron`", command.span};
+  }
+  if (name == "ray" && (argv.size() < 2 || argv[1].text != "job")) return std::nullopt;  // ray start, stop, status
+  if (name == "deepspeed" || name == "ray" || name == "mpirun" || name == "mpiexec") {  // read, but what they run here is no entry point mblint knows
+    return Unresolved{"launcher", fmt::format("`{}` runs no training entry point mblint knows", words(argv, 3)),
+                      "check the training command it runs in a script of its own", command.span};
   }
   if (std::find(kOtherLaunchers.begin(), kOtherLaunchers.end(), name) != kOtherLaunchers.end()) {
     return Unresolved{"launcher", fmt::format("`{}` is a launcher mblint does not read", words(argv, 3)),

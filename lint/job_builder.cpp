@@ -437,6 +437,9 @@ void apply_megatron_lm_arguments(Job& job, const Launch& launch, const ScriptCon
   MegatronLmArgs args = read_megatron_lm_args(argv);
   merge_into(job.config, args.config);
   for (Diagnostic& d : args.problems) job.problems.push_back(std::move(d));
+  // A wrapper (deepspeed, slime, ms-swift) adds options of its own: the
+  // flags are not checked against Megatron-LM's parser alone.
+  if (!launch.wrapper.empty()) return;
   FlagParser parser = parser_for_program(launch.program.text);
   Span program = span_of(launch.program, 0, launch.program.text.size());
   take_flag_check(job, check_megatron_lm_flags(argv, parser, flag_check_options(context.options), context.sources,
@@ -477,6 +480,62 @@ void apply_launch_layers(Job& job, const Launch& launch, ScriptContext& context)
   apply_override_words(job, launch.overrides, Layer::Override);
 }
 
+std::string lowercase(std::string_view text) {
+  std::string out(text);
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
+  return out;
+}
+
+// The catalogued model a Hugging Face id or checkpoint directory names:
+// `Qwen/Qwen3-8B`, `/root/Qwen3-4B`, `ZhipuAI/GLM-4.5-Air-Base-mcore`. The
+// name is compared without case and without the suffixes of a variant with
+// the same shape (-Instruct, -Base, -mcore, _torch_dist); null unless exactly
+// one catalogued model matches.
+const ModelDims* model_named(std::string_view text) {
+  while (!text.empty() && text.back() == '/') text.remove_suffix(1);
+  std::string name = lowercase(text.substr(text.rfind('/') == std::string_view::npos ? 0 : text.rfind('/') + 1));
+  for (std::string_view suffix : {"_torch_dist", "-torch-dist", "-mcore", "-instruct", "-base", "-chat"}) {
+    if (name.size() > suffix.size() && ends_with(name, suffix)) name.resize(name.size() - suffix.size());
+  }
+  const ModelDims* found = nullptr;
+  for (const ModelDims& model : all_models()) {
+    if (!model.hf_id || !*model.hf_id) continue;
+    std::string_view id = model.hf_id;
+    if (lowercase(id.substr(id.rfind('/') + 1)) != name) continue;
+    if (found && std::string_view(found->hf_id) != id) return nullptr;  // two models of that name
+    found = &model;
+  }
+  return found;
+}
+
+// A launch that names its model only by id or checkpoint takes the model's
+// shape from the catalog; every value says so. Values the launch writes win.
+void apply_named_model(Job& job, const Launch& launch) {
+  if (!launch.named_model || has_unknown(*launch.named_model)) return;
+  if (find_path(job.config, "model.num_layers") || find_path(job.config, "model.hidden_size")) return;
+  const ModelDims* model = model_named(launch.named_model->text);
+  if (!model) return;
+  Provenance where;
+  where.layer = Layer::Recipe;
+  where.value = span_of(*launch.named_model, 0, launch.named_model->text.size());
+  where.statement = launch.named_model_statement;
+  where.origin = fmt::format("the shape of {} in mblint's catalog (the launch names the model `{}`)", model->hf_id,
+                             launch.named_model->text);
+  auto put = [&](std::string_view key, int value) {
+    if (value <= 0 || find_path(job.config, fmt::format("model.{}", key))) return;
+    assign_path(job.config, {"model", std::string(key)}, make_int(value, where));
+  };
+  put("num_layers", model->num_layers);
+  put("hidden_size", model->hidden_size);
+  put("num_attention_heads", model->num_attention_heads);
+  put("num_query_groups", model->num_query_groups);
+  put("ffn_hidden_size", model->ffn_hidden_size);
+  put("kv_channels", model->kv_channels);
+  put("num_moe_experts", model->num_moe_experts);
+  put("moe_ffn_hidden_size", model->moe_ffn_hidden_size);
+  put("moe_router_topk", model->moe_router_topk);
+}
+
 Job job_from_launch(const Launch& launch, FileId script, ScriptContext& context) {
   Job job;
   job.primary = script;
@@ -487,7 +546,8 @@ Job job_from_launch(const Launch& launch, FileId script, ScriptContext& context)
     // examples/inference/**, tools/run_text_generation_server.py: no training step.
     std::string_view program = launch.program.text;
     job.trains = program.find("inference") == std::string_view::npos &&
-                 program.find("text_generation") == std::string_view::npos;
+                 program.find("text_generation") == std::string_view::npos &&
+                 program.find("convert") == std::string_view::npos;  // checkpoint conversion
   }
   job.launch_span = launch.span;
   job.files.push_back(script);
@@ -496,6 +556,7 @@ Job job_from_launch(const Launch& launch, FileId script, ScriptContext& context)
   job.env = launch.env;
   job.problems = launch.problems;
   apply_launch_layers(job, launch, context);
+  apply_named_model(job, launch);
   finish_job(job, context.options, context.sources);
   return job;
 }
@@ -505,7 +566,8 @@ Job job_from_launch(const Launch& launch, FileId script, ScriptContext& context)
 void add_shell_state_hand_offs(Job& job, const std::vector<Unresolved>& hand_offs) {
   for (const Unresolved& hand_off : hand_offs) {
     bool same_shell = hand_off.what == "sourced file" || hand_off.why.find("`eval") == 0;
-    bool before = hand_off.where.file == job.launch_span.file && hand_off.where.begin < job.launch_span.begin;
+    // In a file the script followed: counted (mblint does not order files).
+    bool before = hand_off.where.file != job.launch_span.file || hand_off.where.begin < job.launch_span.begin;
     if (same_shell && before) job.unresolved.push_back(hand_off);
   }
 }
@@ -515,18 +577,74 @@ Diagnostic no_training_job(FileId file, const std::vector<Unresolved>& hand_offs
   Diagnostic d = problem("no-training-job", Severity::Note,
                          "no training launch found in this script: mblint checked nothing here",
                          make_span(file, 0, 0),
-                         "mblint reads torchrun, python -m torch.distributed.run, srun and plain python "
-                         "launches of Megatron-LM's pretrain_*.py, Megatron Bridge's run_recipe.py and "
-                         "scripts/training/train.sh, and scripts that take --config-file");
+                         "mblint reads torchrun, python -m torch.distributed.run, srun, deepspeed, ray job "
+                         "submit and plain python launches of Megatron-LM's pretrain_*.py, slime's train.py, "
+                         "Megatron Bridge's run_recipe.py and scripts/training/train.sh, and scripts that take "
+                         "--config-file; and ms-swift's megatron sft|pt|rlhf");
   for (const Unresolved& hand_off : hand_offs) d.notes.push_back(Note{hand_off.why, hand_off.where});
   if (!hand_offs.empty()) d.where = hand_offs.front().where;
   return d;
 }
 
+// Paths a sourced or called script names that mblint never opens: the
+// kernel's and the devices' (reading them can block or never end).
+bool system_path(const fs::path& path) {
+  std::string text = path.lexically_normal().string();
+  for (std::string_view root : {"/proc", "/sys", "/dev"}) {
+    if (text.rfind(root, 0) == 0 && (text.size() == root.size() || text[root.size()] == '/')) return true;
+  }
+  return false;
+}
+
+// `source FILE` / `bash FILE` as the walk asks for it: relative to the file
+// that names it, then to the script, then to the current directory. Only
+// regular files are read; they may lie outside the checked tree (a script
+// sources ../common.sh), but never under /proc, /sys or /dev.
+std::optional<ShellFile> read_followed_file(ScriptContext& context, const std::string& path,
+                                            const std::string& from_directory, std::string& why) {
+  fs::path named = path;
+  std::vector<fs::path> candidates;
+  if (named.is_absolute()) {
+    candidates.push_back(named);
+  } else {
+    candidates = {fs::path(from_directory) / named, context.script_dir / named, context.options.base_dir / named};
+  }
+  for (const fs::path& candidate : candidates) {
+    std::error_code error;
+    fs::path real = fs::weakly_canonical(fs::absolute(candidate, error), error);
+    if (system_path(candidate) || (!error && system_path(real))) {
+      why = fmt::format("`{}` is under /proc, /sys or /dev, which mblint never reads", path);
+      return std::nullopt;
+    }
+    fs::file_status status = fs::status(candidate, error);
+    if (error || !fs::exists(status)) continue;
+    if (!fs::is_regular_file(status)) {
+      why = fmt::format("`{}` is not a regular file", path);
+      return std::nullopt;
+    }
+    ReadResult read = read_source_file(context.sources, candidate, display_path(candidate, context.options.base_dir),
+                                       Span{}, kMaxInputBytes, &context.options.overlay);
+    if (read.problem) {
+      why = read.problem->message;
+      return std::nullopt;
+    }
+    fs::path absolute = fs::absolute(candidate, error);
+    return ShellFile{read.file, context.sources.files[read.file].text,
+                     absolute.lexically_normal().parent_path().string()};
+  }
+  why = fmt::format("there is no file `{}` next to the script or in the current directory", path);
+  return std::nullopt;
+}
+
 std::vector<Job> jobs_from_script(FileId file, ScriptContext& context) {
-  const SourceFile& source = context.sources.files[file];
-  std::vector<SbatchDirective> directives = read_sbatch_directives(source, file);
-  ShellScript script = walk_shell_script(context.sources, file, slurm_environment(directives));
+  std::vector<SbatchDirective> directives = read_sbatch_directives(context.sources.files[file], file);
+  ShellFiles files;
+  std::error_code error;
+  files.script_directory = fs::absolute(context.script_dir, error).lexically_normal().string();
+  files.read = [&context](const std::string& path, const std::string& from, std::string& why) {
+    return read_followed_file(context, path, from, why);
+  };
+  ShellScript script = walk_shell_script(context.sources, file, slurm_environment(directives), {}, &files);
   std::vector<Launch> launches = find_launches(script, directives);
   bool any_certain = std::any_of(launches.begin(), launches.end(), [](const Launch& l) { return l.certain; });
   std::vector<Unresolved> hand_offs = find_hand_offs(script, launches);
@@ -534,6 +652,7 @@ std::vector<Job> jobs_from_script(FileId file, ScriptContext& context) {
   for (const Launch& launch : launches) {
     if (any_certain && !launch.certain) continue;
     jobs.push_back(job_from_launch(launch, file, context));
+    if (launch.span.file != file && launch.span.valid()) jobs.back().files.push_back(launch.span.file);
     add_shell_state_hand_offs(jobs.back(), hand_offs);
   }
   if (jobs.empty()) {

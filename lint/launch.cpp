@@ -5,8 +5,10 @@
 #include <charconv>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "lint/catalog.h"
+#include "lint/megatron_lm_flags.h"
 
 namespace mblint {
 
@@ -222,6 +224,11 @@ struct Context {
   std::vector<std::pair<std::string, MappedString>> assignments;
   Span command_span;
   size_t depth = 0;
+  // A launcher that runs Megatron-LM entry points with arguments of its own
+  // (deepspeed: Megatron-DeepSpeed's --deepspeed, --zero-stage).
+  std::string wrapper;
+  bool under_ray = false;  // `ray job submit -- CMD`: CMD runs on the Ray cluster
+  Span ray_span;
 };
 
 std::vector<EnvSetting> environment_of(const Context& context) {
@@ -577,6 +584,12 @@ Cluster resolve_cluster(const Context& context, const Torchrun& torchrun, Span p
     }
     return cluster;
   }
+  if (context.under_ray) {  // the cluster's GPUs are not on the command line
+    cluster.nodes.unknown_because = "ray job submit runs the command on the Ray cluster, whose size is not given here";
+    cluster.gpus_per_node.unknown_because = cluster.nodes.unknown_because;
+    cluster.nodes.where.statement = cluster.gpus_per_node.where.statement = context.ray_span;
+    return cluster;
+  }
   // A bare `python script.py`: one process, whatever the allocation.
   cluster.nodes = launcher_default(1, python_span, "a plain python command runs a single process");
   cluster.gpus_per_node = launcher_default(1, python_span, "a plain python command runs a single process");
@@ -613,6 +626,67 @@ Launch launch_train_sh(const std::vector<MappedString>& argv, size_t i, const Ma
   return launch;
 }
 
+bool is_verl_megatron(const std::vector<MappedString>& argv, size_t i);
+Launch launch_verl(const std::vector<MappedString>& argv, size_t i, const MappedString& module,
+                   const Context& context);
+
+bool is_slime_train(std::string_view name, const std::vector<MappedString>& argv, size_t i);
+std::optional<OptionValue> option_value(const std::vector<MappedString>& argv, size_t i, std::string_view name);
+
+// The first of `options` given: the model a launch names by id or path.
+void read_named_model(const std::vector<MappedString>& argv, size_t i, Launch& launch,
+                      std::initializer_list<std::string_view> options) {
+  for (std::string_view option : options) {
+    if (auto value = option_value(argv, i, option)) {
+      launch.named_model = value->value;
+      launch.named_model_statement = value->statement;
+      return;
+    }
+  }
+}
+Launch launch_slime(const std::vector<MappedString>& argv, size_t i, const MappedString& program,
+                    const Context& context);
+
+// The value of the last override whose key is one of `keys` or ends in
+// `.` + one of them (NeMo-Framework-Launcher's training.trainer.num_nodes).
+const MappedString* override_value(const Launch& launch, std::initializer_list<std::string_view> keys) {
+  const MappedString* found = nullptr;
+  for (const MappedString& word : launch.overrides) {
+    std::string_view text = word.text;
+    std::string_view key = text.substr(0, text.find('='));
+    while (!key.empty() && key[0] == '+') key.remove_prefix(1);
+    for (std::string_view wanted : keys) {
+      if (key == wanted || ends_with(key, fmt::format(".{}", wanted))) found = &word;
+    }
+  }
+  return found;
+}
+
+LocatedInt override_count(const Launch& launch, std::initializer_list<std::string_view> keys, Span span) {
+  if (const MappedString* word = override_value(launch, keys)) {
+    size_t eq = word->text.find('=');
+    OptionValue value{substring(*word, eq + 1, word->text.size()), span_of(*word, 0, word->text.size())};
+    return located_count(value, std::string(word->text.substr(0, eq)));
+  }
+  LocatedInt unknown;
+  unknown.unknown_because = "the program starts its own workers; their number is in the config it reads";
+  unknown.where.layer = Layer::Launcher;
+  unknown.where.statement = span;
+  return unknown;
+}
+
+// A plain `python program.py key=value ...` that takes no --config-file is
+// not a Megatron Bridge entry point run as one process: NeMo-RL
+// (`cluster.num_nodes`) and NeMo-Framework-Launcher (`trainer.num_nodes`,
+// `trainer.devices`) start their own workers, so the allocation is what
+// those keys say, and unknown when the command line does not set them.
+Cluster self_launching_cluster(const Launch& launch, Span span) {
+  Cluster cluster;
+  cluster.nodes = override_count(launch, {"cluster.num_nodes", "trainer.num_nodes"}, span);
+  cluster.gpus_per_node = override_count(launch, {"cluster.gpus_per_node", "trainer.devices"}, span);
+  return cluster;
+}
+
 // The Python program and its arguments, after the launcher.
 void scan_program(const std::vector<MappedString>& argv, size_t i, const Context& context,
                   const Torchrun& torchrun, std::vector<Launch>& out) {
@@ -631,8 +705,18 @@ void scan_program(const std::vector<MappedString>& argv, size_t i, const Context
     out.push_back(launch_train_sh(argv, i, program, context));
     return;
   }
+  if (is_slime_train(name, argv, i)) {
+    out.push_back(launch_slime(argv, i, program, context));
+    return;
+  }
+  if (ends_with(name, ".py") && is_verl_megatron(argv, i)) {  // a verl entry script of a project's own
+    out.push_back(launch_verl(argv, i, program, context));
+    return;
+  }
   if (is_megatron_lm_entry(name, argv, i)) {
     Launch launch = make_launch(EntryPoint::MegatronLM, program, context, torchrun);
+    launch.wrapper = context.wrapper;
+    read_named_model(argv, i, launch, {"--hf-checkpoint", "--load"});
     launch.arguments.assign(argv.begin() + static_cast<std::ptrdiff_t>(i), argv.end());
     out.push_back(std::move(launch));
     return;
@@ -640,6 +724,8 @@ void scan_program(const std::vector<MappedString>& argv, size_t i, const Context
   if (ends_with(name, ".py") && (has_config_file_flag(argv, i) || has_override_words(argv, i))) {
     Launch launch = make_launch(EntryPoint::ConfigFileScript, program, context, torchrun);
     parse_config_file_script_args(argv, i, launch);
+    if (!torchrun.present && !context.under_srun && !context.under_ray && !has_config_file_flag(argv, i))
+      launch.cluster = self_launching_cluster(launch, context.command_span);
     out.push_back(std::move(launch));
   }
 }
@@ -693,6 +779,8 @@ void scan_python(const std::vector<MappedString>& argv, size_t i, const Context&
       if (module == "torch.distributed.run" || module == "torch.distributed.launch") {
         scan_torchrun(argv, i + 2, context, span, out);
       }
+      if (module == "verl.trainer.main_ppo" && is_verl_megatron(argv, i + 2))
+        out.push_back(launch_verl(argv, i + 2, argv[i + 1], context));
       return;
     }
     if (text == "-X" || text == "-W") {
@@ -708,6 +796,288 @@ void scan_python(const std::vector<MappedString>& argv, size_t i, const Context&
   scan_program(argv, i, context, Torchrun{}, out);
 }
 
+// A variable the launched command sees: its own `VAR=x` prefix first, then
+// the exported environment.
+std::optional<OptionValue> environment_value(const Context& context, std::string_view name) {
+  for (auto it = context.assignments.rbegin(); it != context.assignments.rend(); ++it) {
+    if (it->first == name) return OptionValue{it->second, span_of(it->second, 0, it->second.text.size())};
+  }
+  auto found = context.environment.find(std::string(name));
+  if (found == context.environment.end()) return std::nullopt;
+  MappedString value = found->second.value;
+  if (!found->second.known && !has_unknown(value)) {  // mark it unknown, as the walk marks `$NAME`
+    Expansion unknown;
+    unknown.end = value.text.size();
+    unknown.name = std::string(name);
+    unknown.known = false;
+    value.expansions.push_back(std::move(unknown));
+  }
+  return OptionValue{value, found->second.definition};
+}
+
+const MegatronLmKnownFlag* megatron_lm_flag(std::string_view flag) {
+  for (const MegatronLmKnownFlag& known : megatron_lm_base_flags()) {
+    if (known.flag == flag) return &known;
+  }
+  return nullptr;
+}
+
+bool is_true_word(std::string_view text) { return text == "true" || text == "True" || text == "1"; }
+
+// A wrapper's Megatron-LM arguments: the words of the flags Megatron-LM's
+// parser knows, with their values; the wrapper's own options are dropped,
+// so they are never reported as unknown Megatron-LM flags. `rename` maps a
+// flag's spelling onto Megatron-LM's (same length, so the mapping fits).
+template <typename Rename>
+std::vector<MappedString> megatron_lm_words(const std::vector<MappedString>& argv, size_t i, Rename rename) {
+  std::vector<MappedString> out;
+  while (i < argv.size()) {
+    const MappedString& word = argv[i];
+    std::string_view text = word.text;
+    if (!starts_with(text, "--") || text.find('=') != std::string_view::npos) {
+      ++i;
+      continue;
+    }
+    size_t values = i + 1;
+    while (values < argv.size() && !starts_with(argv[values].text, "--")) ++values;
+    MappedString flag = word;
+    rename(flag.text);
+    if (flag.text.size() != word.text.size()) flag = word;
+    const MegatronLmKnownFlag* known = megatron_lm_flag(flag.text);
+    if (known && known->takes_value && values > i + 1) {
+      out.push_back(flag);
+      out.insert(out.end(), argv.begin() + static_cast<std::ptrdiff_t>(i + 1),
+                 argv.begin() + static_cast<std::ptrdiff_t>(values));
+    } else if (known && !known->takes_value && (values == i + 1 || is_true_word(argv[i + 1].text))) {
+      out.push_back(flag);
+    }
+    i = values;
+  }
+  return out;
+}
+
+// ms-swift's `megatron sft|pt|rlhf` takes Megatron-LM's arguments spelled
+// with underscores (swift/megatron/argument/megatron_args.py) next to its own
+// (--model, --dataset, --max_length for the sequence length). The Megatron-LM
+// ones are handed on in Megatron-LM's spelling; a boolean is `--flag true`.
+// ms-swift's own options are dropped, so they are never reported as unknown
+// Megatron-LM flags.
+std::vector<MappedString> ms_swift_arguments(const std::vector<MappedString>& argv, size_t i) {
+  return megatron_lm_words(argv, i, [](std::string& flag) {
+    std::replace(flag.begin(), flag.end(), '_', '-');
+    if (flag == "--max-length") flag = "--seq-length";
+  });
+}
+
+// The allocation ms-swift's CLI asks torchrun for: NNODES and NPROC_PER_NODE
+// (swift/cli/main.py); without NPROC_PER_NODE it takes every visible GPU.
+Cluster ms_swift_cluster(const Context& context, Span span) {
+  Cluster cluster;
+  if (auto nodes = environment_value(context, "NNODES")) {
+    cluster.nodes = located_count(*nodes, "NNODES");
+  } else {
+    cluster.nodes = launcher_default(1, span, "ms-swift runs on one node unless NNODES is set");
+  }
+  if (auto per_node = environment_value(context, "NPROC_PER_NODE")) {
+    cluster.gpus_per_node = located_count(*per_node, "NPROC_PER_NODE");
+  } else {
+    cluster.gpus_per_node.unknown_because = "NPROC_PER_NODE is not set: ms-swift starts one process per visible GPU";
+    cluster.gpus_per_node.where.layer = Layer::Launcher;
+    cluster.gpus_per_node.where.statement = span;
+  }
+  return cluster;
+}
+
+bool scan_ms_swift(const std::vector<MappedString>& argv, size_t i, const Context& context,
+                   std::vector<Launch>& out) {
+  if (i >= argv.size()) return false;
+  std::string_view command = argv[i].text;
+  if (command != "sft" && command != "pt" && command != "rlhf") return false;  // export, infer: no training
+  // `megatron sft config.yaml`: the settings are in a file mblint does not
+  // read yet; no job, so the hand-off note says so.
+  if (i + 1 < argv.size() && !starts_with(argv[i + 1].text, "-")) return false;
+  Launch launch = make_launch(EntryPoint::MegatronLM, argv[i - 1], context, Torchrun{});
+  launch.wrapper = fmt::format("ms-swift megatron {}", command);
+  launch.arguments = ms_swift_arguments(argv, i + 1);
+  read_named_model(argv, i + 1, launch, {"--model", "--load"});
+  launch.cluster = ms_swift_cluster(context, context.command_span);
+  out.push_back(std::move(launch));
+  return true;
+}
+
+bool has_option(const std::vector<MappedString>& argv, size_t i, std::string_view name) {
+  for (; i < argv.size(); ++i) {
+    if (option_name(argv[i].text) == name) return true;
+  }
+  return false;
+}
+
+// The value of `--name V` / `--name=V` among argv[i...], the last one given.
+std::optional<OptionValue> option_value(const std::vector<MappedString>& argv, size_t i, std::string_view name) {
+  std::optional<OptionValue> found;
+  while (i < argv.size()) {
+    if (option_name(argv[i].text) != name) {
+      ++i;
+      continue;
+    }
+    Options options(argv, i);
+    if (auto value = options.take_value()) found = value;
+  }
+  return found;
+}
+
+// slime's train.py (THUDM/slime, slime/utils/arguments.py): Megatron-LM's
+// parser plus slime's own options; the training actor's allocation is
+// --actor-num-nodes x --actor-num-gpus-per-node (the rollout engines' GPUs
+// are not the trained model's).
+bool is_slime_train(std::string_view name, const std::vector<MappedString>& argv, size_t i) {
+  return (name == "train.py" || name == "train_async.py") && (has_option(argv, i, "--actor-num-nodes") ||
+                                has_option(argv, i, "--actor-num-gpus-per-node"));
+}
+
+Launch launch_slime(const std::vector<MappedString>& argv, size_t i, const MappedString& program,
+                    const Context& context) {
+  Launch launch = make_launch(EntryPoint::MegatronLM, program, context, Torchrun{});
+  launch.wrapper = "slime train.py";
+  launch.arguments = megatron_lm_words(argv, i, [](std::string&) {});
+  read_named_model(argv, i, launch, {"--hf-checkpoint", "--load"});
+  Cluster cluster;
+  if (auto nodes = option_value(argv, i, "--actor-num-nodes")) {
+    cluster.nodes = located_count(*nodes, "--actor-num-nodes");
+  } else {
+    cluster.nodes.unknown_because = "slime's train.py was not given --actor-num-nodes";
+  }
+  if (auto gpus = option_value(argv, i, "--actor-num-gpus-per-node")) {
+    cluster.gpus_per_node = located_count(*gpus, "--actor-num-gpus-per-node");
+  } else {
+    cluster.gpus_per_node.unknown_because = "slime's train.py was not given --actor-num-gpus-per-node";
+  }
+  launch.cluster = cluster;
+  return launch;
+}
+
+// --- verl ------------------------------------------------------------------------
+
+// A word made by mblint (a Megatron-LM flag standing for a verl key),
+// located at the text it stands for.
+MappedString made_word(std::string_view text, Span at) {
+  MappedString word;
+  word.file = at.file;
+  for (char c : text) append_char(word, c, at.begin, at.end);
+  return word;
+}
+
+// A value verl decides at run time: unknown, named after its key.
+MappedString unknown_word(std::string_view what, Span at) {
+  MappedString word = made_word(what, at);
+  Expansion unknown;
+  unknown.end = word.text.size();
+  unknown.expression = at;
+  unknown.name = std::string(what);
+  unknown.known = false;
+  word.expansions.push_back(std::move(unknown));
+  return word;
+}
+
+struct VerlOverride {
+  std::string_view key;
+  MappedString value;
+  Span statement;
+};
+
+std::vector<VerlOverride> verl_overrides(const std::vector<MappedString>& argv, size_t i) {
+  std::vector<VerlOverride> out;
+  for (; i < argv.size(); ++i) {
+    std::string_view text = argv[i].text;
+    size_t eq = text.find('=');
+    if (eq == std::string_view::npos || text.empty() || text[0] == '-') continue;
+    std::string_view key = text.substr(0, eq);
+    if (!key.empty() && key[0] == '+') key.remove_prefix(key[1] == '+' ? 2 : 1);
+    out.push_back({key, substring(argv[i], eq + 1, text.size()), span_of(argv[i], 0, text.size())});
+  }
+  return out;
+}
+
+const VerlOverride* find_override(const std::vector<VerlOverride>& overrides, std::string_view key) {
+  const VerlOverride* found = nullptr;
+  for (const VerlOverride& o : overrides) {
+    if (o.key == key) found = &o;  // the last one wins, as in Hydra
+  }
+  return found;
+}
+
+// verl's PPO trainer (`python3 -m verl.trainer.main_ppo`) with the Megatron
+// actor: the actor's parallel sizes are actor_rollout_ref.actor.megatron.*
+// (defaults TP = PP = CP = EP = 1, sequence parallelism and the distributed
+// optimizer on: verl/trainer/config/ppo_megatron_trainer.yaml and
+// engine/megatron.yaml), the allocation trainer.nnodes x n_gpus_per_node
+// (defaults 1 x 8). The rollout engine's own TP is not the trained model's.
+bool is_verl_megatron(const std::vector<MappedString>& argv, size_t i) {
+  for (; i < argv.size(); ++i) {
+    std::string_view text = argv[i].text;
+    if (text.find("actor_rollout_ref.actor.megatron.") != std::string_view::npos) return true;
+    if (text.find("actor_rollout_ref.actor.strategy=megatron") != std::string_view::npos) return true;
+    if (starts_with(text, "--config-name") && text.find("megatron") != std::string_view::npos) return true;
+    if (text == "--config-name" && i + 1 < argv.size() && argv[i + 1].text.find("megatron") != std::string::npos)
+      return true;
+  }
+  return false;
+}
+
+LocatedInt verl_count(const std::vector<VerlOverride>& overrides, std::string_view key, int64_t fallback,
+                      Span span) {
+  if (const VerlOverride* o = find_override(overrides, key))
+    return located_count(OptionValue{o->value, o->statement}, std::string(key));
+  return launcher_default(fallback, span, fmt::format("verl's default {}: {}", key, fallback));
+}
+
+Launch launch_verl(const std::vector<MappedString>& argv, size_t i, const MappedString& module,
+                   const Context& context) {
+  static constexpr std::array<std::pair<std::string_view, std::string_view>, 6> kSizes = {{
+      {"tensor_model_parallel_size", "--tensor-model-parallel-size"},
+      {"pipeline_model_parallel_size", "--pipeline-model-parallel-size"},
+      {"context_parallel_size", "--context-parallel-size"},
+      {"expert_model_parallel_size", "--expert-model-parallel-size"},
+      {"expert_tensor_parallel_size", "--expert-tensor-parallel-size"},
+      {"virtual_pipeline_model_parallel_size", "--num-virtual-stages-per-pipeline-rank"},
+  }};
+  Launch launch = make_launch(EntryPoint::MegatronLM, module, context, Torchrun{});
+  launch.wrapper = "verl main_ppo (Megatron actor)";
+  std::vector<VerlOverride> overrides = verl_overrides(argv, i);
+  const std::string prefix = "actor_rollout_ref.actor.megatron.";
+  for (const auto& [key, flag] : kSizes) {
+    const VerlOverride* o = find_override(overrides, prefix + std::string(key));
+    if (!o || o->value.text == "null") continue;
+    launch.arguments.push_back(made_word(flag, o->statement));
+    launch.arguments.push_back(o->value);
+  }
+  for (std::string_view key : {"sequence_parallel", "use_distributed_optimizer"}) {  // on unless turned off
+    const VerlOverride* o = find_override(overrides, prefix + std::string(key));
+    if (o && !is_true_word(o->value.text) && o->value.text != "true") continue;
+    std::string flag = "--" + std::string(key);
+    std::replace(flag.begin(), flag.end(), '_', '-');
+    launch.arguments.push_back(made_word(flag, o ? o->statement : context.command_span));
+  }
+  // The micro batch per GPU, unless batches are sized by tokens; the global
+  // batch is verl's to compute (ppo_mini_batch_size counts prompts).
+  const VerlOverride* dynamic = find_override(overrides, "actor_rollout_ref.actor.use_dynamic_bsz");
+  const VerlOverride* micro = find_override(overrides, "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu");
+  launch.arguments.push_back(made_word("--micro-batch-size", micro ? micro->statement : context.command_span));
+  bool by_tokens = dynamic && is_true_word(dynamic->value.text);
+  launch.arguments.push_back(micro && !by_tokens ? micro->value
+                                                 : unknown_word("ppo_micro_batch_size_per_gpu", context.command_span));
+  launch.arguments.push_back(made_word("--global-batch-size", context.command_span));
+  launch.arguments.push_back(unknown_word("the global batch verl derives", context.command_span));
+  if (const VerlOverride* model = find_override(overrides, "actor_rollout_ref.model.path")) {
+    launch.named_model = model->value;
+    launch.named_model_statement = model->statement;
+  }
+  launch.cluster = Cluster{};
+  launch.cluster.nodes = verl_count(overrides, "trainer.nnodes", 1, context.command_span);
+  launch.cluster.gpus_per_node = verl_count(overrides, "trainer.n_gpus_per_node", 8, context.command_span);
+  return launch;
+}
+
 ShellEnvironment with_assignments(const Context& context) {
   ShellEnvironment environment = context.environment;
   for (const auto& [name, value] : context.assignments) {
@@ -719,6 +1089,119 @@ ShellEnvironment with_assignments(const Context& context) {
     environment[name] = variable;
   }
   return environment;
+}
+
+// `deepspeed [--num_nodes N] [--num_gpus G] ... program.py ARGS` (DeepSpeed's
+// launcher/runner.py): without --num_nodes it runs on the hosts of its
+// hostfile, without --num_gpus on every visible GPU; both are then unknown.
+void scan_deepspeed(const std::vector<MappedString>& argv, size_t i, Context context, Span span,
+                    std::vector<Launch>& out) {
+  static constexpr std::array<std::string_view, 16> kValued = {
+      "-H", "--hostfile", "-i", "--include", "-e", "--exclude", "--master_port", "--master_addr",
+      "--launcher", "--launcher_args", "--num_nodes", "--num_gpus", "--num_accelerators", "--node_rank",
+      "--ssh_port", "--elastic_training"};
+  Torchrun resources;
+  resources.present = true;
+  resources.span = span;
+  resources.nnodes.unknown_because = "deepspeed was not given --num_nodes: it runs on every host of its hostfile";
+  resources.nproc_per_node.unknown_because = "deepspeed was not given --num_gpus: it starts one process per visible GPU";
+  Options options(argv, i);
+  while (options.is_option()) {
+    std::string_view name = options.name();
+    bool attached = options.text().find('=') != std::string_view::npos;
+    if (name == "--num_nodes") {
+      if (auto value = options.take_value()) resources.nnodes = located_count(*value, "--num_nodes");
+    } else if (name == "--num_gpus" || name == "--num_accelerators") {
+      if (auto value = options.take_value()) resources.nproc_per_node = located_count(*value, std::string(name));
+    } else if (!attached && std::find(kValued.begin(), kValued.end(), name) != kValued.end()) {
+      options.take_value();
+    } else {
+      options.skip();
+    }
+  }
+  context.wrapper = "deepspeed";
+  scan_program(argv, i, context, resources, out);
+}
+
+// `mpirun|mpiexec [-np N] [-N n | --npernode n | -ppn n] ... PROGRAM` (Open
+// MPI's and MPICH's options): every rank is one process of the program, as
+// srun's tasks are. Without a per-node count the ranks fill the hostfile's
+// slots, which are not in the script.
+void scan_mpirun(const std::vector<MappedString>& argv, size_t i, Context context, const ShellLimits& limits,
+                 std::vector<Launch>& out) {
+  static constexpr std::array<std::string_view, 22> kValued = {
+      "-x", "--hostfile", "-hostfile", "--machinefile", "-machinefile", "-f", "--host", "-H", "-host",
+      "--map-by", "-map-by", "--bind-to", "-bind-to", "--rank-by", "-rank-by", "--prefix", "-wdir", "--wdir",
+      "-c", "--output-filename", "-iface", "--tag-output"};
+  std::optional<OptionValue> ranks;
+  std::optional<OptionValue> per_node;
+  while (i < argv.size() && starts_with(argv[i].text, "-")) {
+    std::string_view name = argv[i].text;
+    auto value = [&]() -> std::optional<OptionValue> {
+      if (i + 1 >= argv.size()) return std::nullopt;
+      OptionValue v{argv[i + 1], span_of(argv[i], 0, argv[i].text.size())};
+      i += 2;
+      return v;
+    };
+    if (name == "-np" || name == "-n" || name == "--np" || name == "--n") {
+      ranks = value();
+    } else if (name == "-N" || name == "--npernode" || name == "-npernode" || name == "-ppn" || name == "--ppn") {
+      per_node = value();
+    } else if (name == "--mca" || name == "-mca" || name == "-genv" || name == "-env" || name == "--env") {
+      i = std::min(argv.size(), i + 3);  // two values
+    } else if (std::find(kValued.begin(), kValued.end(), name) != kValued.end()) {
+      value();
+    } else {
+      ++i;
+    }
+  }
+  context.under_srun = true;  // ranks are the processes, one per task
+  context.srun_span = context.command_span;
+  context.slurm.ntasks = ranks ? located_count(*ranks, "mpirun -np") : LocatedInt{};
+  context.slurm.ntasks_per_node = per_node ? located_count(*per_node, "the ranks per node of mpirun") : LocatedInt{};
+  if (!per_node) {
+    context.slurm.ntasks_per_node.unknown_because = "mpirun was not given a per-node count: its hostfile decides";
+  }
+  const LocatedInt& total = context.slurm.ntasks;
+  const LocatedInt& each = context.slurm.ntasks_per_node;
+  if (total.value && each.value && *each.value > 0 && *total.value % *each.value == 0) {
+    context.slurm.nodes = total;
+    context.slurm.nodes.value = *total.value / *each.value;
+    context.slurm.nodes.where.origin = "mpirun -np divided by the ranks per node";
+  } else if (!context.slurm.nodes.value) {
+    context.slurm.nodes = LocatedInt{};
+    context.slurm.nodes.unknown_because = "mpirun's node count is in its hostfile";
+  }
+  scan(argv, i, context, limits, out);
+}
+
+// `--runtime-env-json='{"env_vars": {...}}'`: the variables the job sees.
+void read_runtime_env(const OptionValue& option, Context& context) {
+  if (has_unknown(option.value)) return;
+  nlohmann::json env = nlohmann::json::parse(option.value.text, nullptr, false);
+  if (env.is_discarded() || !env.is_object() || !env.contains("env_vars") || !env["env_vars"].is_object()) return;
+  for (const auto& [name, value] : env["env_vars"].items()) {
+    if (!value.is_string()) continue;
+    MappedString text;
+    text.file = option.statement.file;
+    for (char c : value.get<std::string>()) append_char(text, c, option.statement.begin, option.statement.end);
+    context.assignments.emplace_back(name, std::move(text));
+  }
+}
+
+// `ray job submit [options] -- COMMAND`: the command runs on the Ray
+// cluster with the runtime environment's variables.
+size_t skip_ray_submit(const std::vector<MappedString>& argv, size_t i, Context& context) {
+  if (i + 1 >= argv.size() || argv[i].text != "job" || argv[i + 1].text != "submit") return argv.size();
+  for (i += 2; i < argv.size(); ++i) {
+    if (argv[i].text == "--") return i + 1;
+    if (option_name(argv[i].text) == "--runtime-env-json") {
+      size_t at = i;
+      Options options(argv, at);
+      if (auto value = options.take_value()) read_runtime_env(*value, context);
+    }
+  }
+  return argv.size();
 }
 
 void scan_shell_c(const std::vector<MappedString>& argv, size_t i, Context context, const ShellLimits& limits,
@@ -822,6 +1305,24 @@ void scan(const std::vector<MappedString>& argv, size_t i, Context context, cons
     if (name == "train.sh") {
       out.push_back(launch_train_sh(argv, i + 1, word, context));
       return;
+    }
+    if (name == "megatron") {
+      scan_ms_swift(argv, i + 1, context, out);
+      return;
+    }
+    if (name == "deepspeed") {
+      scan_deepspeed(argv, i + 1, context, span_of(word, 0, word.text.size()), out);
+      return;
+    }
+    if (name == "mpirun" || name == "mpiexec") {
+      scan_mpirun(argv, i + 1, context, limits, out);
+      return;
+    }
+    if (name == "ray") {
+      context.under_ray = true;
+      context.ray_span = context.command_span;
+      i = skip_ray_submit(argv, i + 1, context);
+      continue;
     }
     if (ends_with(name, ".py")) {
       scan_program(argv, i, context, Torchrun{}, out);

@@ -28,6 +28,9 @@ struct Launch {
   Span span;           // the launching command as written
   bool certain = true;
   MappedString program;  // the entry script or module as written
+  // A wrapper CLI that runs the entry point with arguments of its own
+  // ("ms-swift megatron sft"); empty for a direct launch.
+  std::string wrapper;
 
   std::optional<MappedString> recipe;  // --recipe NAME
   Span recipe_statement;               // `--recipe NAME`
@@ -36,6 +39,11 @@ struct Launch {
   Span model_statement;
   std::optional<MappedString> config_file;  // --config-file PATH
   Span config_file_statement;
+
+  // The model named only by a Hugging Face id or checkpoint directory
+  // (--hf-checkpoint, --load, ms-swift's --model), and the option.
+  std::optional<MappedString> named_model;
+  Span named_model_statement;
 
   std::vector<ConvenienceFlag> flags;
   std::vector<MappedString> overrides;  // trailing KEY=VALUE words, in order

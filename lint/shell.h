@@ -5,6 +5,7 @@
 // output is *unknown* and stays so. Nothing is executed, sourced or globbed.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -47,6 +48,10 @@ struct ShellCommand {
   bool certain = true;
   // Exported variables (and prefix assignments) the command would see.
   ShellEnvironment environment;
+  // `source FILE`, `bash FILE`, `eval ...`: true when mblint read what the
+  // command runs (its commands follow it); else, when it tried, why not.
+  bool followed = false;
+  std::string not_followed;
 };
 
 struct ShellScript {
@@ -65,6 +70,27 @@ struct ShellLimits {
   size_t max_word_length = 1 << 20;
   size_t max_commands = 100000;     // simple commands walked
   size_t max_call_depth = 16;       // nested function calls / bash -c
+  size_t max_source_depth = 8;      // nested source / bash FILE / eval
+  size_t max_followed_bytes = size_t{16} << 20;  // all files sourced or run, together
+};
+
+// A file a script sources or runs, read by the caller into its SourceSet so
+// that findings can point into it.
+struct ShellFile {
+  FileId file = kNoFile;
+  std::string text;       // a copy: the SourceSet may grow while the walk reads it
+  std::string directory;  // the file's directory, absolute (`$(dirname "$0")`)
+};
+
+// How a walk reaches the files a script names. Without it (or with an empty
+// `read`), `source FILE` and `bash FILE` are recorded but not followed.
+struct ShellFiles {
+  std::string script_directory;  // absolute directory of the script walked
+  // `path` as written in a file of `from_directory`; nullopt with `why` set
+  // when it is not read (missing, a device, too large).
+  std::function<std::optional<ShellFile>(const std::string& path, const std::string& from_directory,
+                                         std::string& why)>
+      read;
 };
 
 // `#SBATCH` lines before the first command (sbatch ignores later ones).
@@ -72,9 +98,12 @@ std::vector<SbatchDirective> read_sbatch_directives(const SourceFile& file, File
 
 // Walk a whole script. `initial` holds variables the launcher environment is
 // known to provide (SLURM_NNODES derived from `#SBATCH --nodes`, ...).
+// With `files`, `source FILE`, `. FILE`, `bash|sh FILE` and `eval` of known
+// text are followed: a sourced file's variables and functions flow back, a
+// child script's do not; the commands of both are recorded.
 ShellScript walk_shell_script(const SourceSet& sources, FileId file,
                               const ShellEnvironment& initial,
-                              const ShellLimits& limits = {});
+                              const ShellLimits& limits = {}, const ShellFiles* files = nullptr);
 
 // Walk a piece of shell code that is itself a value: `bash -c "..."`. The
 // commands keep exact source positions through `code`'s mapping.

@@ -333,7 +333,7 @@ Status run_test(const std::vector<MappedString>& argv) {
   return evaluate_test(args);
 }
 
-Outcome call_function(Walker& w, const std::string& name, const Node& body,
+Outcome call_function(Walker& w, const std::string& name, const Function& function,
                       const std::vector<MappedString>& argv,
                       const std::vector<std::pair<std::string, VarState>>& prefix, bool certain,
                       Span where) {
@@ -354,7 +354,10 @@ Outcome call_function(Walker& w, const std::string& name, const Node& body,
   }
   w.locals.emplace_back();
   ++w.call_depth;
-  Outcome outcome = walk_node(w, body, certain);
+  Source caller = w.source;
+  w.source = function.source;  // defined in a sourced file: its positions are there
+  Outcome outcome = walk_node(w, *function.body, certain);
+  w.source = caller;
   --w.call_depth;
   Saved hidden = std::move(w.locals.back());
   w.locals.pop_back();
@@ -364,14 +367,50 @@ Outcome call_function(Walker& w, const std::string& name, const Node& body,
   return {outcome.flow == Flow::Exit ? Flow::Exit : Flow::Normal, outcome.status};
 }
 
+// `IFS=, read -r A B C <<< "$line"` with the line and IFS known: the fields
+// as bash splits them (the last name takes the rest). False: not this form.
+bool read_here_string(Walker& w, const std::vector<MappedString>& argv,
+                      const std::vector<std::pair<std::string, VarState>>& prefix, const Word* here) {
+  if (!here) return false;
+  std::vector<std::string> names;
+  for (size_t i = 1; i < argv.size(); ++i) {
+    const std::string& arg = argv[i].text;
+    if (arg == "-r") continue;
+    if (!is_identifier(arg)) return false;  // -a, -d, -p ...: not followed
+    names.push_back(arg);
+  }
+  if (names.empty()) return false;
+  MappedString line = expand_word_string(w, *here);
+  std::string ifs = " \t\n";
+  const VarState* global = find_var(w, "IFS");
+  for (const auto& [name, state] : prefix) {
+    if (name == "IFS") global = &state;
+  }
+  if (global) {
+    if (global->presence != Presence::Set || global->opaque || !global->var.known) return false;
+    ifs = global->var.value.text;
+  }
+  if (!fully_known(line) || ifs.find_first_of(" \t\n") != std::string::npos) return false;  // blanks: bash trims
+  Span definition = span_of(line, 0, line.text.size());
+  size_t at = 0;
+  for (size_t n = 0; n < names.size(); ++n) {
+    size_t end = n + 1 == names.size() ? line.text.size() : line.text.find_first_of(ifs, at);
+    if (end == std::string::npos) end = line.text.size();
+    MappedString field = substring(line, std::min(at, line.text.size()), end);
+    set_var(w, names[n], known_scalar(std::move(field), definition, is_exported(w, names[n])));
+    at = end == line.text.size() ? end : end + 1;
+  }
+  return true;
+}
+
 // What the builtins and functions mblint knows do after being recorded.
 Outcome run_command(Walker& w, const std::vector<MappedString>& argv,
                     const std::vector<std::pair<std::string, VarState>>& prefix, bool certain,
-                    Span where) {
+                    Span where, const Word* here) {
   if (!fully_known(argv[0])) return {Flow::Normal, Status::Unknown};
   const std::string name = argv[0].text;
   if (auto function = w.functions.find(name); function != w.functions.end()) {
-    return call_function(w, name, *function->second, argv, prefix, certain, where);
+    return call_function(w, name, function->second, argv, prefix, certain, where);
   }
   if (name == "exit") return {Flow::Exit, Status::Unknown};
   // exec replaces the shell; without a command it only sets redirections.
@@ -381,6 +420,8 @@ Outcome run_command(Walker& w, const std::vector<MappedString>& argv,
   if (name == "false") return {Flow::Normal, Status::Failure};
   if (name == "[" || name == "test") return {Flow::Normal, run_test(argv)};
   if (name == "let") return {Flow::Normal, run_let(w, argv)};
+  if (name == "break" || name == "continue") w.jumped = true;
+  if (name == "read" && read_here_string(w, argv, prefix, here)) return {Flow::Normal, Status::Success};
   if (name == "read") make_unknown(w, argv, "adinNptu");
   if (name == "mapfile" || name == "readarray") make_unknown(w, argv, "dnOsuCc");
   if (name == "getopts" && argv.size() > 2) make_unknown(w, {argv[0], argv[2]}, "");
@@ -483,9 +524,12 @@ Outcome walk_simple(Walker& w, const Node& node, bool certain) {
   }
   if (!charge(w, environment_size(command.environment), where)) return {};
   w.out.commands.push_back(std::move(command));
-  // Only function calls record further commands, and they copy their
-  // arguments before walking; until then this reference stays valid.
-  return run_command(w, w.out.commands.back().argv, prefix, certain, where);
+  if (auto followed = follow_command(w, w.out.commands.size() - 1, prefix, certain)) return *followed;
+  // Only function calls (and the commands followed above) record further
+  // commands, and they copy their arguments before walking; until then this
+  // reference stays valid.
+  const Word* here = node.detail && !node.detail->here_string.empty() ? &node.detail->here_string[0] : nullptr;
+  return run_command(w, w.out.commands.back().argv, prefix, certain, where, here);
 }
 
 }  // namespace mblint::shell

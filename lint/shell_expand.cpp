@@ -305,6 +305,17 @@ Piece value_piece(const MappedString& value, Span expression, const std::string&
   return piece;
 }
 
+// `$(...)` is never run; only `$(dirname "$0")` and its variants have a value
+// mblint knows: the script's directory (without splitting: paths keep spaces).
+Piece substitution_piece(const Walker& w, const Part& part) {
+  std::optional<std::string> directory = script_directory_idiom(w, written(w, part.begin, part.end));
+  if (!directory) return unknown_piece(w, part, "", {});
+  Piece piece;
+  piece.text = uniform_text(*directory, source_span(w.source, part.begin, part.end));
+  piece.quoted = true;
+  return piece;
+}
+
 // Between "${A[@]}" elements. Where words are joined instead (an assignment)
 // it stands for a space mapped like the element before it.
 Piece field_break() {
@@ -337,7 +348,7 @@ void expand_parts_into(Walker& w, const std::vector<Part>& parts, bool operand, 
         expand_parameter(w, part, pieces);
         break;
       case PartKind::CommandSubstitution:
-        pieces.push_back(unknown_piece(w, part, "", {}));
+        pieces.push_back(substitution_piece(w, part));
         break;
       case PartKind::Arithmetic:
         pieces.push_back(arithmetic_piece(w, part));

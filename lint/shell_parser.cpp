@@ -129,17 +129,20 @@ struct Nesting {
 Node parse_list(Parser& p);
 Node parse_command(Parser& p);
 
-void parse_redirection(Parser& p) {
+// Returns the word of a here-string (`<<< word`), which `read` reads.
+std::optional<Word> parse_redirection(Parser& p) {
   Token op = take(p);
   if (peek(p).kind != TokenKind::Word) {
     // Often a `<placeholder>` left in a template: bash reads it as redirections.
     problem(p, op.begin, op.end, fmt::format("redirection {} without a target", describe(p, op)),
             "add the file name after it; a `<placeholder>` must be replaced by a value");
-    return;
+    return std::nullopt;
   }
   Token target = take(p);
   if (op.op == "<<" || op.op == "<<-")
     add_heredoc(p.lx, target.word, op.op == "<<-", op.begin, op.end);
+  if (op.op == "<<<") return std::move(target.word);
+  return std::nullopt;
 }
 
 void parse_redirections(Parser& p) {
@@ -204,7 +207,11 @@ Node parse_simple(Parser& p) {
   while (!stopped(p)) {
     const Token& t = peek(p);
     if (is_redirection(t)) {
-      parse_redirection(p);
+      if (std::optional<Word> here = parse_redirection(p)) {
+        std::vector<Word>& words = detail_of(node).here_string;
+        words.clear();
+        words.push_back(std::move(*here));
+      }
       continue;
     }
     if (t.kind != TokenKind::Word) break;

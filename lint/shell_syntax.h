@@ -176,6 +176,7 @@ struct CondToken {
 struct NodeDetail {
   std::vector<std::vector<Word>> patterns;
   std::vector<CondToken> cond;
+  std::vector<Word> here_string;  // Simple: the word of `<<< word` (the last one counts)
 };
 
 struct Node {

@@ -13,6 +13,9 @@ namespace mblint::shell {
 namespace {
 
 constexpr size_t kMaxScriptBytes = size_t{8} << 20;
+// Loop iterations walked one by one in a script, all loops together: nested
+// loops over long lists fall back to one uncertain walk of the body.
+constexpr size_t kMaxUnrolledTotal = 256;
 
 Status negate(Status s) {
   if (s == Status::Success) return Status::Failure;
@@ -166,20 +169,42 @@ Outcome walk_loop_body(Walker& w, const Node& body, const std::string& variable,
   return {Flow::Normal, Status::Unknown};
 }
 
-Outcome walk_for(Walker& w, const Node& node) {
+// `for x in a b c` over values mblint knows: each iteration is walked with
+// its value, so a launch in the body is one job per value. After a `break`
+// or `continue` (which mblint does not place) the later iterations are
+// uncertain.
+Outcome walk_unrolled(Walker& w, const Node& node, const std::vector<MappedString>& items, bool certain,
+                      Span header) {
+  bool outer_jumped = w.jumped;
+  w.jumped = false;
+  w.unrolled += items.size();
+  Outcome outcome{Flow::Normal, Status::Success};
+  for (const MappedString& item : items) {
+    if (w.stopped) break;
+    set_var(w, node.name, known_scalar(item, header, is_exported(w, node.name)));
+    outcome = walk_node(w, node.children[0], certain && !w.jumped);
+    if (outcome.flow != Flow::Normal) break;
+  }
+  w.jumped = outer_jumped;
+  return outcome;
+}
+
+Outcome walk_for(Walker& w, const Node& node, bool certain) {
   if (node.children.empty()) return {};
   uint32_t header_end = node.words.empty() ? node.begin + 3 : node.words.back().end;
   Span header = source_span(w.source, node.begin, header_end);
   if (node.has_in) {
     bool known = true;
-    size_t count = 0;
+    std::vector<MappedString> items;
     for (const Word& word : node.words) {
-      for (const MappedString& item : expand_fields(w, word)) {
+      for (MappedString& item : expand_fields(w, word)) {
         known = known && fully_known(item);
-        ++count;
+        items.push_back(std::move(item));
       }
     }
-    if (known && count == 0) return {Flow::Normal, Status::Success};  // runs zero times
+    if (known && items.empty()) return {Flow::Normal, Status::Success};  // runs zero times
+    if (known && is_identifier(node.name) && w.unrolled + items.size() <= kMaxUnrolledTotal)
+      return walk_unrolled(w, node, items, certain, header);
   }
   return walk_loop_body(w, node.children[0], node.name, header);
 }
@@ -243,7 +268,7 @@ Outcome dispatch(Walker& w, const Node& node, bool certain) {
     case NodeKind::Case:
       return walk_case(w, node, certain);
     case NodeKind::For:
-      return walk_for(w, node);
+      return walk_for(w, node, certain);
     case NodeKind::ArithFor:
       return walk_arith_for(w, node);
     case NodeKind::While:
@@ -254,7 +279,7 @@ Outcome dispatch(Walker& w, const Node& node, bool certain) {
     case NodeKind::Subshell:
       return walk_subshell(w, node, certain);
     case NodeKind::Function:
-      if (!node.children.empty()) w.functions.insert_or_assign(node.name, &node.children[0]);
+      if (!node.children.empty()) w.functions.insert_or_assign(node.name, Function{&node.children[0], w.source});
       return {};
     case NodeKind::Arith:
       return walk_arith_command(w, node);
@@ -286,18 +311,22 @@ void script_problem(ShellScript& out, Span where, std::string message, std::stri
 // Reads and walks one top-level command at a time. After a certain `exit`
 // the rest is still read, so its syntax problems are reported.
 void walk_into(ShellScript& out, const Source& source, const ShellEnvironment& initial,
-               const ShellLimits& limits) {
+               const ShellLimits& limits, const ShellFiles* files) {
   Problems problems{out.problems, 0, false};
   Lexer lexer(source, source.text, problems);
   Parser parser(lexer);
   Walker w(source, limits, out);
   load_initial(w, initial);
-  std::deque<Node> kept;  // commands that define functions, which the walker points into
+  if (files && files->read) {
+    w.files = files;
+    w.directories.push_back(files->script_directory);
+    w.walking.push_back(source.file);
+  }
   bool walking = true;
   while (std::optional<TopLevel> top = read_top_level(parser)) {
     if (!walking || w.stopped) continue;
     const Node* command = &top->command;
-    if (top->defines_function) command = &kept.emplace_back(std::move(top->command));
+    if (top->defines_function) command = &w.kept.emplace_back(std::move(top->command));
     Outcome outcome = walk_item(w, *command, top->background, true);
     walking = outcome.flow != Flow::Exit;
   }
@@ -307,7 +336,7 @@ void walk_into(ShellScript& out, const Source& source, const ShellEnvironment& i
 // `make` builds the Source inside the try block: it may allocate.
 template <typename MakeSource>
 ShellScript walk_guarded(Span start, size_t size, MakeSource make, const ShellEnvironment& initial,
-                         const ShellLimits& limits) {
+                         const ShellLimits& limits, const ShellFiles* files = nullptr) {
   ShellScript out;
   if (size > kMaxScriptBytes) {
     script_problem(out, start, "script larger than 8 MiB; mblint does not read it",
@@ -315,7 +344,7 @@ ShellScript walk_guarded(Span start, size_t size, MakeSource make, const ShellEn
     return out;
   }
   try {
-    make([&](const Source& source) { walk_into(out, source, initial, limits); });
+    make([&](const Source& source) { walk_into(out, source, initial, limits, files); });
   } catch (const std::exception& error) {  // out of memory: report, never throw
     out.commands.clear();
     script_problem(out, start, std::string("mblint could not read the script: ") + error.what(),
@@ -346,19 +375,43 @@ Branch run_branch(Walker& w, const Node& node) {
   return pop_branch(w, outcome);
 }
 
+Outcome walk_text(Walker& w, const Source& source, bool certain) {
+  Problems problems{w.out.problems, 0, false};
+  Lexer lexer(source, source.text, problems);
+  Parser parser(lexer);
+  Source caller = w.source;
+  w.source = source;
+  Outcome last;
+  while (std::optional<TopLevel> top = read_top_level(parser)) {
+    if (w.stopped) break;
+    const Node* command = &top->command;
+    if (top->defines_function) command = &w.kept.emplace_back(std::move(top->command));
+    last = walk_item(w, *command, top->background, certain);
+    if (last.flow != Flow::Normal) break;
+  }
+  w.source = caller;
+  return last;
+}
+
 }  // namespace mblint::shell
 
 namespace mblint {
 
 ShellScript walk_shell_script(const SourceSet& sources, FileId file,
-                              const ShellEnvironment& initial, const ShellLimits& limits) {
+                              const ShellEnvironment& initial, const ShellLimits& limits,
+                              const ShellFiles* files) {
   if (file < 0 || static_cast<size_t>(file) >= sources.files.size()) return {};
   const SourceFile& source = sources.files[static_cast<size_t>(file)];
-  auto make = [&](auto&& walk) { walk(shell::file_source(file, source.text)); };
+  bool following = files && files->read;
+  // Following files adds to `sources` during the walk: walk a copy.
+  std::string copy = following && source.text.size() <= shell::kMaxScriptBytes ? source.text : std::string();
+  std::string_view text = following ? std::string_view(copy) : std::string_view(source.text);
+  auto make = [&](auto&& walk) { walk(shell::file_source(file, text)); };
   ShellScript out =
-      shell::walk_guarded(Span{file, 0, 0}, source.text.size(), make, initial, limits);
-  if (source.text.size() <= shell::kMaxScriptBytes)
-    out.directives = read_sbatch_directives(source, file);
+      shell::walk_guarded(Span{file, 0, 0}, source.text.size(), make, initial, limits, files);
+  if (file < 0 || static_cast<size_t>(file) >= sources.files.size()) return out;
+  const SourceFile& after = sources.files[static_cast<size_t>(file)];
+  if (after.text.size() <= shell::kMaxScriptBytes) out.directives = read_sbatch_directives(after, file);
   return out;
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <optional>
 #include <set>
@@ -62,6 +63,13 @@ inline constexpr size_t kWorkBudget = size_t{1} << 25;
 // stack bounded (the parser already stops at 200 levels of nesting).
 inline constexpr size_t kMaxWalkDepth = 600;
 
+// A function and the code it was defined in (the script, a sourced file, an
+// eval'd string): its words are positions in that source.
+struct Function {
+  const Node* body = nullptr;
+  Source source;
+};
+
 struct Walker {
   Walker(Source source_, const ShellLimits& limits_, ShellScript& out_)
       : source(source_), limits(limits_), out(out_) {}
@@ -72,7 +80,7 @@ struct Walker {
   Vars vars;
   std::vector<Saved> undo;    // per open branch: states before its first change
   std::vector<Saved> locals;  // per function call: states `local` hid
-  std::map<std::string, const Node*, std::less<>> functions;
+  std::map<std::string, Function, std::less<>> functions;
   // Inside a function call: its arguments. At top level: nullopt, the
   // script's own arguments, which are unknown.
   std::optional<std::vector<MappedString>> positional;
@@ -82,6 +90,18 @@ struct Walker {
   size_t work = 0;             // characters produced, against kWorkBudget
   bool stopped = false;        // a limit was hit: nothing more is walked
   std::set<std::string, std::less<>> reported;
+  // Following `source`, `bash FILE` and `eval` (shell_source.cpp).
+  const ShellFiles* files = nullptr;
+  std::vector<std::string> directories;  // of the files being walked: the script first
+  std::vector<FileId> walking;           // files being walked, outermost first
+  size_t follow_depth = 0;
+  size_t followed_bytes = 0;
+  std::deque<std::string> texts;     // followed files, alive as long as the walk
+  std::deque<MappedString> codes;    // eval'd strings
+  std::deque<Node> kept;             // commands that define functions
+  // Loops over known lists are walked once per value (shell_walk.cpp).
+  size_t unrolled = 0;  // iterations walked so, against kMaxUnrolledTotal
+  bool jumped = false;  // a `break` or `continue` was reached in the loop being unrolled
 };
 
 // ---------------------------------------------------------------- variables
@@ -168,5 +188,20 @@ Outcome walk_node(Walker& w, const Node& node, bool certain);
 Outcome walk_simple(Walker& w, const Node& node, bool certain);
 // One branch under an undo log (the changes are captured, then undone).
 Branch run_branch(Walker& w, const Node& node);
+// Reads and walks `source` (a followed file, an eval'd string) in the
+// current shell, one top-level command at a time.
+Outcome walk_text(Walker& w, const Source& source, bool certain);
+
+// ---------------------------------------------------------------- following
+
+// `source FILE` / `. FILE`, `bash|sh FILE`, `eval ...`: follows the command
+// recorded at w.out.commands[index] when it is one of these. nullopt: not one.
+std::optional<Outcome> follow_command(Walker& w, size_t index,
+                                      const std::vector<std::pair<std::string, VarState>>& prefix,
+                                      bool certain);
+// `$(dirname "$0")`, `$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)`: the
+// directory of the script (or of the file being walked), when the text of a
+// command substitution is one of these idioms.
+std::optional<std::string> script_directory_idiom(const Walker& w, std::string_view code);
 
 }  // namespace mblint::shell

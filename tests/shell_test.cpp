@@ -398,7 +398,8 @@ echo $HIDDEN
   CHECK(command(r.script, "echo", 1).certain);  // the exit arm does not reach it
 }
 
-TEST_CASE("shell: loops are walked once and their variables become unknown", "[shell]") {
+TEST_CASE("shell: a loop over a known list is walked per value; other loops once, their variables unknown",
+          "[shell]") {
   Run r = run(R"SH(for f in a b c; do echo "$f"; LAST=$f; STEP=1; done
 echo $LAST
 for ((i=0; i<3; i++)); do echo $i; done
@@ -411,20 +412,48 @@ while false; do echo never; done
 select s in a b; do echo sel; done
 for x; do echo arg; done
 )SH");
-  const ShellCommand& body = command(r.script, "echo", 0);
-  CHECK_FALSE(body.certain);
-  CHECK(body.argv[1].text == "$f");
-  CHECK(has_unknown(body.argv[1]));
-  CHECK(has_unknown(command(r.script, "echo", 1).argv[1]));
-  CHECK(command(r.script, "echo", 1).certain);
-  CHECK_FALSE(var(r.script, "STEP").known);
-  CHECK(has_unknown(command(r.script, "echo", 2).argv[1]));
+  for (size_t i = 0; i < 3; ++i) {  // for f in a b c: one walk per value
+    const ShellCommand& body = command(r.script, "echo", i);
+    CHECK(body.certain);
+    CHECK(body.argv[1].text == std::string(1, static_cast<char>('a' + i)));
+  }
+  CHECK(command(r.script, "echo", 3).argv[1].text == "c");  // $LAST keeps the last value
+  CHECK(command(r.script, "echo", 3).certain);
+  CHECK(var(r.script, "STEP").known);
+  CHECK(has_unknown(command(r.script, "echo", 4).argv[1]));  // $i of the arithmetic loop
   CHECK(has_command(r.script, {"echo", "loop"}));
   CHECK_FALSE(var(r.script, "COUNT").known);
   CHECK_FALSE(var(r.script, "i").known);
   CHECK(count_command(r.script, Argv{"echo", "never"}) == 1);
   CHECK(has_command(r.script, {"echo", "sel"}));
   CHECK(has_command(r.script, {"echo", "arg"}));
+}
+
+TEST_CASE("shell: IFS=, read of a known here-string splits it; after a break later iterations are uncertain",
+          "[shell]") {
+  Run r = run(R"SH(for c in "1,2,x" "3,4"; do
+  IFS=, read -r A B <<< "$c"
+  echo $A $B
+  if [ "$A" = 1 ]; then break; fi
+done
+read -r U <<< "$UNSET_ELSEWHERE"
+)SH");
+  const ShellCommand& first = command(r.script, "echo", 0);
+  CHECK(first.certain);
+  CHECK(first.argv.size() == 3);
+  CHECK(first.argv[1].text == "1");
+  CHECK(first.argv[2].text == "2,x");  // the last name takes the rest
+  CHECK_FALSE(command(r.script, "echo", 1).certain);  // the break may have ended the loop
+  CHECK(command(r.script, "echo", 1).argv[1].text == "3");
+  CHECK_FALSE(var(r.script, "U").known);  // an unknown line: unknown fields
+}
+
+TEST_CASE("shell: a loop over a long list is walked once, uncertain", "[shell]") {
+  std::string items;
+  for (int i = 0; i < 300; ++i) items += " v" + std::to_string(i);
+  Run r = run("for x in" + items + "; do echo $x; done\n");
+  CHECK(count_command(r.script, Argv{"echo", "v0"}) == 0);
+  CHECK_FALSE(command(r.script, "echo", 0).certain);
 }
 
 TEST_CASE("shell: groups keep variables, subshells and pipelines do not", "[shell]") {

@@ -56,7 +56,12 @@ shell_tokens = ["#!/bin/bash\n", "#SBATCH ", "#SBATCH --nodes=", "#SBATCH -N ", 
                 "numactl ", "deepspeed ", "[[ ", " ]]", "[ ", " ]", "-eq", "-gt", "==", "!=", "$SLURM_NNODES",
                 "$SLURM_JOB_NUM_NODES", "$GPUS_PER_NODE", "$@", "$1", "$#", "\"$@\"", "'", "\"",
                 "run_recipe.py", "scripts/training/run_recipe.py", "pretrain_gpt.py", "megatron_gpt_pretraining.py",
-                "--recipe", "--config-file", "--nproc-per-node", "--nnodes", "--nproc_per_node"]
+                "--recipe", "--config-file", "--nproc-per-node", "--nnodes", "--nproc_per_node",
+                # what a script hands on (lint/shell_source.cpp) and the wrapper launchers
+                "bash ./other.sh ", "source missing.sh", "$(dirname \"$0\")",
+                "$(cd -- \"$(dirname -- \"${BASH_SOURCE[0]}\")\" &>/dev/null && pwd)", "eval $run_cmd",
+                "IFS=, read -r ", "ray job submit -- ", "--runtime-env-json='{\"env_vars\": {\"A\": \"1\"}}'",
+                "train.py", "megatron sft ", "NPROC_PER_NODE=", "NNODES="]
 write("shell.dict", "Shell syntax, launchers and launcher flags.", shell_tokens + launch_flags)
 
 write("yaml.dict", "YAML syntax and OmegaConf interpolation.",
