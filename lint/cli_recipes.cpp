@@ -109,14 +109,20 @@ nlohmann::ordered_json recipe_json(const Recipe& r, const std::vector<std::strin
 }
 
 void print_table(std::ostream& out, const std::vector<const Recipe*>& shown) {
-  size_t name_width = 4;
-  for (const Recipe* r : shown) name_width = std::max(name_width, std::string_view(r->name).size());
-  out << fmt::format("{:<{}}  {:<7}  {:<18}  {:<9}  {:<14}  {}\n", "name", name_width, "kind", "model", "GPUs",
-                     "precision", "TPxPPxCPxEP");
+  size_t name_width = 4, model_width = 5, gpus_width = 4, precision_width = 9;
   for (const Recipe* r : shown) {
-    out << fmt::format("{:<{}}  {:<7}  {:<18}  {:<9}  {:<14}  {}\n", r->name, name_width, r->kind, r->model,
-                       gpus_text(*r), r->precision, layout_text(*r));
+    name_width = std::max(name_width, std::string_view(r->name).size());
+    model_width = std::max(model_width, std::string_view(r->model).size());
+    gpus_width = std::max(gpus_width, gpus_text(*r).size());
+    precision_width = std::max(precision_width, std::string_view(r->precision).size());
   }
+  auto row = [&](std::string_view name, std::string_view kind, std::string_view model, std::string_view gpus,
+                 std::string_view precision, std::string_view layout) {
+    out << fmt::format("{:<{}}  {:<7}  {:<{}}  {:<{}}  {:<{}}  {}\n", name, name_width, kind, model, model_width,
+                       gpus, gpus_width, precision, precision_width, layout);
+  };
+  row("name", "kind", "model", "GPUs", "precision", "TPxPPxCPxEP");
+  for (const Recipe* r : shown) row(r->name, r->kind, r->model, gpus_text(*r), r->precision, layout_text(*r));
 }
 
 }  // namespace

@@ -178,6 +178,15 @@ std::vector<ResolvedUnknown> unresolved_of(const Job& job, const Derived& d) {
 
 bool is_resolved_job(const Job& job) { return is_checked_job(job); }
 
+std::string resolved_layer(const Job& job, const Provenance& where) { return layer_of(job, where); }
+
+const ResolvedSetting* find_setting(const ResolvedJob& job, std::string_view key) {
+  for (const ResolvedSetting& s : job.settings) {
+    if (s.key == key) return &s;
+  }
+  return nullptr;
+}
+
 ResolvedJob resolve_job(const Job& job, const Derived& derived, const SourceSet& sources) {
   ResolvedJob out;
   out.where = job.launch_span.valid() ? job.launch_span : make_span(job.primary, 0, 0);

@@ -57,4 +57,11 @@ bool is_resolved_job(const Job& job);
 
 ResolvedJob resolve_job(const Job& job, const Derived& derived, const SourceSet& sources);
 
+// The layer a written value came from, as resolve names it ("Megatron-LM
+// flag" for a Megatron-LM command line, else layer_name).
+std::string resolved_layer(const Job& job, const Provenance& where);
+
+// The setting `key` of a resolved job; null when mblint does not know it.
+const ResolvedSetting* find_setting(const ResolvedJob& job, std::string_view key);
+
 }  // namespace mblint

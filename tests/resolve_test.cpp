@@ -246,3 +246,24 @@ TEST_CASE("recipes filters the catalog by substring and glob", "[resolve]") {
   CHECK(alias["recipes"][0]["name"] == "llama3_8b_pretrain_2gpu_h100_bf16_config");
   CHECK(run_in(temp.dir, {"recipes", "no_such_model"}).code == kExitFindings);
 }
+
+TEST_CASE("resolve walks a directory as check does, one job per launch", "[resolve]") {
+  TempDir temp;
+  std::filesystem::create_directories(temp.dir / "launch");
+  std::string two_nodes = kMegatronScript;
+  std::string four_nodes = kMegatronScript;
+  four_nodes.replace(four_nodes.find("NNODES=2"), 8, "NNODES=4");
+  std::ofstream(temp.dir / "launch" / "a.sh") << two_nodes;
+  std::ofstream(temp.dir / "launch" / "b.sh") << four_nodes;
+  std::ofstream(temp.dir / "launch" / "notes.md") << "# not a job\n";
+  Run run = run_in(temp.dir, {"resolve", "launch", "--format", "json"});
+  REQUIRE(run.code == kExitClean);
+  json document = json::parse(run.out);
+  check_contract(document);
+  REQUIRE(document["jobs"].size() == 2);
+  CHECK(document["jobs"][0]["file"] == "launch/a.sh");
+  CHECK(document["jobs"][0]["nodes"] == 2);
+  CHECK(document["jobs"][1]["file"] == "launch/b.sh");
+  CHECK(document["jobs"][1]["nodes"] == 4);
+  CHECK(document["jobs"][1]["world_size"] == 32);
+}
