@@ -132,7 +132,12 @@ std::string cell(const ConfigValue& value) {
 
 std::string origin_text(const SourceSet& sources, const ResolvedSetting& s) {
   std::string where = location_text(sources, s.where);
-  std::string text = where.empty() ? s.layer : fmt::format("{} ({})", where, s.layer);
+  std::string layer = s.layer;
+  // `$TP` expanded: where TP was set.
+  for (Span via : s.via) {
+    if (via.valid() && via.file != kNoFile) layer += ", via " + location_text(sources, via);
+  }
+  std::string text = where.empty() ? layer : fmt::format("{} ({})", where, layer);
   // Defaults and rewrites are written nowhere: say whose they are.
   if ((s.layer == "default" || s.layer == "rewrite" || s.layer == "derived") && !s.origin.empty()) {
     text += ": " + s.origin;

@@ -98,6 +98,7 @@ ResolvedSetting setting_of(const Job& job, const CoreValue& core) {
   s.layer = quantity_layer(job, q);
   s.where = value_span(q.where);
   s.origin = !q.how.empty() ? q.how : q.where.origin;
+  s.via = q.where.via;
   return s;
 }
 
@@ -109,7 +110,7 @@ std::map<std::string, ResolvedSetting> settings_of(const Job& job, const Derived
   for_each_leaf(job.config, path, [&](const std::string& key, const ConfigValue& value) {
     if (holds_unknown(value)) return;
     settings[key] = ResolvedSetting{key, value, layer_of(job, value.where), value_span(value.where),
-                                    value.where.origin};
+                                    value.where.origin, value.where.via};
   });
   for (const CoreValue& core : core_values(d)) {
     const Quantity& q = *core.quantity;
@@ -131,7 +132,7 @@ void add_allocation(ResolvedJob& out, const Job& job, const Derived& d) {
     std::string layer = q.defaulted                          ? "default"
                         : primary_span(q.where).valid() ? layer_of(job, q.where)
                                                         : "derived";
-    out.settings.push_back(ResolvedSetting{key, make_int(*q), layer, value_span(q.where), q.how});
+    out.settings.push_back(ResolvedSetting{key, make_int(*q), layer, value_span(q.where), q.how, q.where.via});
   };
   add("nodes", d.nodes);
   add("gpus_per_node", d.gpus_per_node);

@@ -22,6 +22,7 @@ struct ResolvedSetting {
   std::string layer;   // "recipe", "config file", "override", "Megatron-LM flag", "default", ...
   Span where;          // invalid when the value was written nowhere (a default)
   std::string origin;  // free text from the loader: "default of recipe ...", "" when none
+  std::vector<Span> via;  // where an expanded value came from: the `TP=4` behind `$TP`
 };
 
 struct ResolvedSize {
