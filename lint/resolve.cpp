@@ -65,11 +65,13 @@ struct CoreValue {
 };
 
 std::vector<CoreValue> core_values(const Derived& d) {
+  // num_query_groups is left to the config: Derived reads it as written and
+  // does not model Megatron's default (the number of heads).
   return {{&d.tensor_parallel, false},     {&d.pipeline_parallel, false},  {&d.virtual_pipeline, true},
           {&d.context_parallel, false},    {&d.expert_parallel, false},    {&d.expert_tensor_parallel, false},
           {&d.num_layers, false},          {&d.hidden_size, false},        {&d.num_attention_heads, false},
-          {&d.num_query_groups, false},    {&d.num_moe_experts, true},     {&d.seq_length, false},
-          {&d.global_batch_size, false},   {&d.micro_batch_size, false}};
+          {&d.num_moe_experts, true},      {&d.seq_length, false},         {&d.global_batch_size, false},
+          {&d.micro_batch_size, false}};
 }
 
 bool same_value(const ConfigValue& leaf, const CoreValue& core) {
@@ -155,8 +157,15 @@ std::vector<ResolvedSize> derived_sizes(const Derived& d) {
   return out;
 }
 
-// The coverage gaps, then every other value written as something mblint
-// cannot evaluate (`$LR`, `${oc.env:X}`).
+bool names(const std::vector<ResolvedUnknown>& unresolved, const Quantity& q) {
+  return std::any_of(unresolved.begin(), unresolved.end(), [&](const ResolvedUnknown& u) {
+    return u.what == q.path || std::find(u.unknown.begin(), u.unknown.end(), q.name) != u.unknown.end();
+  });
+}
+
+// The coverage gaps, every other value written as something mblint cannot
+// evaluate (`$LR`, `${oc.env:X}`), and any core value left out of the
+// settings that neither names: nothing is left out unsaid.
 std::vector<ResolvedUnknown> unresolved_of(const Job& job, const Derived& d) {
   std::vector<ResolvedUnknown> out;
   for (const CoverageGap& gap : d.coverage.gaps) out.push_back({gap.what, gap.why, gap.supply, gap.where, gap.unknown});
@@ -172,6 +181,12 @@ std::vector<ResolvedUnknown> unresolved_of(const Job& job, const Derived& d) {
     out.push_back({key, fmt::format("written as `{}`, which is not known here", written),
                    fmt::format("give it a literal value, or pass --set {}=VALUE", key), where, {key}});
   });
+  for (const CoreValue& core : core_values(d)) {
+    const Quantity& q = *core.quantity;
+    if (q.known() || q.path.empty() || names(out, q)) continue;
+    out.push_back({q.path, q.how.empty() ? "mblint cannot determine the value the job runs with" : q.how,
+                   fmt::format("pass --set {}=VALUE", q.path), span_for(q), {q.name}});
+  }
   return out;
 }
 
