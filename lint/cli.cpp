@@ -20,6 +20,8 @@ const char* kUsage =
     "  explain RULE      print a rule's documentation (name or code)\n"
     "  lsp               language server for editors (LSP over stdio)\n"
     "  layout PATH...    which ranks form each TP/CP/DP/PP/EP group; what crosses nodes\n"
+    "  resolve PATH...   print each training job as it will run: every setting, its value and origin\n"
+    "  recipes [PATTERN] list the Megatron Bridge recipes mblint knows (the names --recipe takes)\n"
     "  plan              rank the parallel layouts of a model on N GPUs that pass every error rule\n"
     "  version           print mblint's version\n"
     "\n"
@@ -41,6 +43,8 @@ int run_cli(const std::vector<std::string>& args, RuleSet rules, const CliEnviro
   if (command == "lsp") return run_lsp(rest, rules, env);
   if (command == "layout") return run_layout(rest, rules, env);
   if (command == "plan") return run_plan(rest, rules, env);
+  if (command == "resolve") return run_resolve(rest, rules, env);
+  if (command == "recipes") return run_recipes(rest, rules, env);
   if (command == "version" || command == "--version") {
     env.out << "mblint " << kVersion << " (Megatron Bridge " << to_string(kNewestBridge) << ", Megatron-Core "
             << to_string(kNewestMegatronCore) << " by default)\n";

@@ -77,7 +77,9 @@ std::optional<int> require_known_recipe(const LintOptions& options, const CliEnv
   std::vector<std::string> similar = similar_recipe_names(options.recipe->text);
   std::string hint = similar.empty() ? "check the name against Megatron Bridge's recipes"
                                      : fmt::format("did you mean {}?", fmt::join(similar, ", "));
-  return usage_error(env, fmt::format("recipe '{}' is not in mblint's catalog: {}", options.recipe->text, hint));
+  return usage_error(env, fmt::format("recipe '{}' is not in mblint's catalog: {} (`mblint recipes PATTERN` lists "
+                                      "the catalogued names)",
+                                      options.recipe->text, hint));
 }
 
 std::optional<int> parse_command(cxxopts::Options& options, const std::vector<std::string>& args,

@@ -66,5 +66,7 @@ int run_explain(const std::vector<std::string>& args, RuleSet rules, const CliEn
 int run_lsp(const std::vector<std::string>& args, RuleSet rules, const CliEnvironment& env);
 int run_layout(const std::vector<std::string>& args, RuleSet rules, const CliEnvironment& env);
 int run_plan(const std::vector<std::string>& args, RuleSet rules, const CliEnvironment& env);
+int run_recipes(const std::vector<std::string>& args, RuleSet rules, const CliEnvironment& env);
+int run_resolve(const std::vector<std::string>& args, RuleSet rules, const CliEnvironment& env);
 
 }  // namespace mblint

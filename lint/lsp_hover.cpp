@@ -12,6 +12,7 @@
 #include "lint/derived.h"
 #include "lint/estimate.h"
 #include "lint/lsp_server.h"
+#include "lint/resolve.h"
 
 namespace mblint::lsp {
 
@@ -77,19 +78,34 @@ std::string code(std::string_view text) {
   return "`" + escaped + "`";
 }
 
-// One line per layer, lowest first, the effective one last.
-std::string layers(const LintSnapshot& snapshot, const ConfigValue& value) {
+// One line per layer, lowest first, the effective one last; layers named as
+// `mblint resolve` names them.
+std::string layers(const LintSnapshot& snapshot, const Job* job, const ConfigValue& value) {
   std::string out = "| layer | value | set at |\n|---|---|---|\n";
   auto row = [&](const Provenance& where, const std::string& shown, bool effective) {
     std::string at = location(snapshot, primary_span(where));
     if (!where.origin.empty()) at += (at.empty() ? "" : " — ") + where.origin;
     for (Span via : where.via) at += fmt::format(" (via {})", location(snapshot, via));
-    out += fmt::format("| {}{} | {} | {} |\n", layer_name(where.layer), effective ? " (effective)" : "",
+    std::string layer = job ? resolved_layer(*job, where) : std::string(layer_name(where.layer));
+    out += fmt::format("| {}{} | {} | {} |\n", layer, effective ? " (effective)" : "",
                        shown.empty() ? "" : code(shown), at.empty() ? "not written anywhere" : at);
   };
   for (const Provenance& earlier : value.earlier) row(earlier, source_text(snapshot, earlier.value), false);
   row(value.where, to_display(value), true);
   return out;
+}
+
+// What the job runs with when that is not the value written (a default or a
+// start-up rewrite of an unset value), or that mblint does not know it: the
+// resolution `mblint resolve` prints.
+std::string runs_with(const LintSnapshot& snapshot, const Job& job, const Derived& derived, const std::string& path,
+                      const ConfigValue& written) {
+  ResolvedJob resolved = resolve_job(job, derived, snapshot.sources);
+  const ResolvedSetting* setting = find_setting(resolved, path);
+  if (!setting) return "\nThe value this job runs with is not known (see `mblint resolve`).\n";
+  if (written.kind != ValueKind::Unknown && to_display(setting->value) == to_display(written)) return "";
+  std::string why = setting->origin.empty() ? setting->layer : fmt::format("{}: {}", setting->layer, setting->origin);
+  return fmt::format("\nRuns with {} ({}).\n", code(to_display(setting->value)), why);
 }
 
 std::string quantity_line(std::string_view label, const Quantity& q) {
@@ -203,10 +219,13 @@ Json hover(const Document& document, const Json& params) {
   std::optional<Found> found = find_setting(snapshot.result, file, offset);
   if (!found) return nullptr;
   std::string text = fmt::format("**{}** = {}\n\n", found->path, code(to_display(*found->value)));
-  text += layers(snapshot, *found->value);
-  if (found->job < snapshot.result.derived.size()) {
+  bool derived_known = found->job < snapshot.result.derived.size();
+  const Job* job_of = derived_known ? &snapshot.result.jobs[found->job] : nullptr;
+  text += layers(snapshot, job_of, *found->value);
+  if (derived_known) {
     const Job& job = snapshot.result.jobs[found->job];
     const Derived& derived = snapshot.result.derived[found->job];
+    if (is_resolved_job(job)) text += runs_with(snapshot, job, derived, found->path, *found->value);
     if (is_layout_setting(found->path)) text += '\n' + layout(derived);
     if (is_memory_setting(found->path)) text += '\n' + memory(job, derived);
   }

@@ -1074,3 +1074,26 @@ TEST_CASE("lsp: misspelled keys and mistyped values of a YAML applied to a recip
                                            "rename the key to sequence_parallel (unsafe: changes the run)",
                                            "write 1 (unsafe: changes the run)"});
 }
+
+TEST_CASE("lsp: hover says what the job runs with, as mblint resolve does", "[lsp][resolve]") {
+  fs::path root = mblint::test::make_temp_dir("mblint-lsp-resolve");
+  std::string uri = mblint::lsp::path_to_uri(root / "override.yaml");
+  Session s({"--recipe", "llama3_8b_pretrain_config", "--nodes", "1", "--gpus-per-node", "8"});
+  s.initialize(root);
+  s.open(uri, "model:\n"
+              "  tensor_model_parallel_size: 4\n"
+              "  expert_tensor_parallel_size: null\n"
+              "  num_layers: ${oc.env:LAYERS}\n");
+  s.diagnostics(uri);
+  // Written and run as written: nothing more to say.
+  std::string tp = hover_text(s, uri, 1, 4);
+  CHECK_FALSE(contains(tp, "Runs with"));
+  CHECK(contains(tp, "config file (effective)"));
+  // Unset: Megatron-Core runs it with TP's value.
+  std::string etp = hover_text(s, uri, 2, 4);
+  CHECK(contains(etp, "Runs with `4` (rewrite: expert_tensor_parallel_size is unset"));
+  // An environment variable: not known, never guessed.
+  std::string layers = hover_text(s, uri, 3, 4);
+  CHECK(contains(layers, "The value this job runs with is not known"));
+  fs::remove_all(root);
+}

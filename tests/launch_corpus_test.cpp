@@ -1,0 +1,201 @@
+// Acceptance of `mblint resolve` on ../shared/corpus/launch-scripts: ~100
+// real launch scripts with a hand-checked truth.json (what a careful reader
+// determines statically). Per field: correct, unknown (mblint says it does
+// not know) and wrong; a value where the truth is null (it depends on the
+// environment) is a guess, counted apart. Every document is checked against
+// the JSON contract. Prints the table and holds the figures measured when
+// the floors were set.
+//
+// Targets of issue 15 (the work on following hand-offs aims at them):
+// launches found >= 95%, correct >= 90% of known values, wrong <= 2%.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "lint/cli.h"
+#include "rules/registry.h"
+#include "tests/resolve_contract.h"
+#include "tests/test_support.h"
+
+using namespace mblint;
+using nlohmann::json;
+
+namespace {
+
+const std::vector<std::string> kFields = {"nodes",      "gpus_per_node", "tp",          "pp",
+                                          "cp",         "ep",            "vpp",         "num_layers",
+                                          "hidden_size", "seq_length",   "micro_batch_size", "global_batch_size"};
+
+// A setting's value as truth.json spells it; nullopt when mblint does not
+// know it (absent from settings).
+std::optional<int64_t> setting(const json& job, const std::string& key) {
+  if (!job["settings"].contains(key)) return std::nullopt;
+  const json& value = job["settings"][key]["value"];
+  if (value.is_number_integer()) return value.get<int64_t>();
+  return std::nullopt;
+}
+
+std::optional<int64_t> field_of(const json& job, const std::string& field) {
+  auto top = [&](const char* key) -> std::optional<int64_t> {
+    return job[key].is_number_integer() ? std::optional<int64_t>(job[key].get<int64_t>()) : std::nullopt;
+  };
+  if (field == "nodes") return top("nodes");
+  if (field == "gpus_per_node") return top("gpus_per_node");
+  if (field == "tp") return setting(job, "model.tensor_model_parallel_size");
+  if (field == "pp") return setting(job, "model.pipeline_model_parallel_size");
+  if (field == "cp") return setting(job, "model.context_parallel_size");
+  if (field == "ep") return setting(job, "model.expert_model_parallel_size");
+  if (field == "vpp") {
+    // truth.json: 1 is no interleaving (Megatron's None).
+    const std::string key = "model.virtual_pipeline_model_parallel_size";
+    if (!job["settings"].contains(key)) return std::nullopt;
+    if (job["settings"][key]["value"].is_null()) return 1;
+    return setting(job, key);
+  }
+  if (field == "num_layers") return setting(job, "model.num_layers");
+  if (field == "hidden_size") return setting(job, "model.hidden_size");
+  if (field == "seq_length") {
+    if (auto model = setting(job, "model.seq_length")) return model;
+    return setting(job, "dataset.seq_length");
+  }
+  if (field == "micro_batch_size") return setting(job, "train.micro_batch_size");
+  if (field == "global_batch_size") return setting(job, "train.global_batch_size");
+  return std::nullopt;
+}
+
+struct Tally {
+  int known = 0;    // truth has a value
+  int correct = 0;
+  int unknown = 0;  // mblint does not know it
+  int wrong = 0;
+  int guessed = 0;  // truth is null (depends on the environment); mblint gave a value
+};
+
+// The values truth expects for `field`: the top-level value, or each run's
+// value for a script that launches several trainings. Empty: null.
+std::set<int64_t> expected(const json& record, const std::string& field) {
+  std::set<int64_t> values;
+  if (record[field].is_number_integer()) {
+    values.insert(record[field].get<int64_t>());
+  } else if (record.contains("runs")) {
+    for (const json& run : record["runs"]) {
+      if (run.contains(field) && run[field].is_number_integer()) values.insert(run[field].get<int64_t>());
+    }
+  }
+  return values;
+}
+
+// Compares the jobs mblint found with the truth: one value against the
+// first job; a set of run values against the values of all jobs (a subset
+// of the runs is not wrong, only incomplete: unknown).
+void score(const json& record, const json& jobs, const std::string& field, Tally& tally, std::ostream& wrong_log) {
+  std::set<int64_t> want = expected(record, field);
+  std::set<int64_t> got;
+  bool several = want.size() > 1 || (record.contains("runs") && record[field].is_null());
+  for (const json& job : jobs) {
+    if (auto value = field_of(job, field)) got.insert(*value);
+    if (!several) break;
+  }
+  if (want.empty()) {
+    if (!got.empty()) {
+      ++tally.guessed;
+      wrong_log << fmt::format("  guessed {} {} = {} (truth: null)\n", record["script"].get<std::string>(), field,
+                               *got.begin());
+    }
+    return;
+  }
+  ++tally.known;
+  bool inside = std::all_of(got.begin(), got.end(), [&](int64_t v) { return want.count(v) == 1; });
+  if (got.empty()) {
+    ++tally.unknown;
+  } else if (!inside) {
+    ++tally.wrong;
+    wrong_log << fmt::format("  wrong {} {}: mblint {}, truth {}\n", record["script"].get<std::string>(), field,
+                             fmt::join(got, ","), fmt::join(want, ","));
+  } else if (got == want) {
+    ++tally.correct;
+  } else {
+    ++tally.unknown;  // some of the runs' values, not all
+  }
+}
+
+double percent(int part, int whole) { return whole ? 100.0 * part / whole : 0.0; }
+
+}  // namespace
+
+TEST_CASE("resolve on the launch-script corpus, per field", "[shared][launch-corpus]") {
+  auto shared = test::shared_or_skip("the launch-script corpus");
+  if (!shared) return;
+  std::filesystem::path corpus = *shared / "corpus" / "launch-scripts";
+  std::ifstream in(corpus / "truth.json");
+  REQUIRE(in);
+  json truth = json::parse(in);
+  REQUIRE(truth.size() >= 100);
+
+  std::map<std::string, Tally> tallies;
+  int launching = 0, found = 0, negatives = 0, negatives_with_job = 0;
+  std::ostringstream wrong_log;
+  for (const json& record : truth) {
+    std::string script = record["script"].get<std::string>();
+    std::ostringstream out, err;
+    CliEnvironment env{out, err, false, [](const std::string&) { return std::optional<std::string>(); }, corpus};
+    int code = run_cli({"resolve", script, "--format", "json"}, all_rules(), env);
+    INFO(script << "\n" << err.str());
+    REQUIRE(code != kExitInternal);
+    REQUIRE(code != kExitUsage);
+    json document = json::parse(out.str());
+    test::check_contract(document);
+    json jobs = document["jobs"];
+    if (!record["launches"].get<bool>()) {
+      ++negatives;
+      if (!jobs.empty()) ++negatives_with_job;
+      continue;
+    }
+    ++launching;
+    if (!jobs.empty()) ++found;  // a launch not found leaves every known value unknown
+    for (const std::string& field : kFields) score(record, jobs, field, tallies[field], wrong_log);
+  }
+  Tally total;
+  std::ostringstream table;
+  table << fmt::format("launch-script corpus: {} scripts, {} launch training; launches found {} ({:.1f}%); "
+                       "{} of {} negatives reported a job\n",
+                       truth.size(), launching, found, percent(found, launching), negatives_with_job, negatives);
+  table << fmt::format("{:<18} {:>6} {:>8} {:>8} {:>6} {:>8}\n", "field", "known", "correct", "unknown", "wrong",
+                       "guessed");
+  for (const std::string& field : kFields) {
+    const Tally& t = tallies[field];
+    table << fmt::format("{:<18} {:>6} {:>8} {:>8} {:>6} {:>8}\n", field, t.known, t.correct, t.unknown, t.wrong,
+                         t.guessed);
+    total.known += t.known;
+    total.correct += t.correct;
+    total.unknown += t.unknown;
+    total.wrong += t.wrong;
+    total.guessed += t.guessed;
+  }
+  table << fmt::format("{:<18} {:>6} {:>8} {:>8} {:>6} {:>8}\n", "total", total.known, total.correct,
+                       total.unknown, total.wrong, total.guessed);
+  table << fmt::format("correct {:.1f}%, unknown {:.1f}%, wrong {:.1f}% of the known values\n",
+                       percent(total.correct, total.known), percent(total.unknown, total.known),
+                       percent(total.wrong, total.known));
+  WARN(table.str() << wrong_log.str());
+
+  // Floors at the figures measured when this test was written (2026-12-02,
+  // before the builder followed hand-offs): 32 of 94 launches found, 240 of
+  // 900 known values correct (26.7%), 647 unknown, 13 wrong (1.4%: the
+  // allocation of plain `python`/`uv run` launches of Ray-based trainers and
+  // of the NeMo-Framework-Launcher, read as one process), 5 values where the
+  // truth is null, 1 of 6 negatives with a job. Raise them as more launches
+  // are followed; the issue's targets are in the header.
+  CHECK(found >= 32);
+  CHECK(total.correct >= 240);
+  CHECK(total.wrong <= 13);
+  CHECK(total.guessed <= 5);
+  CHECK(negatives_with_job <= 1);
+  CHECK(percent(total.wrong, total.known) <= 2.0);  // the issue's target, met today
+}
