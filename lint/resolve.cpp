@@ -192,7 +192,7 @@ std::vector<ResolvedUnknown> unresolved_of(const Job& job, const Derived& d) {
 
 }  // namespace
 
-bool is_resolved_job(const Job& job) { return is_checked_job(job); }
+bool is_resolved_job(const Job& job) { return is_checked_job(job) && job.trains; }
 
 std::string resolved_layer(const Job& job, const Provenance& where) { return layer_of(job, where); }
 

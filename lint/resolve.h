@@ -53,7 +53,8 @@ struct ResolvedJob {
 };
 
 // Whether `resolve` shows the job: a config, or a launch of an entry point
-// mblint reads (the jobs `check` checks).
+// mblint reads (the jobs `check` checks), that trains (not an inference,
+// text-generation or checkpoint-conversion run, which `check` still checks).
 bool is_resolved_job(const Job& job);
 
 ResolvedJob resolve_job(const Job& job, const Derived& derived, const SourceSet& sources);

@@ -185,17 +185,21 @@ TEST_CASE("resolve on the launch-script corpus, per field", "[shared][launch-cor
                        percent(total.wrong, total.known));
   WARN(table.str() << wrong_log.str());
 
-  // Floors at the figures measured when this test was written (2026-12-02,
-  // before the builder followed hand-offs): 32 of 94 launches found, 240 of
-  // 900 known values correct (26.7%), 647 unknown, 13 wrong (1.4%: the
-  // allocation of plain `python`/`uv run` launches of Ray-based trainers and
-  // of the NeMo-Framework-Launcher, read as one process), 5 values where the
-  // truth is null, 1 of 6 negatives with a job. Raise them as more launches
-  // are followed; the issue's targets are in the header.
-  CHECK(found >= 32);
-  CHECK(total.correct >= 240);
-  CHECK(total.wrong <= 13);
-  CHECK(total.guessed <= 5);
+  // Floors at the figures measured on 2026-12-02 after the builder learned to
+  // follow hand-offs (source, bash FILE, eval, loops; ms-swift, slime, ray,
+  // deepspeed, mpirun, verl): 75 of 94 launches found (was 32), 638 of 900
+  // known values correct (70.9%; was 240), 262 unknown, 0 wrong (was 13),
+  // 1 of 6 negatives with a job (evaluate_zeroshot_gpt.sh runs tasks/main.py
+  // with Megatron-LM's flags). 50 values are given where truth.json has null:
+  // 42 are model shapes taken from the catalog for a Hugging Face id or a
+  // catalogued recipe model, which issue 15 asks for (with a note) and the
+  // truth leaves null (its rule 3: shapes that live in a Hugging Face
+  // config); they are reported above, not counted as wrong. Raise the floors
+  // as more launches are followed; the issue's targets are in the header.
+  CHECK(found >= 75);
+  CHECK(total.correct >= 638);
+  CHECK(total.wrong == 0);
+  CHECK(total.guessed <= 50);
   CHECK(negatives_with_job <= 1);
   CHECK(percent(total.wrong, total.known) <= 2.0);  // the issue's target, met today
 }
