@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "lint/coverage.h"
 #include "lint/lint.h"
 #include "lint/megatron_lm_args.h"
 #include "lint/nemo_yaml.h"
@@ -52,18 +53,39 @@ bool written_by_user(Layer layer) {
 
 // Values the user wrote at `written`, and those Bridge copied from there.
 // (Recipe values and defaults share the span of the --recipe or launch
-// text they came from; they are not written there.)
-void replace_written_at(ConfigValue& node, const Provenance& written, const std::string& text) {
+// text they came from; they are not written there.) True when one changed.
+bool replace_written_at(ConfigValue& node, const Provenance& written, const std::string& text) {
   if (node.is_map()) {
-    for (MapEntry& entry : node.entries) replace_written_at(entry.value, written, text);
-    return;
+    bool any = false;
+    for (MapEntry& entry : node.entries) any = replace_written_at(entry.value, written, text) || any;
+    return any;
   }
-  if (node.is_list() || node.where.value != written.value) return;
-  if (node.where.layer == written.layer || node.where.layer == Layer::Rewrite) node = value_of(text, node.where);
+  if (node.is_list() || node.where.value != written.value) return false;
+  if (node.where.layer != written.layer && node.where.layer != Layer::Rewrite) return false;
+  node = value_of(text, node.where);
+  return true;
 }
 
-Job changed_job(const Job& job, const std::vector<SettingChange>& changes) {
-  Job copy = job;
+std::string top_level_key(const std::string& path) { return path.substr(0, path.find('.')); }
+
+void add_section(std::vector<std::string>& sections, std::string section) {
+  if (std::find(sections.begin(), sections.end(), section) == sections.end()) sections.push_back(std::move(section));
+}
+
+// The job as a fix would leave it, and the top-level sections it changed
+// (null when the change may reach any of them: Section rules then judge
+// every section again).
+struct ChangedJob {
+  Job job;
+  std::optional<std::vector<std::string>> sections;
+};
+
+ChangedJob changed_job(const Job& job, const std::vector<SettingChange>& changes) {
+  // The copy keeps the original's guess of whether the file is a Bridge file
+  // (Job::bridge_file_plausible), so Section rules see the same job facts.
+  ChangedJob changed{job, std::vector<std::string>{}};
+  Job& copy = changed.job;
+  std::vector<std::string>& sections = *changed.sections;
   Provenance where;
   where.layer = Layer::CommandLine;
   where.origin = "changed by the fix being re-checked";
@@ -78,6 +100,8 @@ Job changed_job(const Job& job, const std::vector<SettingChange>& changes) {
         ConfigValue value = *moved;
         erase_path(copy.config, split_path(change.from));
         assign_path(copy.config, split_path(change.path), std::move(value));
+        add_section(sections, top_level_key(change.from));
+        add_section(sections, top_level_key(change.path));
       }
       continue;
     }
@@ -88,16 +112,23 @@ Job changed_job(const Job& job, const std::vector<SettingChange>& changes) {
     // Every setting read from the text the fix edits changes with it (under
     // run_recipe.py, dataset.seq_length=N also sets model.seq_length).
     if (old && old->where.value.valid() && written_by_user(old->where.layer)) {
-      replace_written_at(copy.config, old->where, change.value);
+      Provenance written = old->where;  // `old` may be replaced below
+      if (!copy.config.is_map()) replace_written_at(copy.config, written, change.value);
+      for (MapEntry& entry : copy.config.entries) {
+        if (replace_written_at(entry.value, written, change.value)) add_section(sections, entry.key);
+      }
     }
     assign_path(copy.config, split_path(change.path), value_of(change.value, at));
+    add_section(sections, top_level_key(change.path));
   }
   if (copy.dialect == Dialect::MegatronLM || copy.kind == InputKind::NemoYaml) {
     drop_defaults(copy.config);
     if (copy.dialect == Dialect::MegatronLM) apply_megatron_lm_defaults(copy);
     else apply_nemo_defaults(copy);
+    changed.sections.reset();  // defaults worked out again everywhere
   }
-  return copy;
+  if (!copy.config.is_map()) changed.sections.reset();
+  return changed;
 }
 
 bool touches_allocation(const Fix& fix) {
@@ -140,35 +171,96 @@ std::string changes_key(const Fix& fix) {
   return key;
 }
 
+// Runs the rules with a check over `job`, Section rules only over `sections`
+// (null: all); with `section_rules_only` nothing else.
+void run_rules(const Job& job, const Derived& derived, const Thresholds& thresholds, RuleSet rules,
+               const std::vector<std::string>* sections, bool section_rules_only, std::vector<Diagnostic>& out) {
+  if (!is_checked_job(job)) return;
+  RuleContext context{job, derived, thresholds};
+  for (const RuleInfo* rule : rules) {
+    if (!rule->check) continue;
+    bool per_section = rule->scope == RuleScope::Section;
+    if (section_rules_only && !per_section) continue;
+    context.sections = per_section ? sections : nullptr;
+    rule->check(context, out);
+  }
+}
+
+bool section_rule(RuleSet rules, const Diagnostic& d) {
+  const RuleInfo* rule = find_rule(rules, d.rule);
+  return rule && rule->scope == RuleScope::Section;
+}
+
 struct Recheck {
   const Job& job;
   const Derived& derived;
   const Thresholds& thresholds;
   RuleSet rules;
   const ProjectConfig* config;
-  std::vector<std::string> before;
+  bool everywhere;                  // LintOptions::recheck_everywhere
+  std::vector<std::string> before;  // errors and warnings, sorted
+  // The job's findings by Section rules: every key, and those that are errors or warnings.
+  std::vector<std::string> section_keys;
+  std::vector<std::string> section_findings;
   // Findings at one value offer the same change (set TP to 8): linted once.
   mutable std::map<std::string, Outcome> outcomes;
+  // What Section rules report over some sections of the unchanged job, by the sections.
+  mutable std::map<std::vector<std::string>, std::vector<std::string>> section_runs;
+
+  void apply_settings(std::vector<Diagnostic>& found) const {
+    if (config) apply_rule_settings(*config, found, 0);
+  }
+
+  // Keys of what Section rules report over `sections` of the unchanged job, sorted.
+  const std::vector<std::string>& reported_before(const std::vector<std::string>& sections) const {
+    if (auto it = section_runs.find(sections); it != section_runs.end()) return it->second;
+    std::vector<Diagnostic> found;
+    run_rules(job, derived, thresholds, rules, &sections, true, found);
+    apply_settings(found);
+    std::vector<std::string> keys;
+    for (const Diagnostic& d : found) keys.push_back(key_of(d));
+    std::sort(keys.begin(), keys.end());
+    return section_runs.emplace(sections, std::move(keys)).first->second;
+  }
 
   const Outcome& outcome(const Fix& fix) const {
     std::string key = changes_key(fix);
     if (auto it = outcomes.find(key); it != outcomes.end()) return it->second;
-    Job copy = changed_job(job, fix.changes);
+    ChangedJob changed = changed_job(job, fix.changes);
+    const Job& copy = changed.job;
     Derived after_derived = derive(copy);
     // The domain from the project config or the GPU type stays what it was,
     // unless the fix changes the nodes it is derived from.
     if (!touches_allocation(fix)) after_derived.nvlink_domain = derived.nvlink_domain;
+    const std::vector<std::string>* sections = everywhere || !changed.sections ? nullptr : &*changed.sections;
     std::vector<Diagnostic> found;
-    check_job(copy, after_derived, thresholds, rules, found);
-    if (config) apply_rule_settings(*config, found, 0);
+    run_rules(copy, after_derived, thresholds, rules, sections, false, found);
+    apply_settings(found);
     Outcome result;
-    result.after = findings(found, 0);
+    if (sections) {
+      // Section rules judged only the sections the fix changed: what they
+      // reported elsewhere stands. A finding that appears only because the
+      // run was confined (a copy whose source section was not judged) is
+      // not one the whole run would report.
+      const std::vector<std::string>& judged = reported_before(*sections);
+      std::erase_if(found, [&](const Diagnostic& d) {
+        return section_rule(rules, d) && contains(judged, key_of(d)) && !contains(section_keys, key_of(d));
+      });
+      for (const std::string& kept : section_keys) {
+        if (!contains(judged, kept)) result.keys.push_back(kept);
+      }
+      for (const std::string& kept : section_findings) {
+        if (!contains(judged, kept)) result.after.push_back(kept);
+      }
+    }
     for (const Diagnostic& d : found) {
       result.keys.push_back(key_of(d));
+      if (d.severity != Severity::Note) result.after.push_back(key_of(d));
       if (!result.first_new.empty() || d.severity == Severity::Note || contains(before, key_of(d))) continue;
       result.first_new = fmt::format("it would bring a new {}, {}: {}", severity_name(d.severity), d.rule, d.message);
     }
     std::sort(result.keys.begin(), result.keys.end());
+    std::sort(result.after.begin(), result.after.end());
     return outcomes.emplace(std::move(key), std::move(result)).first->second;
   }
 
@@ -232,14 +324,21 @@ std::string help_from(const std::vector<Fix>& fixes) {
 }
 
 void verify_fixes(const Job& job, const Derived& derived, const Thresholds& thresholds, RuleSet rules,
-                  const ProjectConfig* config, std::vector<Diagnostic>& found, size_t first) {
+                  const ProjectConfig* config, std::vector<Diagnostic>& found, size_t first, bool everywhere) {
   bool any = false;
   for (size_t i = first; i < found.size() && !any; ++i) {
     any = std::any_of(found[i].fixes.begin(), found[i].fixes.end(),
                       [](const Fix& f) { return !f.rechecked && !f.changes.empty(); });
   }
   if (!any) return;
-  Recheck recheck{job, derived, thresholds, rules, config, findings(found, first), {}};
+  Recheck recheck{job, derived, thresholds, rules, config, everywhere, findings(found, first), {}, {}, {}, {}};
+  for (size_t i = first; i < found.size(); ++i) {
+    if (!section_rule(rules, found[i])) continue;
+    recheck.section_keys.push_back(key_of(found[i]));
+    if (found[i].severity != Severity::Note) recheck.section_findings.push_back(key_of(found[i]));
+  }
+  std::sort(recheck.section_keys.begin(), recheck.section_keys.end());
+  std::sort(recheck.section_findings.begin(), recheck.section_findings.end());
   for (size_t i = first; i < found.size(); ++i) {
     Diagnostic& d = found[i];
     std::vector<Fix> kept;

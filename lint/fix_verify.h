@@ -20,9 +20,12 @@ struct ProjectConfig;
 // Re-checks the fixes of `found` (this job's findings) and drops the bad
 // ones. `config` (may be null) applies the same rule settings as the run.
 // A diagnostic with help_from_fixes gets its help rewritten from the fixes
-// that remain.
+// that remain. Section rules (lint/rule.h RuleScope) re-judge only the
+// sections a fix changes, unless `everywhere`: the outcome is the same, which
+// a test checks over the fixtures and the corpus.
 void verify_fixes(const Job& job, const Derived& derived, const Thresholds& thresholds, RuleSet rules,
-                  const ProjectConfig* config, std::vector<Diagnostic>& found, size_t first);
+                  const ProjectConfig* config, std::vector<Diagnostic>& found, size_t first,
+                  bool everywhere = false);
 
 // "set tensor_model_parallel_size to 4, or set nodes to 2"
 std::string help_from(const std::vector<Fix>& fixes);

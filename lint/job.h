@@ -191,6 +191,10 @@ struct LintOptions {
   // check --select / --ignore: the findings reported (applied after the
   // suppressions and before findings are folded by their root cause).
   RuleSelection selection;
+  // Re-check each fix with every rule over the whole job; by default a rule
+  // that judges sections one by one re-judges only those the fix changes
+  // (lint/fix_verify.h). Tests compare the two.
+  bool recheck_everywhere = false;
 };
 
 }  // namespace mblint

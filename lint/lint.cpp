@@ -45,7 +45,7 @@ LintResult lint_all(SourceSet& sources, const LintOptions& options, RuleSet rule
     check_job(job, derived, thresholds, rules, found);
     place_setting_fixes(found, first, job, sources);
     if (config) apply_rule_settings(*config, found, first);  // rules.disable / rules.severity
-    verify_fixes(job, derived, thresholds, rules, config, found, first);
+    verify_fixes(job, derived, thresholds, rules, config, found, first, options.recheck_everywhere);
     fill_subjects(job, sources, std::span(found).subspan(first));
     if (is_checked_job(job)) result.coverage.push_back(coverage_entry(job, derived));
     if (!options.keep_jobs) return;

@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -38,6 +39,15 @@ struct Thresholds {
 
 struct RuleMemo;  // rules/runtime_support.h
 
+// What a rule's findings about the job depend on. A Section rule judges each
+// top-level section ("model", "train", a stray top-level key) on its own: its
+// findings in one section depend on that section's values and on facts of the
+// job a fix never changes (dialect, versions, whether the file is a Megatron
+// Bridge file). Re-checking a fix runs such a rule only over the sections the
+// fix changed (lint/fix_verify.cpp), which keeps the editor quick on large
+// dumps.
+enum class RuleScope : uint8_t { Job, Section };
+
 struct RuleContext {
   const Job& job;
   const Derived& derived;
@@ -45,7 +55,12 @@ struct RuleContext {
   // Facts about the job that several rules work out (its effective
   // precision, its memory estimate), kept by the first rule that asks.
   mutable std::shared_ptr<RuleMemo> memo = {};
+  // For Section rules: the top-level keys to judge; null for every one.
+  const std::vector<std::string>* sections = nullptr;
 };
+
+// True when a Section rule is to judge the top-level key `section`.
+bool in_scope(const RuleContext& context, std::string_view section);
 
 using RuleCheck = void (*)(const RuleContext& context, std::vector<Diagnostic>& out);
 
@@ -64,6 +79,7 @@ struct RuleInfo {
   // BR = bridge-config-format.md section 4, PS = parallelism-strategies.md
   // section 13). Printed in the rules reference.
   std::string_view checks = {};
+  RuleScope scope = RuleScope::Job;
 };
 
 using RuleSet = std::span<const RuleInfo* const>;

@@ -136,7 +136,16 @@ void visit(const RuleContext& context, const ConfigValue& value, std::string& pa
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   if (!is_bridge_job(context.job)) return;
   std::string path;
-  visit(context, context.job.config, path, out);
+  const ConfigValue& config = context.job.config;
+  if (!config.is_map()) {
+    visit(context, config, path, out);
+    return;
+  }
+  for (const MapEntry& entry : config.entries) {
+    if (is_serialization_key(entry.key) || !in_scope(context, entry.key)) continue;
+    path = entry.key;
+    visit(context, entry.value, path, out);
+  }
 }
 
 }  // namespace
@@ -173,6 +182,7 @@ starting with `your_`/`YOUR_`; paths starting with `/path/to/`. Keys that hold t
      "override.yaml --recipe qwen3_8b_pretrain_config --nodes 2 --gpus-per-node 8"},
     check,
     "",
+    RuleScope::Section,
 };
 
 }  // namespace mblint

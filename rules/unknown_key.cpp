@@ -128,7 +128,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   const Job& job = context.job;
   if (!is_bridge_job(job) || !job.config.is_map()) return;
   for (const MapEntry& entry : job.config.entries) {
-    if (is_serialization_key(entry.key) || skip(entry.value)) continue;
+    if (is_serialization_key(entry.key) || skip(entry.value) || !in_scope(context, entry.key)) continue;
     if (!is_config_section(entry.key)) {
       report(context, "", entry.key, entry.value, out);
       continue;
@@ -188,6 +188,7 @@ would write the key twice): the help says to remove the misspelled one.)md",
      "override.yaml --recipe qwen3_8b_pretrain_config --nodes 1 --gpus-per-node 8"},
     check,
     "",
+    RuleScope::Section,
 };
 
 }  // namespace mblint

@@ -504,6 +504,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   // Values as written first, then the copies interpolations made.
   for (bool copies : {false, true}) {
     for (const MapEntry& section : job.config.entries) {
+      if (!in_scope(context, section.key)) continue;
       const SchemaField* field = find_schema_field("", section.key);
       if (!field || !section.value.is_map()) continue;
       // env_vars and other dict sections hold any key and value.
@@ -603,6 +604,7 @@ and a fix that would bring a new error or warning is not offered (the help names
      "override.yaml --recipe llama3_8b_pretrain_config --nodes 1 --gpus-per-node 8"},
     check,
     "",
+    RuleScope::Section,
 };
 
 }  // namespace mblint
