@@ -1,4 +1,4 @@
-// The contract of `mblint resolve --format json` (README, "mblint resolve"),
+// The contract of `mblint resolve --format json` (docs/commands.md, "mblint resolve"),
 // checked key by key and type by type; shared by the resolve unit test and
 // the launch-script corpus run.
 #pragma once

@@ -1,5 +1,5 @@
-// `mblint resolve --format json` against the contract of issue 15 (README,
-// "mblint resolve"): the document's shape, key by key and type by type, and
+// `mblint resolve --format json` against the contract of issue 15
+// (docs/commands.md, "mblint resolve"): the document's shape, key by key and type by type, and
 // what it promises: an unknown value is absent from settings and named in
 // unresolved; a script that launches nothing has no job; the jobs are the
 // ones `check` reports.

@@ -11,7 +11,7 @@ synthetic corpus made from it in a temp dir (each file copied 10 times with
 its integers perturbed, so no two copies are identical). Modes: one process
 for all files, and one process per file (the pre-commit case: latency per
 file, median and p99). Peak memory is the largest maxrss of any process.
-Not a test: numbers depend on the machine; README.md "Performance" has a run.
+Not a test: numbers depend on the machine; docs/performance.md has a run.
 """
 import argparse
 import os
