@@ -39,9 +39,9 @@ if [[ "${1:-}" == --threads ]]; then
   # -g1: line tables for the reports' stack traces (GCC has no -gline-tables-only).
   cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1" \
     -DMBLINT_WERROR=ON -DCMAKE_CXX_FLAGS=-fsanitize=thread -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread
-  cmake --build "$dir" -j "$(nproc)" --target mblint mblint_tests
+  cmake --build "$dir" -j "$(nproc)" --target mblint mblint_thread_tests
   export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
-  "$dir/tests/mblint_tests" "[threads]"
+  "$dir/tests/mblint_thread_tests" "[threads]"
   shared=${MBLINT_SHARED_DIR:-../shared}
   if [[ -d "$shared/corpus" ]]; then
     find "$shared/corpus" \( -name '*.yaml' -o -name '*.yml' \) -print0 | sort -z |
