@@ -10,7 +10,9 @@ if(DEFINED COMMIT AND NOT COMMIT STREQUAL "")
 elseif(EXISTS "${SOURCE_DIR}/.git")
   find_program(GIT git)
   if(GIT)
-    execute_process(COMMAND "${GIT}" -C "${SOURCE_DIR}" describe --tags --exact-match "v${VERSION}"
+    # Is HEAD the commit of the tag vX.Y.Z? (`describe --exact-match` of HEAD
+    # restricted to that one tag name; lightweight tags count too.)
+    execute_process(COMMAND "${GIT}" -C "${SOURCE_DIR}" describe --tags --exact-match --match "v${VERSION}" HEAD
                     RESULT_VARIABLE at_tag OUTPUT_QUIET ERROR_QUIET)
     if(NOT at_tag EQUAL 0)
       execute_process(COMMAND "${GIT}" -C "${SOURCE_DIR}" rev-parse --short=7 HEAD

@@ -31,7 +31,7 @@ for arg in "$@"; do
   esac
 done
 
-build=${MBLINT_RELEASE_BUILD_DIR:-build}
+build=$(realpath -m "${MBLINT_RELEASE_BUILD_DIR:-build}")  # absolute: steps below cd elsewhere
 python=${MBLINT_RELEASE_PYTHON:-/usr/bin/python3}  # Debian's, with python3-build
 version=$(sed -n 's/^project(mblint VERSION \([0-9][0-9.]*\).*/\1/p' CMakeLists.txt)
 [[ -n "$version" ]] || { echo "release: no project(mblint VERSION X.Y.Z) in CMakeLists.txt" >&2; exit 1; }
