@@ -55,6 +55,10 @@ if ((tag)); then
   ((tag_only)) && exit 0
 fi
 
+# One line per artifact: what it took.
+phase_start=$SECONDS
+phase() { echo "release: $1 ($((SECONDS - phase_start)) s)"; phase_start=$SECONDS; }
+
 # Every file time in the artifacts: the commit's time (reproducible archives).
 export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || date +%s)}
 
@@ -76,16 +80,16 @@ if ldd "$binary" >/dev/null 2>&1; then
 fi
 echo "release: $("$binary" --version)"
 
+phase "binary"
+
 stage="$build/release"
 rm -rf "$stage" dist
 mkdir -p "$stage" dist
 dist=$(pwd)/dist
 
-# One line per artifact: what it took.
-phase_start=$SECONDS
-phase() { echo "release: $1 ($((SECONDS - phase_start)) s)"; phase_start=$SECONDS; }
-
 # Set every file's time to SOURCE_DATE_EPOCH (tar, zip and ar record them).
+phase "clean"
+
 settle() { find "$@" -exec touch -h -d "@$SOURCE_DATE_EPOCH" {} +; }
 
 # 1. The tarball.
@@ -128,7 +132,7 @@ Description: linter for Megatron Bridge training launches
 EOF
 chmod -R u=rwX,go=rX "$deb"
 settle "$deb"
-dpkg-deb --root-owner-group -Zxz --build "$deb" "$dist/mblint_${version}_${debarch}.deb" >/dev/null
+dpkg-deb --root-owner-group -Zgzip --build "$deb" "$dist/mblint_${version}_${debarch}.deb" >/dev/null
 
 phase "deb"
 
@@ -143,22 +147,21 @@ settle "$py"
 
 phase "wheel"
 
-# 4. The VS Code extension with bin/mblint; the version is CMake's.
-ext="$stage/vscode"
-mkdir -p "$ext"
-# npm ci only when the lock file changed: its node_modules is kept in
-# $build/release-node between runs (the second run of the same commit then
-# makes the same .vsix without the registry).
-node="$build/release-node"
-if [[ ! -f "$node/node_modules/.package-lock.json" ]] || ! cmp -s editors/vscode/package-lock.json "$node/package-lock.json"; then
-  rm -rf "$node"
-  mkdir -p "$node"
-  cp editors/vscode/package.json editors/vscode/package-lock.json "$node/"
-  (cd "$node" && npm ci --prefer-offline --no-audit --no-fund --loglevel=error >npm.log 2>&1) ||
-    { cat "$node/npm.log" >&2; exit 1; }
+# 4. The VS Code extension with bin/mblint; the version is CMake's. Packaged
+# in $build/release-vscode, kept between runs: `npm ci` (14,000 files, most
+# of them vsce's, which the package leaves out) runs again only when the lock
+# file changed, so a second run of the same commit needs no registry.
+ext="$build/release-vscode"
+if [[ ! -f "$ext/node_modules/.package-lock.json" ]] || ! cmp -s editors/vscode/package-lock.json "$ext/package-lock.json"; then
+  rm -rf "$ext"
+  mkdir -p "$ext"
+  cp editors/vscode/package.json editors/vscode/package-lock.json "$ext/"
+  (cd "$ext" && npm ci --prefer-offline --no-audit --no-fund --loglevel=error >"$stage/npm.log" 2>&1) ||
+    { cat "$stage/npm.log" >&2; exit 1; }
+  settle "$ext/node_modules"
 fi
-cp -r "$node/node_modules" "$ext/node_modules"
-for name in package.json package-lock.json extension.js README.md .vscodeignore; do
+rm -rf "$ext/bin"
+for name in package.json extension.js README.md .vscodeignore; do
   cp "editors/vscode/$name" "$ext/"
 done
 install -D -m 0755 "$binary" "$ext/bin/mblint"
@@ -169,7 +172,7 @@ manifest = json.load(open(path))
 manifest["version"] = version
 open(path, "w").write(json.dumps(manifest, indent=2) + "\n")
 EOF
-settle "$ext"
+settle "$ext/bin" "$ext/package.json" "$ext/package-lock.json" "$ext/extension.js" "$ext/README.md" "$ext/.vscodeignore"
 (cd "$ext" && npx --no-install vsce package --skip-license --target linux-x64 --out "$dist/mblint-$version.vsix" \
    >"$stage/vsce.log" 2>&1) || { cat "$stage/vsce.log" >&2; exit 1; }
 
