@@ -7,7 +7,8 @@
 #     `env -i`), and ldd calls it "not a dynamic executable";
 #   - the tarball, the .deb (files, modes, control fields), the wheel (installed
 #     with `pip install --no-index` into a fresh venv, `mblint check` works) and
-#     the .vsix (bin/mblint executable, package.json valid, target linux-x64);
+#     the .vsix (bin/mblint executable, package.json valid, target linux-x64,
+#     the extension starts its bundled binary unless mblint.path is set);
 #   - --tag-only tags a clean HEAD vX.Y.Z, again is a no-op, refuses a dirty tree
 #     and a tag on another commit; the commit in --version is empty at the tag
 #     and in a tree without .git.
@@ -143,11 +144,24 @@ assert path["default"] == "", path
 EOF
 check "vsix manifest targets linux-x64" bash -c "unzip -p '$vsix' extension.vsixmanifest | grep -q 'TargetPlatform=\"linux-x64\"'"
 mkdir "$work/vsix"
-unzip -q "$vsix" extension/bin/mblint -d "$work/vsix"
+unzip -q "$vsix" -d "$work/vsix"
 check "vsix's bin/mblint --version" is_version "$("$work/vsix/extension/bin/mblint" --version)"
+# The extension as VS Code loads it (stand-ins for the vscode API): the bundled
+# binary when mblint.path is unset, the setting when it is set.
+if command -v node >/dev/null; then
+  node tools/release/extension_server.js "$work/vsix/extension" >"$work/server.txt"
+  check "the extension runs its bundled binary when mblint.path is unset" \
+    grep -qxF "(unset) -> $work/vsix/extension/bin/mblint" "$work/server.txt"
+  check "the extension runs mblint.path when it is set" grep -qxF "/opt/custom/mblint -> /opt/custom/mblint" "$work/server.txt"
+else
+  fail "node is not installed (tools/setup.sh installs it): the extension's choice of binary is untested"
+fi
 
 echo "== --tag-only and the commit in --version, in a clone"
 clone=$work/clone
+# The tag and commits below need an identity; the machine may have none.
+export GIT_AUTHOR_NAME=mblint-test GIT_AUTHOR_EMAIL=test@mblint.invalid
+export GIT_COMMITTER_NAME=mblint-test GIT_COMMITTER_EMAIL=test@mblint.invalid
 git clone -q --no-local . "$clone" 2>/dev/null || git clone -q . "$clone"
 git -C "$clone" tag -d "v$version" >/dev/null 2>&1 || true
 commit_of() {  # the commit build_commit.cmake writes for source tree $1
@@ -161,7 +175,7 @@ check "at the tag, --version names no commit" test -z "$(commit_of "$clone")"
 echo "dirty" >>"$clone/README.md"
 check "--tag-only refuses a dirty tree" bash -c "! '$clone/tools/release.sh' --tag-only 2>/dev/null"
 git -C "$clone" checkout -q -- README.md
-git -C "$clone" -c user.name=t -c user.email=t@t commit -q --allow-empty -m "after the release"
+git -C "$clone" commit -q --allow-empty -m "after the release"
 check "--tag-only refuses when v$version is on another commit" bash -c "! '$clone/tools/release.sh' --tag-only 2>/dev/null"
 check "after the tag, --version names the new commit" test "$(commit_of "$clone")" == "$(git -C "$clone" rev-parse --short=7 HEAD)"
 mkdir "$work/archive"
