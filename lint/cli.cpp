@@ -23,7 +23,7 @@ const char* kUsage =
     "  resolve PATH...   print each training job as it will run: every setting, its value and origin\n"
     "  recipes [PATTERN] list the Megatron Bridge recipes mblint knows (the names --recipe takes)\n"
     "  plan              rank the parallel layouts of a model on N GPUs that pass every error rule\n"
-    "  version           print mblint's version\n"
+    "  version           print mblint's version and default Megatron releases (--version: the version)\n"
     "\n"
     "run `mblint <command> --help` for the options of a command.\n";
 
@@ -45,9 +45,15 @@ int run_cli(const std::vector<std::string>& args, RuleSet rules, const CliEnviro
   if (command == "plan") return run_plan(rest, rules, env);
   if (command == "resolve") return run_resolve(rest, rules, env);
   if (command == "recipes") return run_recipes(rest, rules, env);
-  if (command == "version" || command == "--version") {
-    env.out << "mblint " << kVersion << " (Megatron Bridge " << to_string(kNewestBridge) << ", Megatron-Core "
-            << to_string(kNewestMegatronCore) << " by default)\n";
+  // `--version` is one line, for scripts and bug reports; `version` adds the
+  // Megatron releases checked against when the files do not say.
+  if (command == "--version" || command == "-V") {
+    env.out << "mblint " << version_text() << "\n";
+    return kExitClean;
+  }
+  if (command == "version") {
+    env.out << "mblint " << version_text() << "\nchecks Megatron Bridge " << to_string(kNewestBridge)
+            << " and Megatron-Core " << to_string(kNewestMegatronCore) << " when the files do not name a version\n";
     return kExitClean;
   }
   if (command == "help" || command == "-h" || command == "--help") {

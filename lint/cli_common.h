@@ -12,14 +12,13 @@
 
 #include <cxxopts.hpp>
 
+#include "lint/build_info.h"
 #include "lint/cli.h"
 #include "lint/diagnostic.h"
 #include "lint/job.h"
 #include "lint/source.h"
 
 namespace mblint {
-
-inline constexpr const char* kVersion = "0.1.0";
 
 // mblint's own command line as a source file.
 struct CommandLine {

@@ -213,7 +213,7 @@ void handle_request(Server& server, const Json& id, const std::string& method, c
                                   (*watch)["dynamicRegistration"] == true;
     server.state = ServerState::Running;
     out.push_back(response(id, Json{{"capabilities", capabilities()},
-                                    {"serverInfo", {{"name", "mblint"}, {"version", kVersion}}}}));
+                                    {"serverInfo", {{"name", "mblint"}, {"version", version_text()}}}}));
     return;
   }
   if (server.state == ServerState::Uninitialized) {

@@ -4,6 +4,7 @@
 #include <ostream>
 #include <string>
 
+#include "lint/build_info.h"
 #include "lint/render.h"
 
 namespace mblint {
@@ -119,7 +120,8 @@ json job_json(const SourceSet& sources, const JobCoverage& job) {
 // document: a tree with thousands of findings never builds one JSON DOM.
 void render_json(std::ostream& out, const SourceSet& sources, const std::vector<Diagnostic>& diagnostics,
                  const Summary& summary) {
-  out << "{\n  \"version\": 1,\n  \"diagnostics\": [";
+  out << "{\n  \"version\": 1,\n  \"tool\": {\n    \"name\": \"mblint\",\n    \"version\": \"" << kVersion
+      << "\"\n  },\n  \"diagnostics\": [";
   for (size_t i = 0; i < diagnostics.size(); ++i) {
     out << (i == 0 ? "\n    " : ",\n    ");
     put_indented(out, diagnostic_json(sources, diagnostics[i]).dump(2, ' ', false, json::error_handler_t::replace),

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "lint/build_info.h"
 #include "lint/cli.h"
 #include "rules/registry.h"
 #include "tests/test_support.h"
@@ -106,6 +107,8 @@ TEST_CASE("JSON output is exactly one object with the documented fields", "[cli]
   CHECK(r.code == 1);
   auto document = nlohmann::json::parse(r.out);  // throws on anything but one JSON value
   CHECK(document["version"] == 1);
+  // The release alone, never the commit: the fixtures stay the same from one commit to the next.
+  CHECK(document["tool"] == nlohmann::json{{"name", "mblint"}, {"version", MBLINT_VERSION}});
   REQUIRE(document["diagnostics"].is_array());
   REQUIRE_FALSE(document["diagnostics"].empty());
   for (const auto& d : document["diagnostics"]) {
@@ -161,4 +164,18 @@ TEST_CASE("a missing file is reported at the argument that names it", "[cli]") {
   CHECK(r.code == 1);
   CHECK(r.out.find("<command-line>:1:14: error: cannot read 'nope.yaml': no such file [unreadable-file]") !=
         std::string::npos);
+}
+
+TEST_CASE("--version is one line: mblint X.Y.Z from CMake, and the commit between releases", "[cli]") {
+  TempDir dir;
+  Run r = run({"--version"}, dir.path);
+  CHECK(r.code == 0);
+  std::string expected = std::string("mblint ") + MBLINT_VERSION;
+  if (!build_commit().empty()) expected += " (" + std::string(build_commit()) + ")";
+  CHECK(r.out == expected + "\n");
+  // A commit is a short hash; none at the release tag or without git.
+  CHECK((build_commit().empty() || build_commit().find_first_not_of("0123456789abcdef") == std::string::npos));
+  CHECK(std::string(kVersion) == MBLINT_VERSION);
+  Run long_form = run({"version"}, dir.path);
+  CHECK(long_form.out.rfind(expected + "\nchecks Megatron Bridge ", 0) == 0);
 }

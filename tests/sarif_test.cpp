@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "lint/build_info.h"
 #include "lint/render.h"
 #include "rules/registry.h"
 #include "tests/fixture_runner.h"
@@ -46,6 +47,7 @@ TEST_CASE("SARIF: driver rules, results by rule name, regions, notes, fixes, fin
   const json& run = log["runs"][0];
   const json& driver = run["tool"]["driver"];
   CHECK(driver["name"] == "mblint");
+  CHECK(driver["version"] == MBLINT_VERSION);  // CMake's project(VERSION), without the commit
   CHECK(driver["informationUri"] == std::string(kProjectUrl));
   REQUIRE(run["results"].size() == 1);
   const json& result = run["results"][0];

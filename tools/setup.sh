@@ -13,7 +13,10 @@ PACKAGES=(build-essential cmake pkg-config libyaml-cpp-dev libre2-dev libfmt-dev
           catch2 nlohmann-json3-dev python3
           # Test-only: the pre-commit hook test, the editor end-to-end tests of `mblint lsp`,
           # clang + the libFuzzer runtime for tools/fuzz.sh (CI smoke).
-          git pre-commit neovim emacs-nox elpa-eglot clang libclang-rt-14-dev)
+          git pre-commit neovim emacs-nox elpa-eglot clang libclang-rt-14-dev
+          # Releases (tools/release.sh, tools/test_release.sh): the wheel with Debian's
+          # python3-build, a venv to install it into, unzip to read the wheel and the .vsix.
+          python3-build python3-setuptools python3-wheel python3-venv unzip)
 # Node.js and npm (test-only: the SARIF schema validator, the VS Code
 # extension package) from Debian, unless the machine already has an npm (a
 # NodeSource nodejs bundles its own npm; Debian's npm package would conflict).

@@ -1,14 +1,27 @@
 // The mblint extension: runs `mblint lsp` for YAML and shell files.
 'use strict';
 
+const fs = require('fs');
+const path = require('path');
 const vscode = require('vscode');
 const { LanguageClient } = require('vscode-languageclient/node');
 
 let client;
+let extensionPath;
+
+// mblint.path when set; else the binary a release .vsix bundles (bin/mblint,
+// tools/release.sh); else `mblint` on PATH.
+function mblintCommand(config) {
+  const configured = config.get('path');
+  if (configured) return configured;
+  const bundled = extensionPath && path.join(extensionPath, 'bin', 'mblint');
+  if (bundled && fs.existsSync(bundled)) return bundled;
+  return 'mblint';
+}
 
 function serverOptions() {
   const config = vscode.workspace.getConfiguration('mblint');
-  const command = config.get('path') || 'mblint';
+  const command = mblintCommand(config);
   const args = ['lsp', ...(config.get('args') || [])];
   return { command, args };
 }
@@ -28,6 +41,7 @@ async function start() {
 }
 
 async function activate(context) {
+  extensionPath = context.extensionPath;
   context.subscriptions.push(
     vscode.workspace.onDidChangeConfiguration(async (event) => {
       if (!event.affectsConfiguration('mblint')) return;
