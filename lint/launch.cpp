@@ -730,6 +730,30 @@ void scan_program(const std::vector<MappedString>& argv, size_t i, const Context
   }
 }
 
+// `torchrun $DIST_ARGS pretrain_gpt.py ...` with `$DIST_ARGS` unknown: words
+// the launcher reads as its options (they stand before a `.py` program). The
+// program is still the launch; the counts those words may set are unknown.
+bool skip_unknown_launcher_words(const std::vector<MappedString>& argv, size_t& i, Torchrun& resources) {
+  // A program whose file name is known (`${DIR}/pretrain_gpt.py`).
+  auto known_program = [](const MappedString& word) {
+    size_t slash = word.text.rfind('/');
+    size_t name = slash == std::string::npos ? 0 : slash + 1;
+    return ends_with(word.text, ".py") && !has_unknown(word, name, word.text.size());
+  };
+  size_t at = i;
+  while (at < argv.size() && has_unknown(argv[at]) && !known_program(argv[at])) ++at;
+  if (at == i || at >= argv.size() || !known_program(argv[at])) return false;
+  std::string why = fmt::format("`{}` is not known here and may hold the launcher's options", argv[i].text);
+  for (LocatedInt* count : {&resources.nnodes, &resources.nproc_per_node}) {
+    count->value.reset();
+    count->unknown_because = why;
+    count->where.layer = Layer::Launcher;
+    count->where.statement = span_of(argv[i], 0, argv[i].text.size());
+  }
+  i = at;
+  return true;
+}
+
 void scan_torchrun(const std::vector<MappedString>& argv, size_t i, const Context& context, Span span,
                    std::vector<Launch>& out) {
   static constexpr std::array<std::string_view, 30> kValued = {
@@ -766,6 +790,7 @@ void scan_torchrun(const std::vector<MappedString>& argv, size_t i, const Contex
     }
   }
   (void)module;
+  skip_unknown_launcher_words(argv, i, torchrun);
   scan_program(argv, i, context, torchrun, out);
 }
 
@@ -1120,6 +1145,7 @@ void scan_deepspeed(const std::vector<MappedString>& argv, size_t i, Context con
     }
   }
   context.wrapper = "deepspeed";
+  skip_unknown_launcher_words(argv, i, resources);
   scan_program(argv, i, context, resources, out);
 }
 

@@ -437,6 +437,7 @@ class ArgvReader {
     result_.config = make_map();
     size_t i = 0;
     while (i < argv_.words.size()) i = read_word(i);
+    hide_defaults_behind_opaque_word();
     derive_virtual_pipeline();
     derive_query_groups();
     derive_sequence_length();
@@ -458,9 +459,40 @@ class ArgvReader {
     return i;
   }
 
+  // A word standing alone among the flags whose value the script set but
+  // mblint cannot know (`${options}` after branches that build it
+  // differently): it may hold any flag, so what it may set is not defaulted.
+  static bool opaque_script_word(const MappedString& word) {
+    if (word.text.empty() || !has_unknown(word, 0, 1)) return false;
+    return std::any_of(word.expansions.begin(), word.expansions.end(), [](const Expansion& e) {
+      return !e.known && e.begin == 0 && e.definition.valid();
+    });
+  }
+
+  // The settings Megatron-LM would default when no flag sets them.
+  void hide_defaults_behind_opaque_word() {
+    if (!opaque_word_) return;
+    Provenance where;
+    where.layer = argv_.layer;
+    where.value = word_span(*opaque_word_);
+    where.statement = where.value;
+    where.via = definitions_in(*opaque_word_, 0, opaque_word_->text.size());
+    where.origin = fmt::format("`{}` is not known here and may set it", opaque_word_->text);
+    for (std::string_view path :
+         {"model.tensor_model_parallel_size", "model.pipeline_model_parallel_size", "model.context_parallel_size",
+          "model.expert_model_parallel_size", "model.virtual_pipeline_model_parallel_size",
+          "model.sequence_parallel", "model.num_moe_experts", "model.num_query_groups", "train.global_batch_size"}) {
+      if (!find_path(result_.config, path))
+        assign_path(result_.config, split_path(path), make_unknown(opaque_word_->text, where));
+    }
+  }
+
   size_t read_word(size_t i) {
     const MappedString& word = argv_.words[i];
-    if (!is_flag_word(word)) return i + 1;  // a value of a flag mblint does not know
+    if (!is_flag_word(word)) {  // a value of a flag mblint does not know
+      if (!opaque_word_ && opaque_script_word(word)) opaque_word_ = word;
+      return i + 1;
+    }
     size_t eq = word.text.find('=');
     std::string_view name = std::string_view(word.text).substr(0, eq);
     const MegatronLmFlag* spec = find_megatron_lm_flag(name);
@@ -810,6 +842,7 @@ class ArgvReader {
 
   const MegatronArgv& argv_;
   MegatronLmArgs result_;
+  std::optional<MappedString> opaque_word_;
   std::map<std::string_view, Occurrence> seen_;
 };
 
