@@ -1253,6 +1253,11 @@ void scan(const std::vector<MappedString>& argv, size_t i, Context context, cons
   static constexpr std::array<std::string_view, 14> kUvValued = {
       "--with", "--project", "--directory", "--python", "-p", "--extra", "--group", "--env-file",
       "--index", "--index-url", "--with-requirements", "--package", "--only-group", "--no-group"};
+  static constexpr std::array<std::string_view, 34> kDockerValued = {
+      "-v", "--volume", "-e", "--env", "--env-file", "-w", "--workdir", "--name", "--gpus", "--shm-size",
+      "--ipc", "--network", "--net", "-u", "--user", "--entrypoint", "--device", "--mount", "--ulimit",
+      "--cap-add", "--security-opt", "-p", "--publish", "--runtime", "-l", "--label", "-h", "--hostname",
+      "--add-host", "--cpus", "-m", "--memory", "--pid", "--group-add"};
   static constexpr std::array<std::string_view, 12> kNsysValued = {
       "-o", "--output", "-t", "--trace", "-s", "--sample", "-c", "--capture-range", "-d", "--delay",
       "--duration", "--cuda-memory-usage"};
@@ -1295,6 +1300,15 @@ void scan(const std::vector<MappedString>& argv, size_t i, Context context, cons
           options.skip();
         }
       }
+      continue;
+    }
+    if (name == "docker") {  // docker run|exec [OPTIONS] IMAGE|CONTAINER COMMAND
+      ++i;
+      if (i >= argv.size() || (argv[i].text != "run" && argv[i].text != "exec")) return;
+      ++i;
+      Options options(argv, i);
+      skip_options(options, kDockerValued);
+      ++i;  // the image or container
       continue;
     }
     if (name == "uv") {
@@ -1393,6 +1407,7 @@ std::vector<Launch> find_launches(const ShellScript& script, const std::vector<S
   SlurmRequest allocation = request_from_directives(directives);
   std::vector<Launch> launches;
   for (const ShellCommand& command : script.commands) {
+    if (command.followed) continue;  // what it runs is in the script's commands
     Context context;
     context.slurm = allocation;
     context.certain = command.certain;
@@ -1407,7 +1422,13 @@ std::vector<Launch> find_launches(const ShellScript& script, const std::vector<S
       variable.definition = span_of(value, 0, value.text.size());
       context.environment[name] = variable;
     }
-    scan(command.argv, 0, context, limits, launches);
+    if (command.launcher.empty()) {
+      scan(command.argv, 0, context, limits, launches);
+      continue;
+    }
+    std::vector<MappedString> argv = command.launcher;  // `srun ... bash -c`: the launcher first
+    argv.insert(argv.end(), command.argv.begin(), command.argv.end());
+    scan(argv, 0, context, limits, launches);
   }
   return launches;
 }

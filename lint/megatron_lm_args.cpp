@@ -469,9 +469,52 @@ class ArgvReader {
     });
   }
 
+  // `${VP_SIZE:+--num-layers-per-virtual-pipeline-stage "$VP_SIZE"}`: the
+  // flags the word holds when it holds anything. nullopt: any flag.
+  static std::optional<std::vector<std::string_view>> flags_of_alternate(std::string_view text) {
+    size_t plus = text.find('+');
+    if (!starts_with(text, "${") || !text.ends_with("}") || plus == std::string_view::npos) return std::nullopt;
+    std::string_view name = text.substr(2, plus - 2);
+    if (name.ends_with(":")) name.remove_suffix(1);
+    if (name.empty() || name.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") !=
+                            std::string_view::npos)
+      return std::nullopt;
+    std::string_view operand = text.substr(plus + 1, text.size() - plus - 2);
+    // Flags written out, and values that are one word each (quoted, or a
+    // literal without expansions): nothing else can hold a flag.
+    std::vector<std::string_view> flags;
+    size_t at = 0;
+    while (at < operand.size()) {
+      size_t end = operand.find(' ', at);
+      if (end == std::string_view::npos) end = operand.size();
+      std::string_view word = operand.substr(at, end - at);
+      bool quoted = word.size() >= 2 && word.front() == '"' && word.back() == '"';
+      if (word.find_first_of("$`'\\") != std::string_view::npos && !quoted) return std::nullopt;
+      if (starts_with(word, "--")) flags.push_back(word.substr(0, word.find('=')));
+      at = end + 1;
+    }
+    return flags;
+  }
+
+  // Whether one of `flags` may set `path`.
+  static bool may_write(const std::vector<std::string_view>& flags, std::string_view path) {
+    for (std::string_view flag : flags) {
+      const MegatronLmFlag* spec = find_megatron_lm_flag(flag);
+      if (!spec) return true;  // not one mblint maps: assume it may
+      if (spec->path == path || spec->also == path) return true;
+      bool virtual_stages = flag == "--num-layers-per-virtual-pipeline-stage" ||
+                            flag == "--num-virtual-stages-per-pipeline-rank" ||
+                            flag == "--pipeline-model-parallel-layout";
+      if (virtual_stages && path == "model.virtual_pipeline_model_parallel_size") return true;
+      if (flag == "--group-query-attention" && path == "model.num_query_groups") return true;
+    }
+    return false;
+  }
+
   // The settings Megatron-LM would default when no flag sets them.
   void hide_defaults_behind_opaque_word() {
     if (!opaque_word_) return;
+    std::optional<std::vector<std::string_view>> flags = flags_of_alternate(opaque_word_->text);
     Provenance where;
     where.layer = argv_.layer;
     where.value = word_span(*opaque_word_);
@@ -482,6 +525,7 @@ class ArgvReader {
          {"model.tensor_model_parallel_size", "model.pipeline_model_parallel_size", "model.context_parallel_size",
           "model.expert_model_parallel_size", "model.virtual_pipeline_model_parallel_size",
           "model.sequence_parallel", "model.num_moe_experts", "model.num_query_groups", "train.global_batch_size"}) {
+      if (flags && !may_write(*flags, path)) continue;
       if (!find_path(result_.config, path))
         assign_path(result_.config, split_path(path), make_unknown(opaque_word_->text, where));
     }
