@@ -652,6 +652,22 @@ std::optional<ShellFile> read_followed_file(ScriptContext& context, const std::s
   return std::nullopt;
 }
 
+// The positional parameters the user gave, each located at its word on
+// mblint's command line.
+std::vector<MappedString> script_arguments(const std::vector<CommandLineValue>& values) {
+  std::vector<MappedString> arguments;
+  for (const CommandLineValue& value : values) {
+    MappedString argument;
+    argument.file = value.span.file;
+    for (size_t i = 0; i < value.text.size(); ++i) {
+      uint32_t at = value.span.begin + static_cast<uint32_t>(i);
+      append_char(argument, value.text[i], at, at + 1);
+    }
+    arguments.push_back(std::move(argument));
+  }
+  return arguments;
+}
+
 std::vector<Job> jobs_from_script(FileId file, ScriptContext& context) {
   std::vector<SbatchDirective> directives = read_sbatch_directives(context.sources.files[file], file);
   ShellFiles files;
@@ -660,6 +676,7 @@ std::vector<Job> jobs_from_script(FileId file, ScriptContext& context) {
   files.read = [&context](const std::string& path, const std::string& from, std::string& why) {
     return read_followed_file(context, path, from, why);
   };
+  if (context.options.script_args) files.arguments = script_arguments(*context.options.script_args);
   ShellScript script = walk_shell_script(context.sources, file, slurm_environment(directives), {}, &files);
   std::vector<Launch> launches = find_launches(script, directives);
   bool any_certain = std::any_of(launches.begin(), launches.end(), [](const Launch& l) { return l.certain; });

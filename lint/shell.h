@@ -95,6 +95,9 @@ struct ShellFiles {
   std::function<std::optional<ShellFile>(const std::string& path, const std::string& from_directory,
                                          std::string& why)>
       read;
+  // The script's own positional parameters ($1, $2, $@) as the user will
+  // call it (`mblint check script.sh -- A B`); nullopt: unknown.
+  std::optional<std::vector<MappedString>> arguments;
 };
 
 // `#SBATCH` lines before the first command (sbatch ignores later ones).

@@ -379,6 +379,7 @@ void walk_into(ShellScript& out, const Source& source, const ShellEnvironment& i
   Parser parser(lexer);
   Walker w(source, limits, out);
   load_initial(w, initial);
+  if (files && files->arguments) w.positional = files->arguments;
   if (files && files->read) {
     w.files = files;
     w.directories.push_back(files->script_directory);
