@@ -188,7 +188,9 @@ int write_baseline_file(const ReportOptions& report, const CliEnvironment& env, 
 int run_check(const std::vector<std::string>& args, RuleSet rules, const CliEnvironment& env) {
   cxxopts::Options parser = check_options();
   cxxopts::ParseResult parsed;
-  if (auto stop = parse_command(parser, args, parsed, env)) return *stop;
+  // The words after `--` are the script's own arguments (read_script_args).
+  std::vector<std::string> own(args.begin(), std::find(args.begin(), args.end(), "--"));
+  if (auto stop = parse_command(parser, own, parsed, env)) return *stop;
   if (!parsed.count("paths")) return usage_error(env, "check needs at least one file (see mblint check --help)");
   ReportOptions report;
   if (auto stop = read_report_options(parsed, env, report)) return *stop;

@@ -114,11 +114,41 @@ void add_job_options(cxxopts::Options& options) {
       ("megatron-core-version", "Megatron-Core version the job runs (default: newest known)",
        cxxopts::value<std::string>())
       ("dialect", "read YAML files as bridge, megatron-lm or nemo (default: detected from the content)",
-       cxxopts::value<std::string>());
+       cxxopts::value<std::string>())
+      ("script-args", "a launch script's positional parameters ($1 $2 ...), split on blanks; or give them "
+                      "after `--`", cxxopts::value<std::string>());
   options.add_options("project")
       ("config", "project config to use instead of the nearest .mblint.yaml above each file",
        cxxopts::value<std::string>())
       ("no-config", "ignore every .mblint.yaml");
+}
+
+// `-- A B` (each word one parameter) or `--script-args "A B"` (split on
+// blanks), each located on the command line.
+std::optional<int> read_script_args(const std::vector<std::string>& args, const CommandLine& line,
+                                    const CliEnvironment& env, LintOptions& options) {
+  auto dashes = std::find(args.begin(), args.end(), "--");
+  std::optional<CommandLineValue> joined = last_value(args, line, {"--script-args"});
+  if (dashes != args.end() && joined) return usage_error(env, "give the script's arguments after `--` or with --script-args, not both");
+  if (dashes != args.end()) {
+    options.script_args.emplace();
+    for (auto it = dashes + 1; it != args.end(); ++it) {
+      size_t i = static_cast<size_t>(it - args.begin());
+      options.script_args->push_back({*it, make_span(line.file, line.offsets[i], line.offsets[i] + it->size())});
+    }
+    return std::nullopt;
+  }
+  if (!joined) return std::nullopt;
+  options.script_args.emplace();
+  const std::string& text = joined->text;
+  size_t at = 0;
+  while ((at = text.find_first_not_of(" \t", at)) != std::string::npos) {
+    size_t end = std::min(text.find_first_of(" \t", at), text.size());
+    uint32_t begin = joined->span.begin + static_cast<uint32_t>(at);
+    options.script_args->push_back({text.substr(at, end - at), make_span(line.file, begin, begin + (end - at))});
+    at = end;
+  }
+  return std::nullopt;
 }
 
 std::optional<int> read_job_options(const std::vector<std::string>& full_args, const CommandLine& line,
@@ -133,6 +163,7 @@ std::optional<int> read_job_options(const std::vector<std::string>& full_args, c
   options.bridge_version = last_value(full_args, line, {"--bridge-version"});
   options.megatron_core_version = last_value(full_args, line, {"--megatron-core-version"});
   options.dialect = last_value(full_args, line, {"--dialect"});
+  if (auto stop = read_script_args(full_args, line, env, options)) return *stop;
   options.project_config = last_value(full_args, line, {"--config"});
   options.no_project_config = std::find(full_args.begin(), full_args.end(), "--no-config") != full_args.end();
   if (options.project_config && options.no_project_config) {

@@ -231,7 +231,9 @@ RuleSelection input_problems() {
 int run_resolve(const std::vector<std::string>& args, RuleSet rules, const CliEnvironment& env) {
   cxxopts::Options parser = resolve_options();
   cxxopts::ParseResult parsed;
-  if (auto stop = parse_command(parser, args, parsed, env)) return *stop;
+  // The words after `--` are the script's own arguments (read_script_args).
+  std::vector<std::string> own(args.begin(), std::find(args.begin(), args.end(), "--"));
+  if (auto stop = parse_command(parser, own, parsed, env)) return *stop;
   std::string format = parsed["format"].as<std::string>();
   if (format != "text" && format != "json") return usage_error(env, "resolve --format takes text or json");
   if (!parsed.count("paths")) return usage_error(env, "resolve needs at least one file (see mblint resolve --help)");

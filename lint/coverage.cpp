@@ -1,6 +1,7 @@
 #include "lint/coverage.h"
 
 #include <algorithm>
+#include <cctype>
 
 #include <fmt/format.h>
 
@@ -12,8 +13,8 @@ namespace mblint {
 namespace {
 
 constexpr const char* kSupplyRecipe =
-    "pass --recipe NAME (a Megatron Bridge recipe such as llama3_8b_pretrain_config), or `recipe:` in a "
-    "`context:` entry of .mblint.yaml";
+    "pass --recipe NAME, or `recipe:` in a `context:` entry of .mblint.yaml; `mblint recipes PATTERN` finds the "
+    "name (e.g. `mblint recipes llama3_8b`)";
 constexpr const char* kSupplyAllocation =
     "pass --nodes N and --gpus-per-node G, or set them in a `context:` entry of .mblint.yaml";
 
@@ -88,12 +89,25 @@ std::string written_as(const Job& job, const Quantity& q) {
   return {};
 }
 
+// `$1`, `${2}`, `$@`: the script's positional parameters.
+bool positional_parameter(std::string_view text) {
+  if (text.starts_with("${")) text.remove_prefix(2);
+  else if (text.starts_with("$")) text.remove_prefix(1);
+  else return false;
+  return !text.empty() && (std::isdigit(static_cast<unsigned char>(text[0])) || text[0] == '@' || text[0] == '*');
+}
+
 void add_unknown_value(Coverage& coverage, const Job& job, const Quantity& q) {
   std::string text = written_as(job, q);
+  std::string supply = positional_parameter(text)
+                           ? fmt::format("give the script's arguments after `--` (mblint check SCRIPT -- ARG...), "
+                                         "or pass --set {}=VALUE",
+                                         q.path)
+                           : fmt::format("give it a literal value, or pass --set {}=VALUE", q.path);
   CoverageGap gap{fmt::format("{} unknown", q.name),
                   text.empty() ? fmt::format("{} is set to a value mblint cannot read", q.name)
                                : fmt::format("{} is `{}`, which is not known here", q.name, text),
-                  fmt::format("give it a literal value, or pass --set {}=VALUE", q.path),
+                  supply,
                   q.where.value.valid() ? q.where.value : span_for(q), {q.name}};
   coverage.gaps.push_back(std::move(gap));
 }

@@ -76,6 +76,11 @@ std::optional<Unresolved> hand_off(const ShellCommand& command) {
     return Unresolved{"script", fmt::format("`{}` runs another script, {}", words(argv, 2), why),
                       "check that script itself", command.span};
   }
+  if (!command.not_followed.empty()) {  // `srun ... bash FILE`, `mpirun ... bash -c CODE`
+    return Unresolved{"script", fmt::format("`{}` runs another script, not followed: {}", words(argv, 3),
+                                            command.not_followed),
+                      "check that script itself", command.span};
+  }
   if (name == "megatron" && argv.size() > 2 && !argv[2].text.empty() && argv[2].text[0] != '-') {
     return Unresolved{"config file",
                       fmt::format("`{}` takes its settings from a file mblint does not read", words(argv, 3)),

@@ -167,6 +167,9 @@ struct LintOptions {
   std::optional<CommandLineValue> bridge_version;
   std::optional<CommandLineValue> megatron_core_version;
   std::optional<CommandLineValue> dialect;  // bridge, megatron-lm, nemo; detected when absent
+  // `check script.sh -- A B` / `--script-args "A B"`: a launch script's
+  // positional parameters; nullopt: unknown.
+  std::optional<std::vector<CommandLineValue>> script_args;
   FileId command_line_file = kNoFile;
   Thresholds thresholds;
   // YAML parses kept between runs (the language server's); null: parse every file.

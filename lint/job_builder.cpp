@@ -596,6 +596,9 @@ bool system_path(const fs::path& path) {
   return false;
 }
 
+// How far above a script its repository's root may be.
+constexpr int kRepositoryLevels = 8;
+
 // `source FILE` / `bash FILE` as the walk asks for it: relative to the file
 // that names it, then to the script, then to the current directory. Only
 // regular files are read; they may lie outside the checked tree (a script
@@ -608,6 +611,19 @@ std::optional<ShellFile> read_followed_file(ScriptContext& context, const std::s
     candidates.push_back(named);
   } else {
     candidates = {fs::path(from_directory) / named, context.script_dir / named, context.options.base_dir / named};
+    // `cd /workspace/megatron-lm; ./tests/x/run.sh`: a path of several
+    // components names the file from the repository's root, one of the
+    // directories above the script.
+    if (std::distance(named.lexically_normal().begin(), named.lexically_normal().end()) > 2) {
+      std::error_code error;
+      fs::path above = context.script_dir.is_absolute() ? context.script_dir
+                                                         : context.options.base_dir / context.script_dir;
+      above = fs::absolute(above, error).lexically_normal();
+      for (int level = 0; level < kRepositoryLevels && above.has_parent_path() && above != above.parent_path(); ++level) {
+        above = above.parent_path();
+        candidates.push_back(above / named);
+      }
+    }
   }
   for (const fs::path& candidate : candidates) {
     std::error_code error;
@@ -636,6 +652,22 @@ std::optional<ShellFile> read_followed_file(ScriptContext& context, const std::s
   return std::nullopt;
 }
 
+// The positional parameters the user gave, each located at its word on
+// mblint's command line.
+std::vector<MappedString> script_arguments(const std::vector<CommandLineValue>& values) {
+  std::vector<MappedString> arguments;
+  for (const CommandLineValue& value : values) {
+    MappedString argument;
+    argument.file = value.span.file;
+    for (size_t i = 0; i < value.text.size(); ++i) {
+      uint32_t at = value.span.begin + static_cast<uint32_t>(i);
+      append_char(argument, value.text[i], at, at + 1);
+    }
+    arguments.push_back(std::move(argument));
+  }
+  return arguments;
+}
+
 std::vector<Job> jobs_from_script(FileId file, ScriptContext& context) {
   std::vector<SbatchDirective> directives = read_sbatch_directives(context.sources.files[file], file);
   ShellFiles files;
@@ -644,6 +676,7 @@ std::vector<Job> jobs_from_script(FileId file, ScriptContext& context) {
   files.read = [&context](const std::string& path, const std::string& from, std::string& why) {
     return read_followed_file(context, path, from, why);
   };
+  if (context.options.script_args) files.arguments = script_arguments(*context.options.script_args);
   ShellScript script = walk_shell_script(context.sources, file, slurm_environment(directives), {}, &files);
   std::vector<Launch> launches = find_launches(script, directives);
   bool any_certain = std::any_of(launches.begin(), launches.end(), [](const Launch& l) { return l.certain; });

@@ -730,6 +730,30 @@ void scan_program(const std::vector<MappedString>& argv, size_t i, const Context
   }
 }
 
+// `torchrun $DIST_ARGS pretrain_gpt.py ...` with `$DIST_ARGS` unknown: words
+// the launcher reads as its options (they stand before a `.py` program). The
+// program is still the launch; the counts those words may set are unknown.
+bool skip_unknown_launcher_words(const std::vector<MappedString>& argv, size_t& i, Torchrun& resources) {
+  // A program whose file name is known (`${DIR}/pretrain_gpt.py`).
+  auto known_program = [](const MappedString& word) {
+    size_t slash = word.text.rfind('/');
+    size_t name = slash == std::string::npos ? 0 : slash + 1;
+    return ends_with(word.text, ".py") && !has_unknown(word, name, word.text.size());
+  };
+  size_t at = i;
+  while (at < argv.size() && has_unknown(argv[at]) && !known_program(argv[at])) ++at;
+  if (at == i || at >= argv.size() || !known_program(argv[at])) return false;
+  std::string why = fmt::format("`{}` is not known here and may hold the launcher's options", argv[i].text);
+  for (LocatedInt* count : {&resources.nnodes, &resources.nproc_per_node}) {
+    count->value.reset();
+    count->unknown_because = why;
+    count->where.layer = Layer::Launcher;
+    count->where.statement = span_of(argv[i], 0, argv[i].text.size());
+  }
+  i = at;
+  return true;
+}
+
 void scan_torchrun(const std::vector<MappedString>& argv, size_t i, const Context& context, Span span,
                    std::vector<Launch>& out) {
   static constexpr std::array<std::string_view, 30> kValued = {
@@ -766,6 +790,7 @@ void scan_torchrun(const std::vector<MappedString>& argv, size_t i, const Contex
     }
   }
   (void)module;
+  skip_unknown_launcher_words(argv, i, torchrun);
   scan_program(argv, i, context, torchrun, out);
 }
 
@@ -1120,6 +1145,7 @@ void scan_deepspeed(const std::vector<MappedString>& argv, size_t i, Context con
     }
   }
   context.wrapper = "deepspeed";
+  skip_unknown_launcher_words(argv, i, resources);
   scan_program(argv, i, context, resources, out);
 }
 
@@ -1227,6 +1253,11 @@ void scan(const std::vector<MappedString>& argv, size_t i, Context context, cons
   static constexpr std::array<std::string_view, 14> kUvValued = {
       "--with", "--project", "--directory", "--python", "-p", "--extra", "--group", "--env-file",
       "--index", "--index-url", "--with-requirements", "--package", "--only-group", "--no-group"};
+  static constexpr std::array<std::string_view, 34> kDockerValued = {
+      "-v", "--volume", "-e", "--env", "--env-file", "-w", "--workdir", "--name", "--gpus", "--shm-size",
+      "--ipc", "--network", "--net", "-u", "--user", "--entrypoint", "--device", "--mount", "--ulimit",
+      "--cap-add", "--security-opt", "-p", "--publish", "--runtime", "-l", "--label", "-h", "--hostname",
+      "--add-host", "--cpus", "-m", "--memory", "--pid", "--group-add"};
   static constexpr std::array<std::string_view, 12> kNsysValued = {
       "-o", "--output", "-t", "--trace", "-s", "--sample", "-c", "--capture-range", "-d", "--delay",
       "--duration", "--cuda-memory-usage"};
@@ -1269,6 +1300,15 @@ void scan(const std::vector<MappedString>& argv, size_t i, Context context, cons
           options.skip();
         }
       }
+      continue;
+    }
+    if (name == "docker") {  // docker run|exec [OPTIONS] IMAGE|CONTAINER COMMAND
+      ++i;
+      if (i >= argv.size() || (argv[i].text != "run" && argv[i].text != "exec")) return;
+      ++i;
+      Options options(argv, i);
+      skip_options(options, kDockerValued);
+      ++i;  // the image or container
       continue;
     }
     if (name == "uv") {
@@ -1367,6 +1407,7 @@ std::vector<Launch> find_launches(const ShellScript& script, const std::vector<S
   SlurmRequest allocation = request_from_directives(directives);
   std::vector<Launch> launches;
   for (const ShellCommand& command : script.commands) {
+    if (command.followed) continue;  // what it runs is in the script's commands
     Context context;
     context.slurm = allocation;
     context.certain = command.certain;
@@ -1381,7 +1422,13 @@ std::vector<Launch> find_launches(const ShellScript& script, const std::vector<S
       variable.definition = span_of(value, 0, value.text.size());
       context.environment[name] = variable;
     }
-    scan(command.argv, 0, context, limits, launches);
+    if (command.launcher.empty()) {
+      scan(command.argv, 0, context, limits, launches);
+      continue;
+    }
+    std::vector<MappedString> argv = command.launcher;  // `srun ... bash -c`: the launcher first
+    argv.insert(argv.end(), command.argv.begin(), command.argv.end());
+    scan(argv, 0, context, limits, launches);
   }
   return launches;
 }

@@ -437,6 +437,7 @@ class ArgvReader {
     result_.config = make_map();
     size_t i = 0;
     while (i < argv_.words.size()) i = read_word(i);
+    hide_defaults_behind_opaque_word();
     derive_virtual_pipeline();
     derive_query_groups();
     derive_sequence_length();
@@ -458,9 +459,84 @@ class ArgvReader {
     return i;
   }
 
+  // A word standing alone among the flags whose value the script set but
+  // mblint cannot know (`${options}` after branches that build it
+  // differently): it may hold any flag, so what it may set is not defaulted.
+  static bool opaque_script_word(const MappedString& word) {
+    if (word.text.empty() || !has_unknown(word, 0, 1)) return false;
+    return std::any_of(word.expansions.begin(), word.expansions.end(), [](const Expansion& e) {
+      return !e.known && e.begin == 0 && e.definition.valid();
+    });
+  }
+
+  // `${VP_SIZE:+--num-layers-per-virtual-pipeline-stage "$VP_SIZE"}`: the
+  // flags the word holds when it holds anything. nullopt: any flag.
+  static std::optional<std::vector<std::string_view>> flags_of_alternate(std::string_view text) {
+    size_t plus = text.find('+');
+    if (!starts_with(text, "${") || !text.ends_with("}") || plus == std::string_view::npos) return std::nullopt;
+    std::string_view name = text.substr(2, plus - 2);
+    if (name.ends_with(":")) name.remove_suffix(1);
+    if (name.empty() || name.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") !=
+                            std::string_view::npos)
+      return std::nullopt;
+    std::string_view operand = text.substr(plus + 1, text.size() - plus - 2);
+    // Flags written out, and values that are one word each (quoted, or a
+    // literal without expansions): nothing else can hold a flag.
+    std::vector<std::string_view> flags;
+    size_t at = 0;
+    while (at < operand.size()) {
+      size_t end = operand.find(' ', at);
+      if (end == std::string_view::npos) end = operand.size();
+      std::string_view word = operand.substr(at, end - at);
+      bool quoted = word.size() >= 2 && word.front() == '"' && word.back() == '"';
+      if (word.find_first_of("$`'\\") != std::string_view::npos && !quoted) return std::nullopt;
+      if (starts_with(word, "--")) flags.push_back(word.substr(0, word.find('=')));
+      at = end + 1;
+    }
+    return flags;
+  }
+
+  // Whether one of `flags` may set `path`.
+  static bool may_write(const std::vector<std::string_view>& flags, std::string_view path) {
+    for (std::string_view flag : flags) {
+      const MegatronLmFlag* spec = find_megatron_lm_flag(flag);
+      if (!spec) return true;  // not one mblint maps: assume it may
+      if (spec->path == path || spec->also == path) return true;
+      bool virtual_stages = flag == "--num-layers-per-virtual-pipeline-stage" ||
+                            flag == "--num-virtual-stages-per-pipeline-rank" ||
+                            flag == "--pipeline-model-parallel-layout";
+      if (virtual_stages && path == "model.virtual_pipeline_model_parallel_size") return true;
+      if (flag == "--group-query-attention" && path == "model.num_query_groups") return true;
+    }
+    return false;
+  }
+
+  // The settings Megatron-LM would default when no flag sets them.
+  void hide_defaults_behind_opaque_word() {
+    if (!opaque_word_) return;
+    std::optional<std::vector<std::string_view>> flags = flags_of_alternate(opaque_word_->text);
+    Provenance where;
+    where.layer = argv_.layer;
+    where.value = word_span(*opaque_word_);
+    where.statement = where.value;
+    where.via = definitions_in(*opaque_word_, 0, opaque_word_->text.size());
+    where.origin = fmt::format("`{}` is not known here and may set it", opaque_word_->text);
+    for (std::string_view path :
+         {"model.tensor_model_parallel_size", "model.pipeline_model_parallel_size", "model.context_parallel_size",
+          "model.expert_model_parallel_size", "model.virtual_pipeline_model_parallel_size",
+          "model.sequence_parallel", "model.num_moe_experts", "model.num_query_groups", "train.global_batch_size"}) {
+      if (flags && !may_write(*flags, path)) continue;
+      if (!find_path(result_.config, path))
+        assign_path(result_.config, split_path(path), make_unknown(opaque_word_->text, where));
+    }
+  }
+
   size_t read_word(size_t i) {
     const MappedString& word = argv_.words[i];
-    if (!is_flag_word(word)) return i + 1;  // a value of a flag mblint does not know
+    if (!is_flag_word(word)) {  // a value of a flag mblint does not know
+      if (!opaque_word_ && opaque_script_word(word)) opaque_word_ = word;
+      return i + 1;
+    }
     size_t eq = word.text.find('=');
     std::string_view name = std::string_view(word.text).substr(0, eq);
     const MegatronLmFlag* spec = find_megatron_lm_flag(name);
@@ -810,6 +886,7 @@ class ArgvReader {
 
   const MegatronArgv& argv_;
   MegatronLmArgs result_;
+  std::optional<MappedString> opaque_word_;
   std::map<std::string_view, Occurrence> seen_;
 };
 

@@ -52,6 +52,10 @@ struct ShellCommand {
   // command runs (its commands follow it); else, when it tried, why not.
   bool followed = false;
   std::string not_followed;
+  // The launchers that run this command, outermost first: the words of
+  // `srun -N 2` / `mpirun -np 16` before the `bash FILE` or `bash -c CODE`
+  // whose commands this one is. Empty for a command the script runs itself.
+  std::vector<MappedString> launcher;
 };
 
 struct ShellScript {
@@ -91,6 +95,9 @@ struct ShellFiles {
   std::function<std::optional<ShellFile>(const std::string& path, const std::string& from_directory,
                                          std::string& why)>
       read;
+  // The script's own positional parameters ($1, $2, $@) as the user will
+  // call it (`mblint check script.sh -- A B`); nullopt: unknown.
+  std::optional<std::vector<MappedString>> arguments;
 };
 
 // `#SBATCH` lines before the first command (sbatch ignores later ones).

@@ -499,6 +499,7 @@ Outcome walk_simple(Walker& w, const Node& node, bool certain) {
   ShellCommand command;
   command.certain = certain;
   command.span = where;
+  command.launcher = w.launcher;
   std::vector<std::pair<std::string, VarState>> prefix;
   for (size_t i = 0; i < node.assignment_count; ++i) {
     const Word& word = node.words[i];

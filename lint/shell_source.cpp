@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <utility>
 
 #include "lint/shell_walk.h"
 
@@ -94,14 +95,13 @@ Outcome follow_source(Walker& w, size_t index, bool certain) {
   return walk_file(w, std::move(*file), std::move(arguments), certain);
 }
 
-// `bash FILE [ARGS]`: a child process. It sees the exported variables and
-// the command's own `VAR=x` prefixes, no functions, and changes nothing here.
-Outcome follow_child(Walker& w, size_t index, size_t file_word,
-                     const std::vector<std::pair<std::string, VarState>>& prefix, bool certain) {
-  std::vector<MappedString> argv = recorded(w, index).argv;
-  std::optional<ShellFile> file = read_named(w, index, argv[file_word]);
-  if (!file) return {Flow::Normal, Status::Unknown};
-  recorded(w, index).followed = true;
+// A child process (`bash FILE`, `bash -c CODE`): it sees the exported
+// variables and the command's own `VAR=x` prefixes, no functions, and
+// changes nothing here. Its commands run under `launcher` (see
+// ShellCommand::launcher).
+template <typename Walk>
+Outcome in_child(Walker& w, const std::vector<std::pair<std::string, VarState>>& prefix,
+                 std::vector<MappedString> launcher, Walk walk) {
   push_branch(w);
   std::vector<std::string> hidden;
   for (const auto& [name, state] : w.vars) {
@@ -113,11 +113,51 @@ Outcome follow_child(Walker& w, size_t index, size_t file_word,
   w.functions.clear();
   std::vector<Saved> locals = std::move(w.locals);  // `local` in the child is its own
   w.locals.clear();
-  Outcome outcome = walk_file(w, std::move(*file), arguments_after(argv, file_word + 1), certain);
+  std::vector<MappedString> outer = std::exchange(w.launcher, std::move(launcher));
+  Outcome outcome = walk();
+  w.launcher = std::move(outer);
   w.locals = std::move(locals);
   w.functions = std::move(functions);
   pop_branch(w, outcome);
   return {Flow::Normal, Status::Unknown};
+}
+
+// `bash FILE [ARGS]`.
+Outcome follow_child(Walker& w, size_t index, size_t file_word,
+                     const std::vector<std::pair<std::string, VarState>>& prefix, bool certain,
+                     std::vector<MappedString> launcher) {
+  std::vector<MappedString> argv = recorded(w, index).argv;
+  std::optional<ShellFile> file = read_named(w, index, argv[file_word]);
+  if (!file) return {Flow::Normal, Status::Unknown};
+  recorded(w, index).followed = true;
+  return in_child(w, prefix, std::move(launcher), [&]() {
+    return walk_file(w, std::move(*file), arguments_after(argv, file_word + 1), certain);
+  });
+}
+
+// `bash -c CODE [NAME ARGS]`: CODE read as a child's script, NAME its $0
+// and ARGS its $1... (none given: there are none).
+Outcome follow_shell_code(Walker& w, size_t index, size_t code_word,
+                          const std::vector<std::pair<std::string, VarState>>& prefix, bool certain,
+                          std::vector<MappedString> launcher) {
+  if (w.follow_depth >= w.limits.max_source_depth) {
+    return not_followed(w, index, fmt::format("files and eval are nested more than {} deep here",
+                                              w.limits.max_source_depth));
+  }
+  const std::vector<MappedString>& argv = recorded(w, index).argv;
+  MappedString code = argv[code_word];
+  if (code.file == kNoFile) code.file = w.source.file;
+  std::vector<MappedString> arguments = arguments_after(argv, code_word + 2);
+  recorded(w, index).followed = true;
+  const MappedString& kept = w.codes.emplace_back(std::move(code));
+  return in_child(w, prefix, std::move(launcher), [&]() {
+    std::optional<std::vector<MappedString>> caller = std::exchange(w.positional, std::move(arguments));
+    ++w.follow_depth;
+    Outcome outcome = walk_text(w, code_source(kept), certain);
+    --w.follow_depth;
+    w.positional = std::move(caller);
+    return outcome;
+  });
 }
 
 // `eval ARGS`: the arguments joined by spaces, read as code in this shell.
@@ -150,6 +190,53 @@ bool is_option(const MappedString& word) { return !word.text.empty() && word.tex
 
 }  // namespace
 
+namespace {
+
+// Programs that run the command they are given on compute nodes or in a
+// container: their options and the command's words precede `bash ...`.
+bool runs_a_command(std::string_view program) {
+  return program == "srun" || program == "mpirun" || program == "mpiexec" || program == "docker";
+}
+
+// `bash [OPTIONS] FILE ARGS` or `bash [OPTIONS] -c CODE ...` at argv[at].
+std::optional<Outcome> follow_shell(Walker& w, size_t index, size_t at,
+                                    const std::vector<std::pair<std::string, VarState>>& prefix,
+                                    bool certain, std::vector<MappedString> launcher) {
+  const std::vector<MappedString>& argv = recorded(w, index).argv;
+  size_t i = at + 1;
+  bool code = false;
+  for (; i < argv.size() && is_option(argv[i]) && fully_known(argv[i]); ++i) {
+    std::string_view option = argv[i].text;
+    if (option == "-o" || option == "-O" || option == "--rcfile" || option == "--init-file") {
+      ++i;  // takes a value
+      continue;
+    }
+    bool letters = option.size() > 1 && option[1] != '-';
+    if (letters && option.find('c') != std::string_view::npos) {  // -c, -xc, -lc
+      code = true;
+      ++i;
+      break;
+    }
+  }
+  if (i >= argv.size()) return std::nullopt;
+  if (code) return follow_shell_code(w, index, i, prefix, certain, std::move(launcher));
+  if (!w.files || is_option(argv[i])) return std::nullopt;
+  return follow_child(w, index, i, prefix, certain, std::move(launcher));
+}
+
+// The word of a launcher's command line that starts the shell it runs
+// (`srun --mpi=pmix bash -c ...`, `mpirun -np 16 bash train.sh`), or 0.
+size_t shell_under_launcher(const std::vector<MappedString>& argv) {
+  for (size_t k = 1; k < argv.size(); ++k) {
+    if (!fully_known(argv[k])) continue;
+    std::string_view word = basename(argv[k].text);
+    if (word == "bash" || word == "sh") return k;
+  }
+  return 0;
+}
+
+}  // namespace
+
 std::optional<Outcome> follow_command(Walker& w, size_t index,
                                       const std::vector<std::pair<std::string, VarState>>& prefix,
                                       bool certain) {
@@ -158,13 +245,20 @@ std::optional<Outcome> follow_command(Walker& w, size_t index,
   std::string_view name = argv[0].text;
   if (w.functions.count(name)) return std::nullopt;  // a function of that name runs instead
   if (name == "eval" && argv.size() > 1) return follow_eval(w, index, certain);
+  std::string_view program = basename(name);
+  if ((program == "bash" || program == "sh") && argv.size() > 1)
+    return follow_shell(w, index, 0, prefix, certain, w.launcher);
+  if (runs_a_command(program)) {
+    size_t shell = shell_under_launcher(argv);
+    if (shell == 0) return std::nullopt;
+    std::vector<MappedString> launcher = w.launcher;
+    launcher.insert(launcher.end(), argv.begin(), argv.begin() + static_cast<std::ptrdiff_t>(shell));
+    return follow_shell(w, index, shell, prefix, certain, std::move(launcher));
+  }
   if (!w.files) return std::nullopt;
   if ((name == "source" || name == ".") && argv.size() > 1) return follow_source(w, index, certain);
-  std::string_view program = basename(name);
-  if ((program == "bash" || program == "sh") && argv.size() > 1 && !is_option(argv[1]))
-    return follow_child(w, index, 1, prefix, certain);
   if (ends_with(program, ".sh") && name.find('/') != std::string_view::npos)  // ./other.sh
-    return follow_child(w, index, 0, prefix, certain);
+    return follow_child(w, index, 0, prefix, certain, w.launcher);
   return std::nullopt;
 }
 

@@ -97,6 +97,67 @@ Outcome walk_and_or(Walker& w, const Node& node, bool certain) {
   return {Flow::Normal, status};
 }
 
+// A node that is one command: the Simple or Cond node inside a one-element
+// list or pipeline.
+const Node* single_command(const Node& node) {
+  const Node* at = &node;
+  while ((at->kind == NodeKind::List || (at->kind == NodeKind::Pipeline && !at->negated) ||
+          at->kind == NodeKind::AndOr) &&
+         at->children.size() == 1) {
+    at = &at->children[0];
+  }
+  return at->kind == NodeKind::Simple || at->kind == NodeKind::Cond ? at : nullptr;
+}
+
+// The variable a word is exactly (`"$V"`, `$V`, `${V}`), if it is one.
+std::optional<std::string> variable_word(const Word& word) {
+  if (word.parts.size() != 1 || word.parts[0].kind != PartKind::Parameter) return std::nullopt;
+  const Part& part = word.parts[0];
+  if (part.op != ParamOp::None || part.subscript != Subscript::None || !is_identifier(part.text))
+    return std::nullopt;
+  return part.text;
+}
+
+// `[ -z "$V" ]` / `[[ -z $V ]]`: the variable whose emptiness is tested.
+std::optional<std::string> emptiness_test(const Node& condition) {
+  const Node* command = single_command(condition);
+  if (!command) return std::nullopt;
+  if (command->kind == NodeKind::Cond) {
+    const auto& tokens = detail_of(*command).cond;
+    if (tokens.size() != 2 || !tokens[0].op.empty() || !tokens[1].op.empty()) return std::nullopt;
+    if (plain_text(tokens[0].word) != "-z") return std::nullopt;
+    return variable_word(tokens[1].word);
+  }
+  const auto& words = command->words;
+  if (command->assignment_count != 0 || words.size() != 4) return std::nullopt;
+  if (plain_text(words[0]) != "[" || plain_text(words[1]) != "-z" || plain_text(words[3]) != "]")
+    return std::nullopt;
+  return variable_word(words[2]);
+}
+
+// A body whose last command is `exit N` with N a literal other than 0.
+bool ends_in_error_exit(const Node& body) {
+  const Node* last = &body;
+  while (last->kind == NodeKind::List && !last->children.empty()) last = &last->children.back();
+  if (last->kind != NodeKind::Simple || last->words.size() != 2 || last->assignment_count != 0) return false;
+  std::optional<std::string_view> status = plain_text(last->words[1]);
+  return plain_text(last->words[0]) == "exit" && status && !status->empty() &&
+         status->find_first_not_of("0123456789") == std::string_view::npos &&
+         status->find_first_not_of('0') != std::string_view::npos;
+}
+
+// A template's guard on a placeholder: `CONTAINER_IMAGE=""` written in the
+// script for the user to fill in, then `if [ -z "$CONTAINER_IMAGE" ]; then
+// echo ...; exit 1; fi`. The script is meant to run once the placeholder is
+// filled, so the guard is read as not taken (the value itself stays empty).
+bool placeholder_guard(const Walker& w, const Node& condition, const Node& body) {
+  std::optional<std::string> name = emptiness_test(condition);
+  if (!name || !ends_in_error_exit(body)) return false;
+  const VarState* state = find_var(w, *name);
+  return state && state->presence == Presence::Set && !state->opaque && state->var.known &&
+         state->var.value.text.empty() && state->var.definition.valid();
+}
+
 // if / elif / else: conditions in order until one is known true; every arm
 // after an undecidable condition is one possible path.
 Outcome walk_if(Walker& w, const Node& node, bool certain) {
@@ -105,6 +166,7 @@ Outcome walk_if(Walker& w, const Node& node, bool certain) {
   bool taken = false;
   size_t arms = node.children.size() / 2;
   for (size_t arm = 0; arm < arms && !w.stopped; ++arm) {
+    if (placeholder_guard(w, node.children[2 * arm], node.children[2 * arm + 1])) continue;
     Outcome condition = walk_node(w, node.children[2 * arm], certain && !uncertain);
     if (condition.flow != Flow::Normal && !uncertain) return condition;
     const Node& body = node.children[2 * arm + 1];
@@ -317,6 +379,7 @@ void walk_into(ShellScript& out, const Source& source, const ShellEnvironment& i
   Parser parser(lexer);
   Walker w(source, limits, out);
   load_initial(w, initial);
+  if (files && files->arguments) w.positional = files->arguments;
   if (files && files->read) {
     w.files = files;
     w.directories.push_back(files->script_directory);

@@ -95,6 +95,9 @@ struct Walker {
   std::vector<std::string> directories;  // of the files being walked: the script first
   std::vector<FileId> walking;           // files being walked, outermost first
   size_t follow_depth = 0;
+  // While a child runs under a launcher (`srun ... bash train.sh`): the
+  // launcher's words, recorded with every command of the child.
+  std::vector<MappedString> launcher;
   size_t followed_bytes = 0;
   std::deque<std::string> texts;     // followed files, alive as long as the walk
   std::deque<MappedString> codes;    // eval'd strings

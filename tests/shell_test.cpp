@@ -1157,7 +1157,10 @@ TEST_CASE("shell: srun bash -c keeps the inner command as one word", "[shell][pa
 
 TEST_CASE("shell: problems inside bash -c code point into the file", "[shell][patterns]") {
   Run r = run("srun bash -c \"echo 'oops; fi\"\n");
-  CHECK(r.script.problems.empty());
+  // The walk follows the code (the launcher's child shell) and reports it.
+  REQUIRE(r.script.problems.size() == 1);
+  CHECK(r.script.problems[0].message == "unterminated single quote");
+  CHECK(at(r, r.script.problems[0].where.begin).column == 20);
   const MappedString& code = command(r.script, "srun").argv[3];
   ShellScript inner = walk_shell_code(code, {});
   REQUIRE(inner.problems.size() == 1);
