@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <utility>
 
 #include "lint/shell_walk.h"
 
@@ -355,9 +356,14 @@ Outcome call_function(Walker& w, const std::string& name, const Function& functi
   w.locals.emplace_back();
   ++w.call_depth;
   Source caller = w.source;
+  // The here-documents read so far are the current text's; a function
+  // defined in another text (a sourced file, now closed) has none here.
+  bool same_text = function.source.text.data() == caller.text.data();
+  const std::map<uint32_t, HeredocBody>* bodies = std::exchange(w.bodies, same_text ? w.bodies : nullptr);
   w.source = function.source;  // defined in a sourced file: its positions are there
   Outcome outcome = walk_node(w, *function.body, certain);
   w.source = caller;
+  w.bodies = bodies;
   --w.call_depth;
   Saved hidden = std::move(w.locals.back());
   w.locals.pop_back();

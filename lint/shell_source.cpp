@@ -224,7 +224,7 @@ bool names_a_script(const MappedString& word) {
 std::optional<Outcome> follow_heredoc(Walker& w, const Node& node, size_t index,
                                       const std::vector<std::pair<std::string, VarState>>& prefix,
                                       bool certain) {
-  if (!node.detail || node.detail->heredocs.empty() || !w.bodies) return std::nullopt;
+  if (!node.detail || node.detail->heredocs.empty()) return std::nullopt;
   const std::vector<MappedString>& argv = recorded(w, index).argv;
   if (argv.empty() || !fully_known(argv[0])) return std::nullopt;
   std::string_view program = basename(argv[0].text);
@@ -234,8 +234,13 @@ std::optional<Outcome> follow_heredoc(Walker& w, const Node& node, size_t index,
     if (sbatch ? names_a_script(argv[i]) : !is_option(argv[i]) || argv[i].text.find('c') != std::string::npos)
       return std::nullopt;
   }
-  auto found = w.bodies->find(node.detail->heredocs.back());
-  if (found == w.bodies->end()) return std::nullopt;
+  auto found = w.bodies ? w.bodies->find(node.detail->heredocs.back()) : decltype(w.bodies->end()){};
+  if (!w.bodies || found == w.bodies->end() || found->second.begin > found->second.end ||
+      found->second.end > w.source.text.size()) {
+    return not_followed(w, index,
+                        "mblint cannot read its here-document here (it is in a function another file "
+                        "defines, or never closed)");
+  }
   const HeredocBody& body = found->second;
   if (w.follow_depth >= w.limits.max_source_depth) {
     return not_followed(w, index, fmt::format("files and eval are nested more than {} deep here",
