@@ -614,7 +614,8 @@ std::optional<ShellFile> read_followed_file(ScriptContext& context, const std::s
     // `cd /workspace/megatron-lm; ./tests/x/run.sh`: a path of several
     // components names the file from the repository's root, one of the
     // directories above the script.
-    if (std::distance(named.lexically_normal().begin(), named.lexically_normal().end()) > 2) {
+    fs::path normal = named.lexically_normal();
+    if (std::distance(normal.begin(), normal.end()) > 2) {
       std::error_code error;
       fs::path above = context.script_dir.is_absolute() ? context.script_dir
                                                          : context.options.base_dir / context.script_dir;

@@ -1286,6 +1286,22 @@ void scan(const std::vector<MappedString>& argv, size_t i, Context context, cons
       }
       continue;
     }
+    if (name == "sbatch") {  // a job of its own (its script's #SBATCH lines come first)
+      ++i;
+      context.slurm = SlurmRequest{};
+      context.under_srun = false;
+      Options options(argv, i);
+      while (options.is_option()) {
+        std::string_view option = options.name();
+        bool attached = options.text().find('=') != std::string_view::npos || (!starts_with(options.text(), "--") && options.text().size() > 2);
+        if (attached || slurm_option_takes_value(option)) {
+          if (auto value = options.take_value()) read_slurm_option(option, *value, context.slurm);
+        } else {
+          options.skip();
+        }
+      }
+      continue;
+    }
     if (name == "srun") {
       ++i;
       context.under_srun = true;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <utility>
 
 #include "lint/shell_walk.h"
 
@@ -355,9 +356,14 @@ Outcome call_function(Walker& w, const std::string& name, const Function& functi
   w.locals.emplace_back();
   ++w.call_depth;
   Source caller = w.source;
+  // The here-documents read so far are the current text's; a function
+  // defined in another text (a sourced file, now closed) has none here.
+  bool same_text = function.source.text.data() == caller.text.data();
+  const std::map<uint32_t, HeredocBody>* bodies = std::exchange(w.bodies, same_text ? w.bodies : nullptr);
   w.source = function.source;  // defined in a sourced file: its positions are there
   Outcome outcome = walk_node(w, *function.body, certain);
   w.source = caller;
+  w.bodies = bodies;
   --w.call_depth;
   Saved hidden = std::move(w.locals.back());
   w.locals.pop_back();
@@ -420,7 +426,10 @@ Outcome run_command(Walker& w, const std::vector<MappedString>& argv,
   if (name == "false") return {Flow::Normal, Status::Failure};
   if (name == "[" || name == "test") return {Flow::Normal, run_test(argv)};
   if (name == "let") return {Flow::Normal, run_let(w, argv)};
-  if (name == "break" || name == "continue") w.jumped = true;
+  // `continue` ends only the current iteration: the later ones still run;
+  // `break` and `continue N` (an outer loop's) end this loop.
+  bool outer_continue = name == "continue" && argv.size() > 1 && argv[1].text != "1";
+  if (name == "break" || outer_continue) w.jumped = true;
   if (name == "read" && read_here_string(w, argv, prefix, here)) return {Flow::Normal, Status::Success};
   if (name == "read") make_unknown(w, argv, "adinNptu");
   if (name == "mapfile" || name == "readarray") make_unknown(w, argv, "dnOsuCc");
@@ -525,6 +534,7 @@ Outcome walk_simple(Walker& w, const Node& node, bool certain) {
   }
   if (!charge(w, environment_size(command.environment), where)) return {};
   w.out.commands.push_back(std::move(command));
+  if (auto followed = follow_heredoc(w, node, w.out.commands.size() - 1, prefix, certain)) return *followed;
   if (auto followed = follow_command(w, w.out.commands.size() - 1, prefix, certain)) return *followed;
   // Only function calls (and the commands followed above) record further
   // commands, and they copy their arguments before walking; until then this

@@ -46,7 +46,9 @@ void report_unterminated_heredoc(Lexer& lx, const PendingHeredoc& heredoc) {
 void skip_heredoc_bodies(Lexer& lx) {
   for (const PendingHeredoc& heredoc : lx.heredocs) {
     bool closed = false;
+    size_t begin = lx.pos;
     while (lx.pos < lx.text.size()) {
+      size_t line_start = lx.pos;
       size_t newline = lx.text.find('\n', lx.pos);
       size_t line_end = newline == std::string_view::npos ? lx.text.size() : newline;
       std::string_view line = lx.text.substr(lx.pos, line_end - lx.pos);
@@ -56,6 +58,8 @@ void skip_heredoc_bodies(Lexer& lx) {
         line.remove_prefix(std::min(line.find_first_not_of('\t'), line.size()));
       if (line == heredoc.delimiter) {
         closed = true;
+        lx.bodies[heredoc.op_begin] =
+            HeredocBody{static_cast<uint32_t>(begin), static_cast<uint32_t>(line_start), heredoc.quoted};
         break;
       }
     }
@@ -89,8 +93,11 @@ bool enter_nesting(Lexer& lx, size_t at_index) {
 
 void add_heredoc(Lexer& lx, const Word& delimiter, bool strip_tabs, uint32_t op_begin,
                  uint32_t op_end) {
+  bool quoted = std::any_of(delimiter.parts.begin(), delimiter.parts.end(), [](const Part& part) {
+    return part.quoted || part.kind != PartKind::Literal;
+  });
   lx.heredocs.push_back(
-      PendingHeredoc{heredoc_delimiter(lx, delimiter), strip_tabs, op_begin, op_end});
+      PendingHeredoc{heredoc_delimiter(lx, delimiter), strip_tabs, quoted, op_begin, op_end});
 }
 
 Token next_token(Lexer& lx) {

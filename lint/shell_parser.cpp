@@ -207,6 +207,7 @@ Node parse_simple(Parser& p) {
   while (!stopped(p)) {
     const Token& t = peek(p);
     if (is_redirection(t)) {
+      if (t.op == "<<" || t.op == "<<-") detail_of(node).heredocs.push_back(t.begin);
       if (std::optional<Word> here = parse_redirection(p)) {
         std::vector<Word>& words = detail_of(node).here_string;
         words.clear();

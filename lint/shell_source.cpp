@@ -99,13 +99,15 @@ Outcome follow_source(Walker& w, size_t index, bool certain) {
 // variables and the command's own `VAR=x` prefixes, no functions, and
 // changes nothing here. Its commands run under `launcher` (see
 // ShellCommand::launcher).
+// `expanded_here`: the code is an unquoted here-document, whose `$VAR`s this
+// shell expands before the child reads it, so every variable is seen.
 template <typename Walk>
 Outcome in_child(Walker& w, const std::vector<std::pair<std::string, VarState>>& prefix,
-                 std::vector<MappedString> launcher, Walk walk) {
+                 std::vector<MappedString> launcher, Walk walk, bool expanded_here = false) {
   push_branch(w);
   std::vector<std::string> hidden;
   for (const auto& [name, state] : w.vars) {
-    if (!state.var.exported) hidden.push_back(name);
+    if (!state.var.exported && !expanded_here) hidden.push_back(name);
   }
   for (const std::string& name : hidden) set_var(w, name, std::nullopt);
   for (const auto& [name, state] : prefix) set_var(w, name, state);
@@ -189,6 +191,86 @@ Outcome follow_eval(Walker& w, size_t index, bool certain) {
 bool is_option(const MappedString& word) { return !word.text.empty() && word.text[0] == '-'; }
 
 }  // namespace
+
+namespace {
+
+// The words sbatch reads from a job script's `#SBATCH` lines, as
+// `--option=value` words for the launcher line.
+std::vector<MappedString> directive_words(const Walker& w, const HeredocBody& body) {
+  if (w.source.mapped) return {};  // a here-document inside a string: not read for directives
+  SourceFile header;
+  header.text.assign(body.begin, '\n');  // keeps the offsets of the file
+  header.text.append(w.source.text.substr(body.begin, body.end - body.begin));
+  std::vector<MappedString> words;
+  for (const SbatchDirective& directive : read_sbatch_directives(header, w.source.file)) {
+    MappedString word = uniform_text(directive.option, directive.span);
+    if (directive.value) {
+      append_char(word, '=', directive.span.begin, directive.span.end);
+      append_mapped(word, *directive.value);
+    }
+    words.push_back(std::move(word));
+  }
+  return words;
+}
+
+bool names_a_script(const MappedString& word) {
+  std::string_view text = word.text;
+  return ends_with(text, ".sh") || ends_with(text, ".sbatch") || ends_with(text, ".sub") ||
+         ends_with(text, ".slurm");
+}
+
+}  // namespace
+
+std::optional<Outcome> follow_heredoc(Walker& w, const Node& node, size_t index,
+                                      const std::vector<std::pair<std::string, VarState>>& prefix,
+                                      bool certain) {
+  if (!node.detail || node.detail->heredocs.empty()) return std::nullopt;
+  const std::vector<MappedString>& argv = recorded(w, index).argv;
+  if (argv.empty() || !fully_known(argv[0])) return std::nullopt;
+  std::string_view program = basename(argv[0].text);
+  bool sbatch = program == "sbatch";
+  if (!sbatch && program != "bash" && program != "sh") return std::nullopt;
+  for (size_t i = 1; i < argv.size(); ++i) {  // a script named, or `bash -c`: the body is only input
+    if (sbatch ? names_a_script(argv[i]) : !is_option(argv[i]) || argv[i].text.find('c') != std::string::npos)
+      return std::nullopt;
+  }
+  auto found = w.bodies ? w.bodies->find(node.detail->heredocs.back()) : decltype(w.bodies->end()){};
+  if (!w.bodies || found == w.bodies->end() || found->second.begin > found->second.end ||
+      found->second.end > w.source.text.size()) {
+    return not_followed(w, index,
+                        "mblint cannot read its here-document here (it is in a function another file "
+                        "defines, or never closed)");
+  }
+  const HeredocBody& body = found->second;
+  if (w.follow_depth >= w.limits.max_source_depth) {
+    return not_followed(w, index, fmt::format("files and eval are nested more than {} deep here",
+                                              w.limits.max_source_depth));
+  }
+  MappedString code = w.source.mapped
+                          ? substring(*w.source.mapped, body.begin, body.end)
+                          : mapped_verbatim(w.source.file, body.begin,
+                                            w.source.text.substr(body.begin, body.end - body.begin));
+  std::vector<MappedString> launcher = w.launcher;
+  if (sbatch) {  // a new job: sbatch, the script's #SBATCH lines, then its own options (they win)
+    launcher.push_back(argv[0]);
+    for (MappedString& word : directive_words(w, body)) launcher.push_back(std::move(word));
+    launcher.insert(launcher.end(), argv.begin() + 1, argv.end());
+  }
+  recorded(w, index).followed = true;
+  const MappedString& kept = w.codes.emplace_back(std::move(code));
+  return in_child(
+      w, prefix, std::move(launcher),
+      [&]() {
+        std::optional<std::vector<MappedString>> caller =
+            std::exchange(w.positional, std::vector<MappedString>{});
+        ++w.follow_depth;
+        Outcome outcome = walk_text(w, code_source(kept), certain);
+        --w.follow_depth;
+        w.positional = std::move(caller);
+        return outcome;
+      },
+      !body.quoted);
+}
 
 namespace {
 

@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -177,6 +178,7 @@ struct NodeDetail {
   std::vector<std::vector<Word>> patterns;
   std::vector<CondToken> cond;
   std::vector<Word> here_string;  // Simple: the word of `<<< word` (the last one counts)
+  std::vector<uint32_t> heredocs;  // Simple: the offsets of its `<<` / `<<-` (Lexer::bodies)
 };
 
 struct Node {
@@ -213,9 +215,17 @@ struct Token {
   uint8_t keyword_length = 0;
 };
 
+// A here-document's lines between its `<<` line and its delimiter.
+struct HeredocBody {
+  uint32_t begin = 0;
+  uint32_t end = 0;
+  bool quoted = false;
+};
+
 struct PendingHeredoc {
   std::string delimiter;
   bool strip_tabs = false;  // <<-
+  bool quoted = false;      // <<'EOF' / <<"EOF": the body is not expanded
   uint32_t op_begin = 0;    // the `<<` operator, where a missing end is reported
   uint32_t op_end = 0;
 };
@@ -230,6 +240,9 @@ struct Lexer {
   size_t pos = 0;
   int depth = 0;  // nesting of $( ${ and compound commands
   std::vector<PendingHeredoc> heredocs;
+  // The bodies read so far, by the offset of their `<<` (a command that
+  // feeds one to a shell or sbatch runs it).
+  std::map<uint32_t, HeredocBody> bodies;
   // An unterminated quote, expansion or heredoc ran to the end of the input:
   // constructs still open there are its consequence and are not reported.
   bool swallowed = false;

@@ -7,6 +7,7 @@
 
 #include <deque>
 #include <exception>
+#include <utility>
 
 namespace mblint::shell {
 
@@ -378,6 +379,7 @@ void walk_into(ShellScript& out, const Source& source, const ShellEnvironment& i
   Lexer lexer(source, source.text, problems);
   Parser parser(lexer);
   Walker w(source, limits, out);
+  w.bodies = &lexer.bodies;
   load_initial(w, initial);
   if (files && files->arguments) w.positional = files->arguments;
   if (files && files->read) {
@@ -443,6 +445,7 @@ Outcome walk_text(Walker& w, const Source& source, bool certain) {
   Lexer lexer(source, source.text, problems);
   Parser parser(lexer);
   Source caller = w.source;
+  const std::map<uint32_t, HeredocBody>* caller_bodies = std::exchange(w.bodies, &lexer.bodies);
   w.source = source;
   Outcome last;
   while (std::optional<TopLevel> top = read_top_level(parser)) {
@@ -453,6 +456,7 @@ Outcome walk_text(Walker& w, const Source& source, bool certain) {
     if (last.flow != Flow::Normal) break;
   }
   w.source = caller;
+  w.bodies = caller_bodies;
   return last;
 }
 

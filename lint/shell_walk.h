@@ -98,13 +98,15 @@ struct Walker {
   // While a child runs under a launcher (`srun ... bash train.sh`): the
   // launcher's words, recorded with every command of the child.
   std::vector<MappedString> launcher;
+  // The here-document bodies of the text being walked (its Lexer's).
+  const std::map<uint32_t, HeredocBody>* bodies = nullptr;
   size_t followed_bytes = 0;
   std::deque<std::string> texts;     // followed files, alive as long as the walk
   std::deque<MappedString> codes;    // eval'd strings
   std::deque<Node> kept;             // commands that define functions
   // Loops over known lists are walked once per value (shell_walk.cpp).
   size_t unrolled = 0;  // iterations walked so, against kMaxUnrolledTotal
-  bool jumped = false;  // a `break` or `continue` was reached in the loop being unrolled
+  bool jumped = false;  // a `break` (or `continue N`) was reached in the loop being unrolled
 };
 
 // ---------------------------------------------------------------- variables
@@ -200,6 +202,12 @@ Outcome walk_text(Walker& w, const Source& source, bool certain);
 // `source FILE` / `. FILE`, `bash|sh FILE`, `eval ...`: follows the command
 // recorded at w.out.commands[index] when it is one of these. nullopt: not one.
 std::optional<Outcome> follow_command(Walker& w, size_t index,
+                                      const std::vector<std::pair<std::string, VarState>>& prefix,
+                                      bool certain);
+// `sbatch <<EOF`, `bash <<'EOF'`: the here-document fed to the command
+// recorded at w.out.commands[index] is walked as the script it runs.
+// nullopt: not one.
+std::optional<Outcome> follow_heredoc(Walker& w, const Node& node, size_t index,
                                       const std::vector<std::pair<std::string, VarState>>& prefix,
                                       bool certain);
 // `$(dirname "$0")`, `$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)`: the

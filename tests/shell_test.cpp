@@ -1169,7 +1169,7 @@ TEST_CASE("shell: problems inside bash -c code point into the file", "[shell][pa
   CHECK(at(r, inner.problems[0].where.begin).column == 20);
 }
 
-TEST_CASE("shell: sbatch heredoc job scripts are skipped", "[shell][patterns]") {
+TEST_CASE("shell: an sbatch heredoc is the job script it submits", "[shell][patterns]") {
   Run r = run(R"SH(TRAINING_CMD="python pretrain_gpt.py"
 sbatch <<EOF
 #!/bin/bash
@@ -1179,8 +1179,18 @@ EOF
 echo submitted
 )SH");
   CHECK(r.script.problems.empty());
-  CHECK(all_argv(r.script) == std::vector<Argv>{{"sbatch"}, {"echo", "submitted"}});
-  CHECK(r.script.directives.empty());
+  CHECK(all_argv(r.script) == std::vector<Argv>{{"sbatch"},
+                                                {"srun", "--mpi=pmix", "-l", "bash", "-x", "-c", "python pretrain_gpt.py"},
+                                                {"python", "pretrain_gpt.py"},
+                                                {"echo", "submitted"}});
+  CHECK(r.script.directives.empty());  // the heredoc's #SBATCH lines are the submitted job's
+  const ShellCommand& python = command(r.script, "python");
+  // The job runs under sbatch (with the heredoc's #SBATCH lines) and srun.
+  std::vector<std::string> launcher;
+  for (const MappedString& word : python.launcher) launcher.push_back(word.text);
+  CHECK(launcher == std::vector<std::string>{"sbatch", "--nodes=your_own_num_nodes", "--gres=gpu:your_own_gpu_per_node",
+                                             "srun", "--mpi=pmix", "-l"});
+  CHECK(text(r, span_of(python.launcher[1], 0, 7)) == "--nodes=your_own_num_nodes");  // the #SBATCH option
 }
 
 TEST_CASE("shell: modelopt-style TP defaults", "[shell][patterns]") {
