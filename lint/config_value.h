@@ -27,6 +27,14 @@ enum class Layer : uint8_t {
 
 std::string_view layer_name(Layer layer);
 
+// A layer the user writes (a YAML file, a flag, an override, mblint's own
+// command line), not the recipe catalog, a default, Bridge's rewrites or the
+// launcher's allocation.
+inline bool written_by_user(Layer layer) {
+  return layer == Layer::ConfigFile || layer == Layer::ConvenienceFlag || layer == Layer::Override ||
+         layer == Layer::CommandLine;
+}
+
 struct Provenance {
   Layer layer = Layer::ConfigFile;
   Span value;      // the value as written

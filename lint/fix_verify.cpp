@@ -46,11 +46,6 @@ void set_count(LocatedInt& slot, const std::string& text) {
   slot.value = error == std::errc() && end == text.data() + text.size() ? std::optional<int64_t>(number) : std::nullopt;
 }
 
-bool written_by_user(Layer layer) {
-  return layer == Layer::ConfigFile || layer == Layer::ConvenienceFlag || layer == Layer::Override ||
-         layer == Layer::CommandLine;
-}
-
 // Values the user wrote at `written`, and those Bridge copied from there.
 // (Recipe values and defaults share the span of the --recipe or launch
 // text they came from; they are not written there.) True when one changed.

@@ -10,10 +10,8 @@ extern const RuleInfo kCommOverlapOverridesDdp;
 
 namespace {
 
-bool written_by_user(const ConfigValue* node) {
-  if (!node || !primary_span(node->where).valid()) return false;
-  Layer l = node->where.layer;
-  return l == Layer::ConfigFile || l == Layer::ConvenienceFlag || l == Layer::Override || l == Layer::CommandLine;
+bool user_set(const ConfigValue* node) {
+  return node && primary_span(node->where).valid() && written_by_user(node->where.layer);
 }
 
 std::string display(const ConfigValue& v) { return v.is_null() ? "null" : to_display(v); }
@@ -62,7 +60,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
     for (std::string_view section : f.sections) {
       std::string path = fmt::format("{}.{}", section, f.name);
       const ConfigValue* node = config_node(job, path);
-      if (!written_by_user(node) || node->is_unknown() || display(*node) == *effective) continue;
+      if (!user_set(node) || node->is_unknown() || display(*node) == *effective) continue;
       std::string source = own && !own->is_null() ? fmt::format("{} sets it", comm_path) : why(f.name, d);
       Diagnostic diag = make_diagnostic(
           kCommOverlapOverridesDdp,

@@ -270,10 +270,7 @@ Diagnostic finding(const RuleInfo& rule, std::string message, std::initializer_l
   return diag;
 }
 
-bool written_by_user(const Provenance& where) {
-  return where.layer == Layer::ConfigFile || where.layer == Layer::ConvenienceFlag ||
-         where.layer == Layer::Override || where.layer == Layer::CommandLine;
-}
+bool written_by_user(const Provenance& where) { return written_by_user(where.layer); }
 
 Span first_span(const ConfigValue& value) {
   Span span = primary_span(value.where);

@@ -10,7 +10,9 @@ extern const RuleInfo kRecomputeModulesIgnored;
 
 namespace {
 
-bool written_by_user(const Provenance& where) {
+// Set in a file mblint read (the launch script too), not by the catalog,
+// a default or Bridge's rewrites.
+bool set_in_read_file(const Provenance& where) {
   return primary_span(where).valid() && where.layer != Layer::Recipe && where.layer != Layer::SchemaDefault &&
          where.layer != Layer::Rewrite;
 }
@@ -67,7 +69,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   NameList modules = read_names(job, "model.recompute_modules");
   if (!granularity.known || !modules.items || modules.items->empty()) return;
   if (!granularity.is("selective")) {
-    if (written_by_user(modules.where)) ignored_list(context, granularity, modules, out);
+    if (set_in_read_file(modules.where)) ignored_list(context, granularity, modules, out);
     return;
   }
   const Quantity& experts = context.derived.num_moe_experts;
