@@ -166,7 +166,7 @@ TEST_CASE("a missing file is reported at the argument that names it", "[cli]") {
         std::string::npos);
 }
 
-TEST_CASE("--version is one line: mblint X.Y.Z from CMake, and the commit between releases", "[cli]") {
+TEST_CASE("mblint --version is one line: mblint X.Y.Z from CMake, and the commit between releases", "[cli]") {
   TempDir dir;
   Run r = run({"--version"}, dir.path);
   CHECK(r.code == 0);
