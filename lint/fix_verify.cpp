@@ -7,7 +7,6 @@
 
 #include <fmt/format.h>
 
-#include "lint/coverage.h"
 #include "lint/lint.h"
 #include "lint/megatron_lm_args.h"
 #include "lint/nemo_yaml.h"
@@ -166,21 +165,6 @@ std::string changes_key(const Fix& fix) {
   return key;
 }
 
-// Runs the rules with a check over `job`, Section rules only over `sections`
-// (null: all); with `section_rules_only` nothing else.
-void run_rules(const Job& job, const Derived& derived, const Thresholds& thresholds, RuleSet rules,
-               const std::vector<std::string>* sections, bool section_rules_only, std::vector<Diagnostic>& out) {
-  if (!is_checked_job(job)) return;
-  RuleContext context{job, derived, thresholds};
-  for (const RuleInfo* rule : rules) {
-    if (!rule->check) continue;
-    bool per_section = rule->scope == RuleScope::Section;
-    if (section_rules_only && !per_section) continue;
-    context.sections = per_section ? sections : nullptr;
-    rule->check(context, out);
-  }
-}
-
 bool section_rule(RuleSet rules, const Diagnostic& d) {
   const RuleInfo* rule = find_rule(rules, d.rule);
   return rule && rule->scope == RuleScope::Section;
@@ -210,7 +194,7 @@ struct Recheck {
   const std::vector<std::string>& reported_before(const std::vector<std::string>& sections) const {
     if (auto it = section_runs.find(sections); it != section_runs.end()) return it->second;
     std::vector<Diagnostic> found;
-    run_rules(job, derived, thresholds, rules, &sections, true, found);
+    check_job(job, derived, thresholds, rules, found, {&sections, true});
     apply_settings(found);
     std::vector<std::string> keys;
     for (const Diagnostic& d : found) keys.push_back(key_of(d));
@@ -229,7 +213,7 @@ struct Recheck {
     if (!touches_allocation(fix)) after_derived.nvlink_domain = derived.nvlink_domain;
     const std::vector<std::string>* sections = everywhere || !changed.sections ? nullptr : &*changed.sections;
     std::vector<Diagnostic> found;
-    run_rules(copy, after_derived, thresholds, rules, sections, false, found);
+    check_job(copy, after_derived, thresholds, rules, found, {sections, false});
     apply_settings(found);
     Outcome result;
     if (sections) {

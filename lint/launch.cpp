@@ -269,6 +269,22 @@ void skip_options(Options& options, const std::array<std::string_view, N>& value
   }
 }
 
+// sbatch's or srun's options from argv[i] on, into `request`; `i` ends at
+// the command they run.
+void read_slurm_options(const std::vector<MappedString>& argv, size_t& i, SlurmRequest& request) {
+  Options options(argv, i);
+  while (options.is_option()) {
+    std::string_view option = options.name();
+    bool attached = options.text().find('=') != std::string_view::npos ||
+                    (!starts_with(options.text(), "--") && options.text().size() > 2);
+    if (attached || slurm_option_takes_value(option)) {
+      if (auto value = options.take_value()) read_slurm_option(option, *value, request);
+    } else {
+      options.skip();
+    }
+  }
+}
+
 void scan(const std::vector<MappedString>& argv, size_t i, Context context, const ShellLimits& limits,
           std::vector<Launch>& out);
 
@@ -1290,32 +1306,14 @@ void scan(const std::vector<MappedString>& argv, size_t i, Context context, cons
       ++i;
       context.slurm = SlurmRequest{};
       context.under_srun = false;
-      Options options(argv, i);
-      while (options.is_option()) {
-        std::string_view option = options.name();
-        bool attached = options.text().find('=') != std::string_view::npos || (!starts_with(options.text(), "--") && options.text().size() > 2);
-        if (attached || slurm_option_takes_value(option)) {
-          if (auto value = options.take_value()) read_slurm_option(option, *value, context.slurm);
-        } else {
-          options.skip();
-        }
-      }
+      read_slurm_options(argv, i, context.slurm);
       continue;
     }
     if (name == "srun") {
       ++i;
       context.under_srun = true;
       context.srun_span = context.command_span;
-      Options options(argv, i);
-      while (options.is_option()) {
-        std::string_view option = options.name();
-        bool attached = options.text().find('=') != std::string_view::npos || (!starts_with(options.text(), "--") && options.text().size() > 2);
-        if (attached || slurm_option_takes_value(option)) {
-          if (auto value = options.take_value()) read_slurm_option(option, *value, context.slurm);
-        } else {
-          options.skip();
-        }
-      }
+      read_slurm_options(argv, i, context.slurm);
       continue;
     }
     if (name == "docker") {  // docker run|exec [OPTIONS] IMAGE|CONTAINER COMMAND

@@ -15,11 +15,15 @@
 namespace mblint {
 
 void check_job(const Job& job, const Derived& derived, const Thresholds& thresholds, RuleSet rules,
-               std::vector<Diagnostic>& out) {
+               std::vector<Diagnostic>& out, CheckScope scope) {
   if (!is_checked_job(job)) return;
   RuleContext context{job, derived, thresholds};
   for (const RuleInfo* rule : rules) {
-    if (rule->check) rule->check(context, out);
+    if (!rule->check) continue;
+    bool per_section = rule->scope == RuleScope::Section;
+    if (scope.section_rules_only && !per_section) continue;
+    context.sections = per_section ? scope.sections : nullptr;
+    rule->check(context, out);
   }
 }
 

@@ -2,6 +2,7 @@
 // de-duplicated diagnostics. No output happens here.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "lint/derived.h"
@@ -28,9 +29,16 @@ LintResult run_lint(SourceSet& sources, const LintOptions& options, RuleSet rule
 // and offers a fix and a "Disable RULE" action for each.
 LintResult run_lint_unfolded(SourceSet& sources, const LintOptions& options, RuleSet rules);
 
-// Run every rule with a check over one job.
+// Which rules check_job runs where. A fix's re-check confines Section rules
+// (lint/rule.h RuleScope) to the top-level sections the fix changed.
+struct CheckScope {
+  const std::vector<std::string>* sections = nullptr;  // for Section rules; null: every section
+  bool section_rules_only = false;
+};
+
+// Run every rule with a check over one job (within `scope`).
 void check_job(const Job& job, const Derived& derived, const Thresholds& thresholds, RuleSet rules,
-               std::vector<Diagnostic>& out);
+               std::vector<Diagnostic>& out, CheckScope scope = {});
 
 // Fill each diagnostic's code from the registry (loaders only know names).
 void fill_rule_codes(std::vector<Diagnostic>& diagnostics, RuleSet rules);

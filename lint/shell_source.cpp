@@ -31,17 +31,35 @@ Outcome not_followed(Walker& w, size_t index, std::string why) {
   return {Flow::Normal, Status::Unknown};
 }
 
+// Files, eval and child code nest at most max_source_depth deep (a script
+// that sources itself through another): a note, and nullopt within the limit.
+std::optional<Outcome> too_deep(Walker& w, size_t index) {
+  if (w.follow_depth < w.limits.max_source_depth) return std::nullopt;
+  return not_followed(w, index, fmt::format("files and eval are nested more than {} deep here",
+                                            w.limits.max_source_depth));
+}
+
+// Code held in a string (eval, `bash -c`, a here-document), walked one level
+// deeper; with `arguments`, as a child's script whose $1... they are.
+Outcome walk_code(Walker& w, MappedString code, bool certain,
+                  std::optional<std::vector<MappedString>> arguments = std::nullopt) {
+  const MappedString& kept = w.codes.emplace_back(std::move(code));
+  std::optional<std::vector<MappedString>> caller = w.positional;
+  if (arguments) w.positional = std::move(arguments);
+  ++w.follow_depth;
+  Outcome outcome = walk_text(w, code_source(kept), certain);
+  --w.follow_depth;
+  if (arguments) w.positional = std::move(caller);
+  return outcome;
+}
+
 // The file `path` names, read through w.files, or why it is not followed.
 std::optional<ShellFile> read_named(Walker& w, size_t index, const MappedString& path) {
   if (!fully_known(path)) {
     not_followed(w, index, fmt::format("its path `{}` is not known here", path.text));
     return std::nullopt;
   }
-  if (w.follow_depth >= w.limits.max_source_depth) {
-    not_followed(w, index, fmt::format("files and eval are nested more than {} deep here",
-                                       w.limits.max_source_depth));
-    return std::nullopt;
-  }
+  if (too_deep(w, index)) return std::nullopt;
   std::string why;
   std::optional<ShellFile> file = w.files->read(path.text, w.directories.back(), why);
   if (!file) {
@@ -142,24 +160,14 @@ Outcome follow_child(Walker& w, size_t index, size_t file_word,
 Outcome follow_shell_code(Walker& w, size_t index, size_t code_word,
                           const std::vector<std::pair<std::string, VarState>>& prefix, bool certain,
                           std::vector<MappedString> launcher) {
-  if (w.follow_depth >= w.limits.max_source_depth) {
-    return not_followed(w, index, fmt::format("files and eval are nested more than {} deep here",
-                                              w.limits.max_source_depth));
-  }
+  if (auto refused = too_deep(w, index)) return *refused;
   const std::vector<MappedString>& argv = recorded(w, index).argv;
   MappedString code = argv[code_word];
   if (code.file == kNoFile) code.file = w.source.file;
   std::vector<MappedString> arguments = arguments_after(argv, code_word + 2);
   recorded(w, index).followed = true;
-  const MappedString& kept = w.codes.emplace_back(std::move(code));
-  return in_child(w, prefix, std::move(launcher), [&]() {
-    std::optional<std::vector<MappedString>> caller = std::exchange(w.positional, std::move(arguments));
-    ++w.follow_depth;
-    Outcome outcome = walk_text(w, code_source(kept), certain);
-    --w.follow_depth;
-    w.positional = std::move(caller);
-    return outcome;
-  });
+  return in_child(w, prefix, std::move(launcher),
+                  [&]() { return walk_code(w, std::move(code), certain, std::move(arguments)); });
 }
 
 // `eval ARGS`: the arguments joined by spaces, read as code in this shell.
@@ -175,17 +183,10 @@ Outcome follow_eval(Walker& w, size_t index, bool certain) {
     }
     append_mapped(code, argv[i]);
   }
-  if (w.follow_depth >= w.limits.max_source_depth) {
-    return not_followed(w, index, fmt::format("files and eval are nested more than {} deep here",
-                                              w.limits.max_source_depth));
-  }
+  if (auto refused = too_deep(w, index)) return *refused;
   if (code.file == kNoFile) code.file = w.source.file;
   recorded(w, index).followed = true;
-  const MappedString& kept = w.codes.emplace_back(std::move(code));
-  ++w.follow_depth;
-  Outcome outcome = walk_text(w, code_source(kept), certain);
-  --w.follow_depth;
-  return outcome;
+  return walk_code(w, std::move(code), certain);
 }
 
 bool is_option(const MappedString& word) { return !word.text.empty() && word.text[0] == '-'; }
@@ -242,10 +243,7 @@ std::optional<Outcome> follow_heredoc(Walker& w, const Node& node, size_t index,
                         "defines, or never closed)");
   }
   const HeredocBody& body = found->second;
-  if (w.follow_depth >= w.limits.max_source_depth) {
-    return not_followed(w, index, fmt::format("files and eval are nested more than {} deep here",
-                                              w.limits.max_source_depth));
-  }
+  if (auto refused = too_deep(w, index)) return *refused;
   MappedString code = w.source.mapped
                           ? substring(*w.source.mapped, body.begin, body.end)
                           : mapped_verbatim(w.source.file, body.begin,
@@ -257,19 +255,9 @@ std::optional<Outcome> follow_heredoc(Walker& w, const Node& node, size_t index,
     launcher.insert(launcher.end(), argv.begin() + 1, argv.end());
   }
   recorded(w, index).followed = true;
-  const MappedString& kept = w.codes.emplace_back(std::move(code));
   return in_child(
       w, prefix, std::move(launcher),
-      [&]() {
-        std::optional<std::vector<MappedString>> caller =
-            std::exchange(w.positional, std::vector<MappedString>{});
-        ++w.follow_depth;
-        Outcome outcome = walk_text(w, code_source(kept), certain);
-        --w.follow_depth;
-        w.positional = std::move(caller);
-        return outcome;
-      },
-      !body.quoted);
+      [&]() { return walk_code(w, std::move(code), certain, std::vector<MappedString>{}); }, !body.quoted);
 }
 
 namespace {
