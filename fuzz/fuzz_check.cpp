@@ -9,7 +9,7 @@
 #include <sstream>
 
 #include "fuzz/fuzz_support.h"
-#include "lint/cli.h"
+#include "lint/cli/cli.h"
 #include "rules/registry.h"
 
 using namespace mblint;

@@ -1,7 +1,7 @@
 // The Hydra override parser: each line of the input is one override word,
 // mapped to its place in a synthetic file as the launch parser maps them.
 #include "fuzz/fuzz_support.h"
-#include "lint/hydra_override.h"
+#include "lint/load/hydra/hydra_override.h"
 
 using namespace mblint;
 

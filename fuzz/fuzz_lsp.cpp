@@ -11,7 +11,7 @@
 #include <sstream>
 
 #include "fuzz/fuzz_support.h"
-#include "lint/lsp_server.h"
+#include "lint/lsp/lsp_server.h"
 #include "rules/registry.h"
 
 using namespace mblint;

@@ -2,8 +2,8 @@
 // Also the --moe-layer-freq pattern evaluator on the first line, and the
 // unknown-flag check of the words for a known and an unknown entry script.
 #include "fuzz/fuzz_support.h"
-#include "lint/megatron_lm_args.h"
-#include "lint/megatron_lm_flags.h"
+#include "lint/load/dialects/megatron_lm_args.h"
+#include "lint/load/dialects/megatron_lm_flags.h"
 
 using namespace mblint;
 

@@ -2,10 +2,10 @@
 // configs (OmegaConf typing, self-references resolved) and Megatron-LM
 // functional-test configs (YAML 1.2 typing, MODEL_ARGS as argv).
 #include "fuzz/fuzz_support.h"
-#include "lint/config_value.h"
-#include "lint/megatron_lm_test_config.h"
-#include "lint/nemo_yaml.h"
-#include "lint/yaml_loader.h"
+#include "lint/base/config_value.h"
+#include "lint/load/dialects/megatron_lm_test_config.h"
+#include "lint/load/dialects/nemo_yaml.h"
+#include "lint/load/yaml/yaml_loader.h"
 
 using namespace mblint;
 

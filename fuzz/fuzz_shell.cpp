@@ -3,8 +3,8 @@
 // Every file the script sources or runs is the input again, so `source`,
 // `bash FILE` and `eval` nest until their limits stop them.
 #include "fuzz/fuzz_support.h"
-#include "lint/launch.h"
-#include "lint/shell.h"
+#include "lint/load/shell/launch.h"
+#include "lint/load/shell/shell.h"
 
 using namespace mblint;
 

@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "lint/source.h"
+#include "lint/base/source.h"
 
 namespace mblint::fuzz {
 

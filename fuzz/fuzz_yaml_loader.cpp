@@ -2,7 +2,7 @@
 // it returns (no crash, hang or unbounded memory) and that each problem is
 // located inside the file.
 #include "fuzz/fuzz_support.h"
-#include "lint/yaml_loader.h"
+#include "lint/load/yaml/yaml_loader.h"
 
 using namespace mblint;
 

@@ -16,8 +16,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "lint/cli.h"
-#include "lint/yaml_loader.h"
+#include "lint/cli/cli.h"
+#include "lint/load/yaml/yaml_loader.h"
 #include "rules/registry.h"
 #include "tests/test_support.h"
 

@@ -8,8 +8,8 @@
 
 #include <sys/stat.h>
 
-#include "lint/cli.h"
-#include "lint/file_reader.h"
+#include "lint/base/file_reader.h"
+#include "lint/cli/cli.h"
 #include "rules/registry.h"
 #include "tests/test_support.h"
 

@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "lint/baseline.h"
+#include "lint/engine/baseline.h"
 #include "tests/gate_support.h"
 
 using namespace mblint;

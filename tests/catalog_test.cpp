@@ -1,8 +1,8 @@
-// The compiled-in catalog (lint/catalog.h): lookups, did-you-mean, the GPU
+// The compiled-in catalog (lint/model/catalog.h): lookups, did-you-mean, the GPU
 // table, facts from NVIDIA's recipes (data/recipe_facts.csv), and, when
 // ../shared is present, that the generated data is current and that the
 // generator stops on a value it does not have.
-#include "lint/catalog.h"
+#include "lint/model/catalog.h"
 
 #include <algorithm>
 #include <catch2/catch.hpp>

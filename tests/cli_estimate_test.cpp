@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "lint/cli.h"
+#include "lint/cli/cli.h"
 #include "rules/registry.h"
 #include "tests/test_support.h"
 

@@ -6,8 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "lint/build_info.h"
-#include "lint/cli.h"
+#include "lint/base/build_info.h"
+#include "lint/cli/cli.h"
 #include "rules/registry.h"
 #include "tests/test_support.h"
 

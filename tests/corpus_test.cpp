@@ -7,8 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "lint/cli.h"
-#include "lint/lint.h"
+#include "lint/cli/cli.h"
+#include "lint/run/lint.h"
 #include "rules/registry.h"
 #include "tests/test_support.h"
 
@@ -45,7 +45,7 @@ TEST_CASE("every corpus file is checked without an internal error", "[corpus][sh
 
 namespace {
 
-// What the core checks need, listed here independently of lint/coverage.cpp:
+// What the core checks need, listed here independently of lint/facts/coverage.cpp:
 // a job reported as fully checked must know every one of them.
 std::vector<std::string> unknown_needed(const Derived& d) {
   std::vector<std::pair<const char*, const Quantity*>> needed = {

@@ -1,7 +1,7 @@
 // Silence has to be earned: what mblint could not resolve about a job is
-// reported (lint/coverage.h), checks the known values decide still fire, a
-// fix is re-checked before it is offered (lint/fix_verify.h), and one value
-// that breaks several checks gives one error (lint/root_cause.h).
+// reported (lint/facts/coverage.h), checks the known values decide still fire, a
+// fix is re-checked before it is offered (lint/fix/fix_verify.h), and one value
+// that breaks several checks gives one error (lint/run/root_cause.h).
 #include <catch2/catch.hpp>
 
 #include <algorithm>

@@ -5,7 +5,7 @@
 
 #include <cmath>
 
-#include "lint/estimate.h"
+#include "lint/facts/estimate.h"
 
 using namespace mblint;
 

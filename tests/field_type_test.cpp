@@ -2,7 +2,7 @@
 // choices of older Megatron Bridge releases.
 #include <catch2/catch.hpp>
 
-#include "lint/field_type.h"
+#include "lint/model/field_type.h"
 
 using namespace mblint;
 

@@ -1,4 +1,4 @@
-// A fix's re-check lets Section rules (lint/rule.h RuleScope) re-judge only
+// A fix's re-check lets Section rules (lint/rule/rule.h RuleScope) re-judge only
 // the sections the fix changes. That must decide exactly as re-checking the
 // whole job does: same fixes kept, same help, same findings they resolve.
 // Compared over every golden fixture that runs `check` and over the corpus.
@@ -9,9 +9,9 @@
 
 #include <fmt/format.h>
 
-#include "lint/cli.h"
-#include "lint/cli_common.h"
-#include "lint/lint.h"
+#include "lint/cli/cli.h"
+#include "lint/command_line/command_line.h"
+#include "lint/run/lint.h"
 #include "rules/registry.h"
 #include "tests/fixture_runner.h"
 #include "tests/test_support.h"

@@ -17,11 +17,11 @@
 #include <nlohmann/json.hpp>
 #include <yaml-cpp/yaml.h>
 
-#include "lint/atomic_write.h"
-#include "lint/cli.h"
-#include "lint/fix_apply.h"
-#include "lint/fix_syntax.h"
-#include "lint/unified_diff.h"
+#include "lint/base/atomic_write.h"
+#include "lint/base/unified_diff.h"
+#include "lint/cli/cli.h"
+#include "lint/fix/fix_apply.h"
+#include "lint/fix/fix_syntax.h"
 #include "rules/registry.h"
 #include "tests/fixture_runner.h"
 #include "tests/test_support.h"

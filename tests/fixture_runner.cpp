@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <sstream>
 
-#include "lint/cli.h"
+#include "lint/cli/cli.h"
 #include "rules/registry.h"
 #include "tests/test_support.h"
 

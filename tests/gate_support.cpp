@@ -7,7 +7,7 @@
 
 #include <sys/wait.h>
 
-#include "lint/cli.h"
+#include "lint/cli/cli.h"
 #include "rules/registry.h"
 #include "tests/test_support.h"
 

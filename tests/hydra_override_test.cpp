@@ -1,4 +1,4 @@
-#include "lint/hydra_override.h"
+#include "lint/load/hydra/hydra_override.h"
 
 #include <catch2/catch.hpp>
 #include <cmath>

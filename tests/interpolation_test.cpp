@@ -6,8 +6,8 @@
 
 #include <fmt/format.h>
 
-#include "lint/interpolation.h"
-#include "lint/yaml_loader.h"
+#include "lint/load/yaml/interpolation.h"
+#include "lint/load/yaml/yaml_loader.h"
 
 using namespace mblint;
 

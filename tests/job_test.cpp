@@ -7,9 +7,9 @@
 
 #include <fmt/format.h>
 
-#include "lint/cli.h"
-#include "lint/derived.h"
-#include "lint/lint.h"
+#include "lint/cli/cli.h"
+#include "lint/facts/derived.h"
+#include "lint/run/lint.h"
 #include "rules/registry.h"
 #include "tests/lint_run.h"
 #include "tests/test_support.h"

@@ -2,7 +2,7 @@
 // entry-point arguments.
 #include <catch2/catch.hpp>
 
-#include "lint/launch.h"
+#include "lint/load/shell/launch.h"
 
 using namespace mblint;
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "lint/lint.h"
+#include "lint/run/lint.h"
 #include "rules/registry.h"
 #include "tests/test_support.h"
 

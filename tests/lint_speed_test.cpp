@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "lint/canonical_path.h"
-#include "lint/file_reader.h"
+#include "lint/base/canonical_path.h"
+#include "lint/base/file_reader.h"
 #include "tests/lint_run.h"
 
 namespace fs = std::filesystem;

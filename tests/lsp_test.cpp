@@ -13,10 +13,10 @@
 #include <fmt/format.h>
 
 #include "catch2/catch.hpp"
-#include "lint/estimate.h"
-#include "lint/lsp_server.h"
-#include "lint/lsp_text.h"
-#include "lint/lsp_transport.h"
+#include "lint/facts/estimate.h"
+#include "lint/lsp/lsp_server.h"
+#include "lint/lsp/lsp_text.h"
+#include "lint/lsp/lsp_transport.h"
 #include "rules/registry.h"
 #include "tests/lint_run.h"
 #include "tests/test_support.h"
@@ -833,7 +833,7 @@ TEST_CASE("lsp: 'Disable RULE' in a launch script: end of line, above the comman
   CHECK(titles == std::vector<std::string>{"Disable world-size-divisibility in this file"});
 }
 
-// --- latency work: value edits patch the previous parse (lint/yaml_patch.h) ------------------
+// --- latency work: value edits patch the previous parse (lint/load/yaml/yaml_patch.h) ------------------
 
 namespace {
 

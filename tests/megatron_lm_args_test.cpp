@@ -5,13 +5,13 @@
 
 #include <fstream>
 
-#include "lint/derived.h"
-#include "lint/launch.h"
-#include "lint/lint.h"
-#include "lint/megatron_lm_args.h"
-#include "lint/megatron_lm_test_config.h"
-#include "lint/schema.h"
-#include "lint/yaml_loader.h"
+#include "lint/facts/derived.h"
+#include "lint/load/dialects/megatron_lm_args.h"
+#include "lint/load/dialects/megatron_lm_test_config.h"
+#include "lint/load/shell/launch.h"
+#include "lint/load/yaml/yaml_loader.h"
+#include "lint/model/schema.h"
+#include "lint/run/lint.h"
 #include "rules/registry.h"
 #include "tests/lint_run.h"
 #include "tests/test_support.h"

@@ -4,8 +4,8 @@
 
 #include <algorithm>
 
-#include "lint/megatron_lm_args.h"
-#include "lint/megatron_lm_flags.h"
+#include "lint/load/dialects/megatron_lm_args.h"
+#include "lint/load/dialects/megatron_lm_flags.h"
 
 using namespace mblint;
 

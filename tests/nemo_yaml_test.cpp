@@ -6,11 +6,11 @@
 #include <fstream>
 #include <sstream>
 
-#include "lint/cli.h"
-#include "lint/derived.h"
-#include "lint/lint.h"
-#include "lint/nemo_yaml.h"
-#include "lint/yaml_loader.h"
+#include "lint/cli/cli.h"
+#include "lint/facts/derived.h"
+#include "lint/load/dialects/nemo_yaml.h"
+#include "lint/load/yaml/yaml_loader.h"
+#include "lint/run/lint.h"
 #include "rules/registry.h"
 #include "tests/lint_run.h"
 #include "tests/test_support.h"

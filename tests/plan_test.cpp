@@ -10,9 +10,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "lint/catalog.h"
-#include "lint/derived.h"
-#include "lint/plan.h"
+#include "lint/facts/derived.h"
+#include "lint/model/catalog.h"
+#include "lint/plan/plan.h"
 #include "tests/fixture_runner.h"
 #include "tests/test_support.h"
 

@@ -1,6 +1,6 @@
-// .mblint.yaml (lint/project_config.h), directory walks (lint/file_walk.h)
-// and how both reach a lint run (lint/project_run.h).
-#include "lint/project_config.h"
+// .mblint.yaml (lint/resolve/project_config.h), directory walks (lint/base/file_walk.h)
+// and how both reach a lint run (lint/resolve/project_run.h).
+#include "lint/resolve/project_config.h"
 
 #include <algorithm>
 #include <catch2/catch.hpp>
@@ -8,9 +8,9 @@
 #include <set>
 #include <sstream>
 
-#include "lint/cli.h"
-#include "lint/file_walk.h"
-#include "lint/lint.h"
+#include "lint/base/file_walk.h"
+#include "lint/cli/cli.h"
+#include "lint/run/lint.h"
 #include "rules/registry.h"
 #include "tests/test_support.h"
 
@@ -41,7 +41,7 @@ struct Project {
     write(".mblint.yaml", text);
     problems.clear();
     sources.read_from_disk.clear();  // a run reads each file once; this test rewrites it
-    return load_project_config(sources, dir / ".mblint.yaml", ".mblint.yaml", Span{}, all_rules(), problems);
+    return load_project_config(sources, dir / ".mblint.yaml", ".mblint.yaml", Span{}, rule_names(all_rules()), problems);
   }
   const LintResult& lint(std::vector<std::string> paths) {
     options.paths = std::move(paths);

@@ -17,8 +17,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "lint/catalog.h"
-#include "lint/cli.h"
+#include "lint/cli/cli.h"
+#include "lint/model/catalog.h"
 #include "rules/registry.h"
 #include "tests/test_support.h"
 

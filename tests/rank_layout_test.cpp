@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "lint/rank_layout.h"
+#include "lint/facts/rank_layout.h"
 
 using namespace mblint;
 using Groups = std::vector<std::vector<int64_t>>;

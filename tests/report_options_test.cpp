@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "lint/render.h"
+#include "lint/report/render.h"
 #include "tests/gate_support.h"
 
 using namespace mblint;

@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "lint/cli.h"
+#include "lint/cli/cli.h"
 #include "rules/registry.h"
 #include "tests/resolve_contract.h"
 #include "tests/test_support.h"

@@ -6,7 +6,7 @@
 #include <set>
 #include <sstream>
 
-#include "lint/cli.h"
+#include "lint/cli/cli.h"
 #include "rules/registry.h"
 #include "tests/fixture_runner.h"
 #include "tests/test_support.h"

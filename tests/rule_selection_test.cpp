@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "lint/rule_selection.h"
+#include "lint/model/rule_selection.h"
 #include "rules/registry.h"
 #include "tests/gate_support.h"
 
@@ -178,7 +178,7 @@ TEST_CASE("parse_rule_selection resolves codes to names", "[select]") {
   std::string error;
   const RuleInfo* rule = find_rule(all_rules(), kMismatch);
   REQUIRE(rule);
-  REQUIRE(parse_rule_selection({std::string(rule->code)}, {}, all_rules(), selection, error));
+  REQUIRE(parse_rule_selection({std::string(rule->code)}, {}, rule_names(all_rules()), selection, error));
   CHECK(selection.selected == std::set<std::string>{kMismatch});
   CHECK(selection.keeps(kMismatch));
   CHECK_FALSE(selection.keeps(kCp));

@@ -8,8 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "lint/build_info.h"
-#include "lint/render.h"
+#include "lint/base/build_info.h"
+#include "lint/report/render.h"
 #include "rules/registry.h"
 #include "tests/fixture_runner.h"
 #include "tests/gate_support.h"

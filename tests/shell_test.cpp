@@ -1,8 +1,8 @@
-// Tests of the static bash reader (lint/shell.h): lexing and parsing with
+// Tests of the static bash reader (lint/load/shell/shell.h): lexing and parsing with
 // exact positions, expansion, the walk's rules for certain and unknown
 // values, #SBATCH directives, the launch-script patterns mblint must read,
 // and hostile input that must stay bounded.
-#include "lint/shell.h"
+#include "lint/load/shell/shell.h"
 
 #include <algorithm>
 #include <catch2/catch.hpp>

@@ -2,7 +2,7 @@
 // step end to end (what is hidden, what is reported about suppressions).
 #include <catch2/catch.hpp>
 
-#include "lint/suppression.h"
+#include "lint/engine/suppression.h"
 #include "rules/registry.h"
 #include "tests/gate_support.h"
 

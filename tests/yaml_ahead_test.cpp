@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "lint/config_yaml.h"
-#include "lint/yaml_ahead.h"
+#include "lint/load/yaml/config_yaml.h"
+#include "lint/load/yaml/yaml_ahead.h"
 #include "tests/lint_run.h"
 
 using namespace mblint;

@@ -8,8 +8,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "lint/yaml_loader.h"
-#include "lint/yaml_scalar.h"
+#include "lint/base/yaml_scalar.h"
+#include "lint/load/yaml/yaml_loader.h"
 #include "tests/test_support.h"
 
 using namespace mblint;

@@ -1,6 +1,6 @@
 // Patching a YAML parse for a value edit, an edit between siblings of a
 // block collection, or an edit inside one top-level section
-// (lint/yaml_patch.h): every
+// (lint/load/yaml/yaml_patch.h): every
 // patch the code accepts must equal a full parse of the edited text, value
 // for value and span for span. Random edits over every fixture YAML.
 #include <catch2/catch.hpp>
@@ -13,7 +13,7 @@
 
 #include <fmt/format.h>
 
-#include "lint/yaml_patch.h"
+#include "lint/load/yaml/yaml_patch.h"
 #include "tests/test_support.h"
 
 using namespace mblint;

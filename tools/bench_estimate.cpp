@@ -7,9 +7,9 @@
 
 #include <fmt/format.h>
 
-#include "lint/cli_common.h"
-#include "lint/estimate.h"
-#include "lint/lint.h"
+#include "lint/command_line/command_line.h"
+#include "lint/facts/estimate.h"
+#include "lint/run/lint.h"
 #include "rules/registry.h"
 
 using namespace mblint;

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generate lint/catalog_data.inc, the catalog mblint compiles in.
+"""Generate lint/model/catalog_data.inc, the catalog mblint compiles in.
 
 mblint never reads ../shared at run time, so the recipe table, the legacy recipe
 names and the model dimensions become C++ source here:
@@ -12,7 +12,7 @@ names and the model dimensions become C++ source here:
                                      precision name of each recipe, and model shapes
            data/recipe_aliases.csv   (tools/extract_recipe_aliases.py; committed)
            data/model_dims.csv       (hand-written, every row cites its source)
-  output   lint/catalog_data.inc     (aggregate-initialised constexpr arrays, sorted)
+  output   lint/model/catalog_data.inc     (aggregate-initialised constexpr arrays, sorted)
            data/recipe_table_corrections.csv
                                      every catalog value in which the recipe table disagrees
                                      with the source (the source wins)
@@ -23,7 +23,7 @@ unknown is recorded as a default. The recipe table's parallel sizes are only
 compared, and its consistency notes are recomputed from the facts.
 
 Usage:
-  tools/gen_catalog.py            regenerate lint/catalog_data.inc and the corrections
+  tools/gen_catalog.py            regenerate lint/model/catalog_data.inc and the corrections
   tools/gen_catalog.py --check    exit 1 when a committed file differs from what
                                   would be generated (used by tests/catalog_test.cpp)
 
@@ -50,7 +50,7 @@ ALIAS_CSV = REPO_ROOT / "data/recipe_aliases.csv"
 FACTS_CSV = REPO_ROOT / "data/recipe_facts.csv"
 CORRECTIONS = REPO_ROOT / "data/recipe_table_corrections.csv"
 MODEL_CSV = REPO_ROOT / "data/model_dims.csv"
-OUTPUT = REPO_ROOT / "lint/catalog_data.inc"
+OUTPUT = REPO_ROOT / "lint/model/catalog_data.inc"
 
 # Recipe names follow <model>_<task>_<N>gpu_<gpu>_<precision>[_variant]_config;
 # used only where the recipe table leaves model/task/gpu empty (8 rows whose
@@ -815,7 +815,7 @@ def generate(shared: Path, facts_csv: Path = FACTS_CSV) -> tuple[str, str]:
     if unsourced:
         out.append("// Models whose shapes the recipe table spells out but data/model_dims.csv does not\n")
         out.append(f"// describe yet (their recipes have dims = nullptr): {', '.join(sorted(unsourced))}.\n")
-    out.append("//\n// Included by lint/catalog.cpp inside an unnamed namespace.\n\n")
+    out.append("//\n// Included by lint/model/catalog.cpp inside an unnamed namespace.\n\n")
     out.append("constexpr ModelDims kModelDims[] = {\n")
     out.extend(emit_model(models[k]) for k in model_keys)
     out.append("};\n\n")

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Generate rules/config_fields_data.inc:
+"""Generate rules/support/config_fields_data.inc:
 
 * the field names of the ConfigContainer section variants that
-  lint/schema_data.inc does not describe (model-specific providers such as
+  lint/model/schema_data.inc does not describe (model-specific providers such as
   Qwen2.5-VL's freeze_* fields, distillation's teacher, the dataset providers
   of VLM and diffusion recipes, PEFT variants), so that unknown-key accepts
   every variant's fields, with the annotations those variants give them
@@ -29,7 +29,7 @@ import tarfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-OUTPUT = os.path.join(ROOT, "rules", "config_fields_data.inc")
+OUTPUT = os.path.join(ROOT, "rules", "support", "config_fields_data.inc")
 DEFAULT_BRIDGE = "/work/.mirror/NVIDIA-NeMo+Megatron-Bridge/repo"
 DEFAULT_MLM = "/work/.mirror/NVIDIA+Megatron-LM/repo"
 
@@ -179,7 +179,7 @@ def recipe_features(sources, catalog_names):
 
 def catalog_recipe_names():
     names = []
-    with open(os.path.join(ROOT, "lint", "catalog_data.inc")) as f:
+    with open(os.path.join(ROOT, "lint", "model", "catalog_data.inc")) as f:
         for line in f:
             line = line.strip()
             if line.startswith('.name = "'):

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generate lint/megatron_lm_flags_data.inc: every option Megatron-LM's
+"""Generate lint/load/dialects/megatron_lm_flags_data.inc: every option Megatron-LM's
 argparse parser accepts, per release, read statically from a git clone of
 NVIDIA/Megatron-LM (nothing is imported or executed).
 
@@ -35,7 +35,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-OUTPUT = os.path.join(ROOT, "lint", "megatron_lm_flags_data.inc")
+OUTPUT = os.path.join(ROOT, "lint", "load", "dialects", "megatron_lm_flags_data.inc")
 
 # main after core_v0.19.0, as mblint's other Megatron-Core tables call it.
 DEVELOPMENT = "d98e8a64ddf34856e74b24714e3bedb2f5a39553"

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generate lint/schema_data.inc: the fields of every Megatron Bridge
+"""Generate lint/model/schema_data.inc: the fields of every Megatron Bridge
 ConfigContainer section, from the statically extracted inventory
 ../shared/corpus/megatron-bridge/derived/configcontainer_schema.json.
 
@@ -15,7 +15,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 DEFAULT_SCHEMA = os.path.join(ROOT, "..", "shared", "corpus", "megatron-bridge", "derived",
                               "configcontainer_schema.json")
-OUTPUT = os.path.join(ROOT, "lint", "schema_data.inc")
+OUTPUT = os.path.join(ROOT, "lint", "model", "schema_data.inc")
 
 
 def c_string(text):

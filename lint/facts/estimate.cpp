@@ -1,0 +1,562 @@
+// Per-GPU memory of a training job, stage by stage, from the physics of what
+// Megatron-Core keeps on the device. Sources:
+//  [K]  Korthikanti et al. 2022, "Reducing Activation Recomputation in Large
+//       Transformer Models" (arXiv:2205.05198), Table 2 and eqs. (1)-(6):
+//       per-layer activation bytes with TP, SP, selective and full recompute.
+//  [MC] shared/reference/megatron-core-checks.md sections 3-6: Megatron's
+//       theoretical_memory_usage.py (18 B/param, 6 + 12/d with the distributed
+//       optimizer, docs/user-guide/features/dist_optimizer.md) and its known
+//       gaps (CP, full recompute, 5as²b, SwiGLU/GQA, MoE, last stage).
+//  [NS] Narayanan et al. 2021 (1F1B and the interleaved schedule): warm-up
+//       micro-batches per stage, megatron/core/pipeline_parallel/schedules.py.
+// Every term below says which of these it follows. No constant is fitted to
+// a measured run; the acceptance test (tools/memory_eval.py) only compares.
+#include "lint/facts/estimate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include <fmt/format.h>
+
+namespace mblint {
+
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+// ---------------------------------------------------------------------------------------
+// Activation terms
+
+struct Terms {
+  double total = 0;
+  std::vector<std::string>* details = nullptr;
+  void add(const char* what, double bytes) {
+    if (bytes <= 0) return;
+    total += bytes;
+    if (details) details->push_back(fmt::format("{}: {:.1f} MiB", what, bytes / (1024.0 * 1024.0)));
+  }
+};
+
+// Bytes of one activation element: 16-bit, as [K] assumes. Runs without
+// --bf16/--fp16 are rare in the measured set and are not modelled apart
+// (the two fp32 FP8/FSDP runs there measure like 16-bit activations).
+double ab(const MemoryModel&) { return 2.0; }
+
+bool recomputes(const MemoryModel& m, const char* module) {
+  return m.recompute == "selective" && m.recompute_modules.count(module) > 0;
+}
+
+bool offloads(const MemoryModel& m, const char* module) { return m.offload_modules.count(module) > 0; }
+
+// Bytes per element of a tensor saved as a GEMM input. With FP8 training
+// Transformer Engine quantizes the input of every FP8 GEMM and keeps the
+// quantized copy (1 byte, the column-wise data the weight-gradient GEMM
+// reads) for the backward pass instead of the bf16 tensor.
+double gemm_input_bytes(const MemoryModel& m) { return m.fp8 ? 1.0 : ab(m); }
+
+// The core attention's saved state. Fused/flash attention (TE, FlashAttention)
+// recomputes the scores in the backward pass and keeps only the output and
+// the fp32 log-sum-exp per row ([MC] 4.3 item 3). Unfused ("local" impl or
+// attention_backend unfused) keeps softmax output 2as²b, dropout mask as²b and
+// dropout output 2as²b [K sec. 4.1]; without attention dropout PyTorch's
+// dropout returns its input and neither the mask nor the copy exists.
+void core_attention(const MemoryModel& m, double tokens, double heads_local, Terms& t) {
+  if (recomputes(m, "core_attn")) return;  // [K] selective recompute: recomputed from Q, K, V
+  if (offloads(m, "core_attn")) return;    // fine-grained offloading moves them to the host
+  double s = static_cast<double>(m.seq) / m.cp;
+  double b = static_cast<double>(m.micro_batch);
+  if (m.unfused_attention) {
+    t.add("attention softmax output 2as²b/t", ab(m) * heads_local * s * s * b);
+    if (m.attention_dropout > 0) {
+      t.add("attention dropout mask as²b/t", heads_local * s * s * b);
+      t.add("attention dropout output 2as²b/t", ab(m) * heads_local * s * s * b);
+    }
+  } else {
+    t.add("flash attention log-sum-exp (fp32)", 4 * tokens * heads_local);
+  }
+}
+
+void attention_block(const MemoryModel& m, double tokens, double rep, Terms& t) {
+  double h = static_cast<double>(m.hidden);
+  double heads_local = static_cast<double>(m.heads) / m.tp;
+  // [K]: layer-norm input 2sbh and the QKV input 2sbh, replicated over TP
+  // unless sequence parallel splits them (eq. 4).
+  if (!offloads(m, "attn_norm")) t.add("input layernorm input", ab(m) * tokens * h * rep);
+  if (!recomputes(m, "layernorm") && !offloads(m, "qkv_linear")) t.add("QKV input", gemm_input_bytes(m) * tokens * h * rep);
+  double value_dim = 0;
+  if (m.mla) {
+    // Multi-latent attention (DeepSeek-V2): the down projections are
+    // duplicated over TP and act on the sequence-parallel shard; the up
+    // projections are TP-split. Their outputs are what mla_up_proj recomputes.
+    if (m.q_lora > 0) t.add("MLA q down-projection + norm", 4 * tokens * m.q_lora * rep);
+    t.add("MLA kv down-projection + norm", ab(m) * tokens * (2 * m.kv_lora + m.qk_rope) * rep);
+    if (!recomputes(m, "mla_up_proj")) {
+      double qk = static_cast<double>(m.qk_head + m.qk_rope);
+      t.add("MLA up-projections and rotary Q, K", ab(m) * tokens * heads_local * (qk + (m.qk_head + m.v_head)));
+      t.add("Q, K, V", ab(m) * tokens * heads_local * (2 * qk + m.v_head));
+    }
+    value_dim = static_cast<double>(m.v_head);
+  } else {
+    // [K]: Q, K 4sbh and V 2sbh, TP-split; with grouped-query attention K and
+    // V have g·d columns instead of a·d.
+    double d = static_cast<double>(m.kv_channels);
+    double groups_local = static_cast<double>(m.query_groups) / m.tp;
+    t.add("Q, K, V", ab(m) * tokens * d * (heads_local + 2 * groups_local));
+    value_dim = d;
+  }
+  core_attention(m, tokens, heads_local, t);
+  // [K]: the attention output is the projection's input, 2sbh/t.
+  if (!offloads(m, "core_attn") && !offloads(m, "attn_proj")) {
+    t.add("attention output (projection input)", gemm_input_bytes(m) * tokens * heads_local * value_dim);
+  }
+  // [K]: the dropout mask after the projection, 1 byte per element.
+  if (m.hidden_dropout > 0) t.add("attention dropout mask sbh", tokens * h * rep);
+}
+
+// The dense MLP [K]: inputs 2sbh + fc1 output 2sbf + activation output 2sbf,
+// with SwiGLU the fc1 output is 2f wide (gate and up projections).
+void dense_mlp(const MemoryModel& m, double tokens, double rep, double ffn, Terms& t, const char* name) {
+  double h = static_cast<double>(m.hidden);
+  double glu = m.swiglu ? 2.0 : 1.0;
+  if (!recomputes(m, "layernorm") && !offloads(m, "mlp_norm")) t.add(name, gemm_input_bytes(m) * tokens * h * rep);
+  t.add("MLP fc1 output (activation input)", ab(m) * tokens * ffn * glu / m.tp);
+  t.add("MLP activation output (fc2 input)", gemm_input_bytes(m) * tokens * ffn / m.tp);
+}
+
+// A MoE layer's MLP (megatron/core/transformer/moe): router logits and
+// probabilities in fp32 and the routing map, tokens routed top-k, all-to-all
+// to the expert ranks and gathered over expert TP, the grouped GEMMs, and the
+// un-permutation that weights the returned tokens by their probabilities.
+void moe_mlp(const MemoryModel& m, double tokens, double rep, Terms& t) {
+  double h = static_cast<double>(m.hidden);
+  double glu = m.swiglu ? 2.0 : 1.0;
+  double local = tokens * rep;  // tokens this rank routes (sequence parallel shard)
+  double e = static_cast<double>(m.experts);
+  double k = static_cast<double>(m.topk);
+  if (!recomputes(m, "layernorm") && !offloads(m, "mlp_norm")) t.add("MoE input (layernorm output)", ab(m) * tokens * h * rep);
+  if (recomputes(m, "moe")) return;  // the whole MoE layer is recomputed from its input
+  t.add("router logits and probabilities (fp32) + routing map", local * e * 9);
+  // Balanced routing: each token goes to k experts; an expert rank receives
+  // local·k tokens, times ETP when the expert TP group gathers them.
+  double received = local * k * m.etp;
+  if (m.capacity_factor > 0 && m.pad_to_capacity) received *= m.capacity_factor;
+  if (m.dispatcher == "allgather") t.add("allgather dispatcher: gathered tokens", local * m.ep * m.etp * ab(m) * h);
+  if (!offloads(m, "expert_fc1")) t.add("expert fc1 input (dispatched tokens)", received * gemm_input_bytes(m) * h);
+  t.add("expert fc1 output", received * ab(m) * m.moe_ffn * glu / m.etp);
+  if (!recomputes(m, "moe_act") && !offloads(m, "moe_act")) {
+    t.add("expert activation output", received * gemm_input_bytes(m) * m.moe_ffn / m.etp);
+  }
+  t.add("un-permutation input (returned tokens)", local * k * ab(m) * h);
+  if (m.shared_ffn > 0 && !recomputes(m, "shared_experts")) {
+    double glu_s = glu;
+    t.add("shared expert fc1 output", ab(m) * tokens * m.shared_ffn * glu_s / m.tp);
+    t.add("shared expert activation output", gemm_input_bytes(m) * tokens * m.shared_ffn / m.tp);
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Parameters
+
+struct StageParams {
+  double sharded = 0;      // TP-split dense parameters (linear weights)
+  double replicated = 0;   // norms, biases, router, position embeddings
+  double experts = 0;      // routed experts, split by EP·ETP
+  double largest = 0;      // the largest single weight on the stage (elements)
+  double adapter_params = 0;  // LoRA adapters, when PEFT trains them
+};
+
+void add_attention_params(const MemoryModel& m, double count, StageParams& p) {
+  double h = static_cast<double>(m.hidden);
+  double norms = m.rmsnorm ? h : 2 * h;
+  if (m.mla) {
+    double qk = static_cast<double>(m.qk_head + m.qk_rope);
+    double a = static_cast<double>(m.heads);
+    double q = m.q_lora > 0 ? m.q_lora * a * qk : h * a * qk;
+    double q_down = m.q_lora > 0 ? h * m.q_lora + m.q_lora : 0;
+    double kv_down = h * (m.kv_lora + m.qk_rope) + m.kv_lora;
+    double up = q + m.kv_lora * a * (m.qk_head + m.v_head) + a * m.v_head * h;
+    p.sharded += count * up / m.tp;
+    p.replicated += count * (q_down + kv_down + norms);
+    p.largest = std::max(p.largest, h * a * qk / m.tp);
+    return;
+  }
+  double d = static_cast<double>(m.kv_channels);
+  double qkv = h * d * (m.heads + 2 * m.query_groups);
+  double proj = m.heads * d * h;
+  double bias = m.add_bias ? d * (m.heads + 2 * m.query_groups) : 0;
+  p.sharded += count * (qkv + proj + bias) / m.tp;
+  p.replicated += count * (norms + (m.add_bias ? h : 0));
+  p.largest = std::max(p.largest, qkv / m.tp);
+}
+
+void add_mlp_params(const MemoryModel& m, double count, bool moe, StageParams& p) {
+  double h = static_cast<double>(m.hidden);
+  double glu = m.swiglu ? 2.0 : 1.0;
+  double norm = m.rmsnorm ? h : 2 * h;
+  p.replicated += count * norm;
+  if (!moe) {
+    double f = static_cast<double>(m.ffn);
+    p.sharded += count * (h * f * glu + f * h + (m.add_bias ? f * glu : 0)) / m.tp;
+    p.replicated += count * (m.add_bias ? h : 0);
+    p.largest = std::max(p.largest, h * f * glu / m.tp);
+    return;
+  }
+  double fe = static_cast<double>(m.moe_ffn);
+  p.replicated += count * h * m.experts;  // router
+  p.experts += count * m.experts * (h * fe * glu + fe * h) / (m.ep * m.etp);
+  if (m.shared_ffn > 0) p.sharded += count * (h * m.shared_ffn * glu + m.shared_ffn * h) / m.tp;
+}
+
+// Dense and MoE layer counts of stage `stage`. Without interleaving the
+// stage's layers are contiguous; with it (or a layout) the MoE share of the
+// whole model is used.
+std::pair<double, double> dense_and_moe_layers(const MemoryModel& m, int stage) {
+  double n = m.stage_layers[stage];
+  if (m.moe_pattern.empty()) return {n, 0};
+  if (m.vpp == 1) {
+    double start = 0;
+    for (int s = 0; s < stage; ++s) start += m.stage_layers[s];
+    auto first = static_cast<size_t>(std::llround(start));
+    auto count = static_cast<size_t>(std::llround(n));
+    double moe = 0;
+    for (size_t i = first; i < first + count && i < m.moe_pattern.size(); ++i) moe += m.moe_pattern[i] ? 1 : 0;
+    return {n - moe, moe};
+  }
+  double share = static_cast<double>(std::count(m.moe_pattern.begin(), m.moe_pattern.end(), true)) /
+                 static_cast<double>(m.moe_pattern.size());
+  return {n * (1 - share), n * share};
+}
+
+StageParams stage_params(const MemoryModel& m, int stage) {
+  StageParams p;
+  auto [dense, moe] = dense_and_moe_layers(m, stage);
+  double h = static_cast<double>(m.hidden);
+  add_attention_params(m, dense + moe, p);
+  add_mlp_params(m, dense, false, p);
+  add_mlp_params(m, moe, true, p);
+  if (m.lora_rank > 0) {
+    // LoRA on linear_qkv, linear_proj, linear_fc1, linear_fc2 of every layer:
+    // r x (inputs + outputs) each, the TP-split side divided by TP.
+    double qkv_out = static_cast<double>(m.heads + 2 * m.query_groups) * m.kv_channels;
+    double glu = m.swiglu ? 2.0 : 1.0;
+    double per_layer = m.lora_rank * (h + qkv_out / m.tp + m.heads * m.kv_channels / static_cast<double>(m.tp) + h +
+                                      h + m.ffn * glu / m.tp + m.ffn / static_cast<double>(m.tp) + h);
+    p.adapter_params = (dense + moe) * per_layer;
+  }
+  double embedding = static_cast<double>(m.vocab) * h / m.tp;
+  bool first = stage == 0;
+  bool last = stage == m.pp - 1;
+  // Word embeddings on the first stage (+ learned positions, replicated).
+  if (first) {
+    p.sharded += embedding;
+    p.replicated += static_cast<double>(m.positions) * h;
+    p.largest = std::max(p.largest, embedding);
+  }
+  // [MC] sec. 3: the last stage holds the output weight: its own when untied,
+  // a synchronised copy of the embedding when tied and PP > 1.
+  if (last) {
+    if (!m.tied || m.pp > 1) p.sharded += embedding;
+    p.replicated += m.rmsnorm ? h : 2 * h;  // final norm
+    p.largest = std::max(p.largest, embedding);
+  }
+  // MTP: one transformer layer each (MoE when the last decoder layer is),
+  // plus the 2h -> h projection and two norms.
+  double mtp = static_cast<double>(m.stage_mtp.empty() ? 0 : m.stage_mtp[stage]);
+  if (mtp > 0) {
+    bool mtp_moe = !m.moe_pattern.empty() && m.moe_pattern.back();
+    add_attention_params(m, mtp, p);
+    add_mlp_params(m, mtp, mtp_moe, p);
+    p.sharded += mtp * 2 * h * h / m.tp;
+    p.replicated += mtp * 2 * (m.rmsnorm ? h : 2 * h);
+  }
+  return p;
+}
+
+// ---------------------------------------------------------------------------------------
+// Pipeline schedule
+
+// Micro-batches (in model chunks) whose activations a stage holds at its peak.
+// 1F1B [NS]: stage i runs PP - i - 1 warm-up forwards, then one more before
+// its first backward: min(PP - i, m). Interleaved [NS] (schedules.py
+// get_pp_rank_microbatches): warm-up (PP - i - 1)·2 + (VPP - 1)·group chunks,
+// plus the one in steady state, at most m·VPP.
+double chunks_in_flight(const MemoryModel& m, int stage) {
+  int64_t mb = std::max<int64_t>(1, m.microbatches);
+  if (m.pp == 1) return 1;
+  if (m.vpp <= 1) return static_cast<double>(std::min<int64_t>(m.pp - stage, mb));
+  int64_t group = m.microbatch_group > 0 ? m.microbatch_group : m.pp;
+  int64_t warmup = (m.pp - stage - 1) * 2 + (m.vpp - 1) * group;
+  return static_cast<double>(std::min<int64_t>(warmup + 1, mb * m.vpp));
+}
+
+// The bytes a full-recompute checkpoint keeps per layer group: the group's
+// input 2sbh [K sec. 5], split over TP with SP or distribute_saved_activations.
+double checkpoint_bytes(const MemoryModel& m, double tokens) {
+  double split = (m.sp || m.distribute_saved) ? 1.0 / m.tp : 1.0;
+  return ab(m) * tokens * m.hidden * split;
+}
+
+struct StageActivations {
+  double layers = 0;    // the decoder layers' saved activations
+  double edges = 0;     // embedding (first stage), final norm / output input (last stage)
+  double logits = 0;    // logits and cross-entropy (last stage)
+  double working = 0;   // recompute working set
+  double offloaded = 0; // moved to the host
+  double in_flight = 0;
+};
+
+StageActivations stage_activations(const MemoryModel& m, int stage) {
+  StageActivations a;
+  double tokens = static_cast<double>(m.seq) / m.cp * m.micro_batch;  // [MC] 4.3 item 1: s/CP per rank
+  double rep = m.sp ? 1.0 / m.tp : 1.0;
+  auto [dense, moe] = dense_and_moe_layers(m, stage);
+  double n = dense + moe;
+  double dense_layer = layer_activation_bytes(m, false);
+  double moe_layer = moe > 0 ? layer_activation_bytes(m, true) : 0;
+  double per_layer = n > 0 ? (dense * dense_layer + moe * moe_layer) / n : 0;
+  double chunk_layers = n / std::max<int64_t>(1, m.vpp);
+  double chunks = chunks_in_flight(m, stage);
+  a.in_flight = m.vpp > 1 ? chunks / m.vpp : chunks;
+  double per_chunk = chunk_layers * per_layer;
+  if (m.recompute == "full" && chunk_layers > 0) {
+    double group = static_cast<double>(std::max<int64_t>(1, m.recompute_layers));
+    if (m.recompute_method == "block") {
+      double recomputed = std::min(group, chunk_layers);
+      per_chunk = recomputed * checkpoint_bytes(m, tokens) + (chunk_layers - recomputed) * per_layer;
+      a.working = per_layer;  // one recomputed layer at a time
+    } else {  // uniform: one checkpoint per group of `group` layers
+      per_chunk = std::ceil(chunk_layers / group) * checkpoint_bytes(m, tokens);
+      a.working = std::min(group, chunk_layers) * per_layer;  // the group being recomputed
+    }
+  }
+  a.layers = chunks * per_chunk;
+  if (!m.offload_modules.empty() && n > 0) {
+    // Fine-grained offloading copies asynchronously: the layer being
+    // offloaded and the one being reloaded still hold their tensors.
+    MemoryModel kept = m;
+    kept.offload_modules.clear();
+    double full = (dense * layer_activation_bytes(kept, false) + (moe > 0 ? moe * layer_activation_bytes(kept, true) : 0)) / n;
+    a.working += std::min(2.0, n) * std::max(0.0, full - per_layer);
+  }
+  // CPU activation offloading (PP = 1 only): the first k layers' activations
+  // go to the host; one layer is in flight on the device at a time.
+  if (m.cpu_offload_layers > 0 && m.recompute.empty()) {
+    double moved = std::max(0.0, std::min<double>(static_cast<double>(m.cpu_offload_layers), n) - 1) * per_layer;
+    a.offloaded = std::min(moved, a.layers);
+    a.layers -= a.offloaded;
+  }
+  double h = static_cast<double>(m.hidden);
+  if (stage == 0) {
+    // [K]: the embedding dropout mask sbh/t per micro-batch in flight, and
+    // the token and position ids (int64).
+    double mask = m.hidden_dropout > 0 ? tokens * h * rep : 0;
+    a.edges += a.in_flight * (mask + 16 * tokens);
+  }
+  if (stage == m.pp - 1) {
+    // [K]: the final norm input 2sbh and the output layer's input 2sbh.
+    a.edges += 2 * ab(m) * tokens * h * rep;
+    // Logits and the loss (megatron/core/tensor_parallel/cross_entropy.py):
+    // the output layer's bf16 logits 2·sbv/t are cast to fp32 (4·sbv/t) for
+    // the vocab-parallel cross entropy, which turns them into the softmax in
+    // place and keeps it for the backward pass; the backward pass hands back
+    // a bf16 gradient (2·sbv/t) while the fp32 softmax is alive. Peak 6 bytes
+    // per logit. [K] counts only 4sbv/t (the fp32 logits) for p = 1.
+    // With --cross-entropy-loss-fusion (native) the steps are compiled
+    // functions (jit_fuser) that return new tensors instead of working in
+    // place: the fp32 cast and the fp32 softmax coexist, 10 bytes per logit.
+    double logits = tokens * static_cast<double>(m.vocab) / m.tp;
+    double mtp = static_cast<double>(m.stage_mtp.empty() ? 0 : m.stage_mtp[stage]);
+    double cast = m.cross_entropy == "native" ? 4 : 0;
+    a.logits = logits * (ab(m) + cast + 4 * (1 + mtp));  // each MTP loss keeps its own fp32 softmax
+    // defer_embedding_wgrad_compute: the output layer's weight gradient waits
+    // for the pipeline flush, keeping each earlier micro-batch's bf16 logits
+    // gradient and the layer's input.
+    if (m.deferred_wgrad > 1) {
+      a.logits += static_cast<double>(m.deferred_wgrad - 1) * (ab(m) * logits + ab(m) * tokens * h * rep);
+    }
+  }
+  if (!m.stage_mtp.empty() && m.stage_mtp[stage] > 0) {
+    // MTP layers run once per micro-batch on the stage holding them: a
+    // transformer layer each plus the concatenated [embedding, hidden] input.
+    bool mtp_moe = !m.moe_pattern.empty() && m.moe_pattern.back();
+    double layer = mtp_moe ? moe_layer : layer_activation_bytes(m, false);
+    a.layers += a.in_flight * m.stage_mtp[stage] * (layer + 2 * ab(m) * tokens * h * rep);
+  }
+  return a;
+}
+
+// ---------------------------------------------------------------------------------------
+// Bytes per parameter
+
+struct ParamBytes {
+  double weights = 0, gradients = 0, optimizer = 0;
+};
+
+// [MC] 4.1: bf16 parameters 2 B, fp32 main gradients 4 B, fp32 master
+// weights 4 B and Adam's two moments 8 B (18 B/param); the distributed
+// optimizer shards the master weights and moments over the data-parallel
+// group (DP·CP for dense parameters, expert DP for experts, per instance).
+ParamBytes param_bytes(const MemoryModel& m, const StageParams& p) {
+  ParamBytes b;
+  double dense = p.sharded + p.replicated;
+  double all = dense + p.experts;
+  double dense_shard = static_cast<double>(m.dp * m.cp) / std::max<int64_t>(1, m.optimizer_instances);
+  double expert_shard = static_cast<double>(m.edp) / std::max<int64_t>(1, m.optimizer_instances);
+  dense_shard = std::max(1.0, dense_shard);
+  expert_shard = std::max(1.0, expert_shard);
+  bool fsdp = !m.fsdp_sharding.empty();
+  bool shard_optimizer = m.distributed_optimizer || fsdp || m.optimizer == "dist_muon";
+  bool shard_grads = fsdp && m.fsdp_sharding.rfind("optim_grads", 0) == 0;
+  bool shard_params = fsdp && m.fsdp_sharding == "optim_grads_params";
+  double state = m.master_bytes * (m.param_bytes < 4 ? 1 : 0) + m.exp_avg_bytes + m.exp_avg_sq_bytes;
+  b.weights = all * m.param_bytes;
+  if (m.lora_rank > 0) {
+    // LoRA: the frozen base weights get no main_grad and no optimizer state;
+    // the adapters (A: in x r, B: r x out per linear layer) get both, as
+    // fp32-master Adam with fp32 gradients. Their weights are counted with
+    // the base weights' bytes.
+    double adapters = p.adapter_params;
+    b.weights += adapters * m.param_bytes;
+    b.gradients = adapters * 4;
+    b.optimizer = adapters * state;
+    return b;
+  }
+  if (shard_params) {
+    // Megatron-FSDP keeps a 1/(DP·CP) shard plus the gathered parameters of
+    // the module running and the one prefetched.
+    double layers = std::max(1.0, std::accumulate(m.stage_layers.begin(), m.stage_layers.end(), 0.0));
+    b.weights = (dense / dense_shard + p.experts / expert_shard + 2 * all / layers) * m.param_bytes;
+  }
+  // FP8 training without fp8 parameters: Transformer Engine caches the
+  // quantized weight and its transpose (2 x 1 B) across micro-batches
+  // (is_first_microbatch caching).
+  if (m.fp8_weight_cache && !m.fp8_param) b.weights += (p.sharded + p.experts) * 2;
+  b.gradients = shard_grads ? (dense / dense_shard + p.experts / expert_shard) * m.grad_bytes : all * m.grad_bytes;
+  double optimizer = shard_optimizer ? dense / dense_shard + p.experts / expert_shard : all;
+  b.optimizer = optimizer * state * (1 - m.optimizer_offload);
+  return b;
+}
+
+std::string gib(double bytes) { return fmt::format("{:.2f} GiB", bytes / kGiB); }
+
+// Fixed overhead outside PyTorch's allocator, so not in max_allocated: the
+// CUDA context with the kernels of PyTorch, cuBLAS, cuDNN and TE (about
+// 0.5 GiB on Hopper-class GPUs), NCCL's communicator buffers (NCCL_BUFFSIZE
+// 4 MiB per channel and peer over the TP/DP/PP communicators; ~0.5 GiB) and
+// the caching allocator's fragmentation (reserved above allocated; ~10%;
+// Bridge's memory-tuning notes show a 58.8 GB peak failing on 80 GB without
+// expandable segments).
+constexpr double kContextGiB = 0.5;
+constexpr double kNcclGiB = 0.5;
+constexpr double kFragmentation = 0.10;
+
+}  // namespace
+
+double layers_in_flight(const MemoryModel& m, int stage) {
+  if (stage < 0 || stage >= static_cast<int>(m.stage_layers.size())) return 0;
+  return chunks_in_flight(m, stage) * m.stage_layers[stage] / static_cast<double>(std::max<int64_t>(1, m.vpp));
+}
+
+double layer_activation_bytes(const MemoryModel& m, bool moe, std::vector<std::string>* details) {
+  Terms t;
+  t.details = details;
+  double tokens = static_cast<double>(m.seq) / m.cp * m.micro_batch;
+  double rep = m.sp ? 1.0 / m.tp : 1.0;
+  attention_block(m, tokens, rep, t);
+  if (moe) {
+    moe_mlp(m, tokens, rep, t);
+  } else if (recomputes(m, "mlp")) {
+    // The MLP is recomputed from its input (the residual, kept by the fused
+    // pre-MLP layer norm) [K sec. 5 applied to the MLP].
+    if (!offloads(m, "mlp_norm")) t.add("MLP input (recomputed MLP)", ab(m) * tokens * m.hidden * rep);
+  } else {
+    dense_mlp(m, tokens, rep, static_cast<double>(m.ffn), t, "MLP input (layernorm output)");
+    if (!offloads(m, "mlp_norm")) t.add("pre-MLP layernorm input", ab(m) * tokens * m.hidden * rep);
+  }
+  if (moe && !offloads(m, "mlp_norm")) t.add("pre-MLP layernorm input", ab(m) * tokens * m.hidden * rep);
+  if (m.hidden_dropout > 0) t.add("MLP dropout mask sbh", tokens * m.hidden * rep);
+  return t.total;
+}
+
+MemoryEstimate estimate_model(const MemoryModel& m) {
+  MemoryEstimate e;
+  e.capacity = m.capacity_gib;
+  e.microbatches = m.microbatches;
+  if (m.pp > 1) {
+    e.bubble_fraction = bubble_idle_share(m.pp, m.vpp, m.microbatches);
+  } else {
+    e.bubble_fraction = 0.0;
+  }
+  double best = -1;
+  for (int stage = 0; stage < m.pp; ++stage) {
+    StageParams p = stage_params(m, stage);
+    ParamBytes pb = param_bytes(m, p);
+    StageActivations a = stage_activations(m, stage);
+    // Fixed buffers in the allocator: cuBLAS and TE GEMM workspaces (32 MiB
+    // each on Hopper: CUBLAS_WORKSPACE_CONFIG :4096:8, TE get_workspace), the
+    // pipeline's send/receive buffers (2sbh each way) and, without gradient
+    // accumulation fusion, the bf16 weight gradient of the largest weight
+    // before it is added to the fp32 main_grad.
+    double tokens = static_cast<double>(m.seq) / m.cp * m.micro_batch;
+    double rep = m.sp ? 1.0 / m.tp : 1.0;
+    double workspace = 64.0 * 1024 * 1024;
+    double p2p = m.pp > 1 ? 2 * ab(m) * tokens * m.hidden * rep : 0;
+    double wgrad = m.grad_accumulation_fusion ? 0 : p.largest * m.param_bytes;
+    double other = workspace + p2p + wgrad;
+    double activations = a.layers + a.edges + a.logits + a.working;
+    double peak = pb.weights + pb.gradients + pb.optimizer + activations + other;
+    double overhead = (kContextGiB + kNcclGiB) * kGiB + kFragmentation * peak;
+    StageMemory sm{stage, peak / kGiB, (peak + overhead) / kGiB};
+    e.stages.push_back(sm);
+    if (sm.total <= best) continue;
+    best = sm.total;
+    e.stage = stage;
+    e.weights = pb.weights / kGiB;
+    e.gradients = pb.gradients / kGiB;
+    e.optimizer = pb.optimizer / kGiB;
+    e.activations = activations / kGiB;
+    e.other = other / kGiB;
+    e.peak_allocated = peak / kGiB;
+    e.overhead = overhead / kGiB;
+    e.total = sm.total;
+    e.parts.clear();
+    double params = p.sharded + p.replicated + p.experts;
+    e.parts.push_back({"weights", e.weights,
+                       {fmt::format("{:.3g} M parameters on this rank ({:.3g} M in routed experts), {} B each{}",
+                                    params / 1e6, p.experts / 1e6, m.param_bytes,
+                                    m.fp8_weight_cache && !m.fp8_param ? " + 2 B fp8 weight cache for linear layers" : "")}});
+    e.parts.push_back({"gradients", e.gradients, {fmt::format("main_grad buffer, {} B per parameter", m.grad_bytes)}});
+    e.parts.push_back({"optimizer", e.optimizer,
+                       {fmt::format("{} state{}", m.optimizer,
+                                    m.distributed_optimizer ? fmt::format(", sharded over DP·CP = {}{}", m.dp * m.cp,
+                                                                          m.experts > 0 ? fmt::format(" (experts: EDP {})", m.edp) : "")
+                                                            : ", not sharded (distributed optimizer off)")}});
+    std::vector<std::string> act;
+    act.push_back(fmt::format("decoder layers: {} ({:.3g} layers x {:.3g} micro-batches in flight{})", gib(a.layers),
+                              m.stage_layers[stage], a.in_flight,
+                              m.recompute.empty() ? "" : fmt::format(", {} recompute", m.recompute)));
+    if (a.working > 0) act.push_back(fmt::format("recompute working set: {}", gib(a.working)));
+    if (a.offloaded > 0) act.push_back(fmt::format("offloaded to the host: {}", gib(a.offloaded)));
+    if (a.edges > 0) act.push_back(fmt::format("embedding / output-layer inputs: {}", gib(a.edges)));
+    if (a.logits > 0) act.push_back(fmt::format("logits + cross-entropy (fp32): {}", gib(a.logits)));
+    e.parts.push_back({"activations", e.activations, act});
+    e.parts.push_back({"other", e.other,
+                       {fmt::format("GEMM workspaces {}, pipeline buffers {}, weight-gradient temporary {}",
+                                    gib(workspace), gib(p2p), gib(wgrad))}});
+    e.parts.push_back({"overhead", e.overhead,
+                       {fmt::format("CUDA context {:.1f} GiB + NCCL {:.1f} GiB + {:.0f}% allocator fragmentation",
+                                    kContextGiB, kNcclGiB, kFragmentation * 100)}});
+  }
+  bool last = e.stage == m.pp - 1;
+  if (m.pp == 1) {
+    e.rank = "the only pipeline stage";
+  } else {
+    e.rank = fmt::format("{} pipeline stage (stage {} of {})", e.stage == 0 ? "first" : last ? "last" : "middle",
+                         e.stage, m.pp);
+  }
+  if (m.experts > 0) e.rank += ", any expert rank (balanced routing)";
+  return e;
+}
+
+}  // namespace mblint

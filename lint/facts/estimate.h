@@ -1,0 +1,128 @@
+// Per-GPU memory and pipeline estimate of a resolved job: what the most
+// loaded rank allocates (weights, gradients, optimizer state, activations),
+// a stated fixed overhead, and the GPU's capacity. Sizes are in GiB.
+// Formulas and their sources are documented in estimate.cpp.
+#pragma once
+
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "lint/facts/derived.h"
+#include "lint/model/job.h"
+
+namespace mblint {
+
+struct StageMemory {
+  int stage = 0;                // pipeline stage, 0-based
+  double peak_allocated = 0;    // weights + gradients + optimizer + activations + other
+  double total = 0;             // peak_allocated + overhead
+};
+
+// One named part of the breakdown ("weights", "activations", ...), with the
+// sub-terms that explain it ("attention scores 5as²b: 2.1 GiB").
+struct MemoryPart {
+  std::string name;
+  double gib = 0;
+  std::vector<std::string> details;
+};
+
+struct MemoryEstimate {
+  double weights = 0;
+  double gradients = 0;
+  double optimizer = 0;
+  double activations = 0;
+  double other = 0;
+  double peak_allocated = 0;  // sum of the five above (PyTorch's max allocated)
+  double overhead = 0;        // CUDA context, NCCL buffers, fragmentation
+  double total = 0;           // peak_allocated + overhead
+  double capacity = 0;        // the GPU's memory; 0 when the GPU is unknown
+  std::string rank;           // which rank: "last pipeline stage (stage 3 of 4)"
+  int stage = 0;              // the most loaded stage
+  std::optional<double> bubble_fraction;
+  std::optional<int64_t> microbatches;
+  std::vector<StageMemory> stages;
+  std::vector<MemoryPart> parts;       // the breakdown, in display order
+  std::vector<std::string> assumptions;  // what was assumed for unknown values
+};
+
+// Everything the estimate reads, resolved with the entry point's defaults.
+// Separate from the job so the physics can be tested on the paper's
+// configurations directly.
+struct MemoryModel {
+  // Shape.
+  int64_t layers = 0, hidden = 0, heads = 0, query_groups = 0, kv_channels = 0, ffn = 0;
+  int64_t vocab = 0;  // padded
+  int64_t seq = 0;
+  int64_t positions = 0;  // learned absolute position embeddings (0: rope/none)
+  bool swiglu = false, tied = true, rmsnorm = false, add_bias = true;
+  bool mla = false;
+  int64_t q_lora = 0, kv_lora = 0, qk_head = 0, qk_rope = 0, v_head = 0;
+  int64_t experts = 0, topk = 2, moe_ffn = 0, shared_ffn = 0, mtp_layers = 0;
+  std::vector<bool> moe_pattern;  // per decoder layer; empty = dense
+  double capacity_factor = 0;     // 0: dropless
+  bool pad_to_capacity = false;
+  std::string dispatcher = "allgather";
+  // Parallelism.
+  int64_t tp = 1, pp = 1, vpp = 1, cp = 1, ep = 1, etp = 1, dp = 1, edp = 1;
+  bool sp = false;
+  std::vector<double> stage_layers;  // decoder layers per pipeline stage
+  std::vector<int64_t> stage_mtp;    // MTP layers per stage
+  // Batch.
+  int64_t micro_batch = 1, microbatches = 1;
+  int64_t microbatch_group = 0;  // interleaved schedule group; 0 = PP
+  // Precision and optimizer.
+  int param_bytes = 2;        // bf16/fp16: 2, fp32: 4
+  int grad_bytes = 4;         // main_grad buffer
+  double master_bytes = 4, exp_avg_bytes = 4, exp_avg_sq_bytes = 4;
+  bool fp8 = false, fp8_param = false;
+  bool fp8_weight_cache = false;  // TE's cached FP8 weights (+ transposes) across micro-batches
+  std::string optimizer = "adam";
+  bool distributed_optimizer = false;
+  int64_t optimizer_instances = 1;
+  std::string fsdp_sharding;  // Megatron-FSDP: optim, optim_grads, optim_grads_params; "" = DDP
+  double optimizer_offload = 0;
+  bool grad_accumulation_fusion = true;
+  int64_t lora_rank = 0;  // PEFT (LoRA): the base model is frozen; 0 = full training
+  std::string cross_entropy = "unfused";  // "unfused", "native" (fused, compiled), "te"
+  int64_t deferred_wgrad = 0;  // output-layer wgrads deferred to the flush (micro-batches)
+  // Activations.
+  bool unfused_attention = false;
+  double hidden_dropout = 0.1, attention_dropout = 0.1;
+  std::string recompute;  // "", "selective", "full"
+  std::string recompute_method;
+  int64_t recompute_layers = 0;
+  std::set<std::string> recompute_modules;
+  bool distribute_saved = false;
+  int64_t cpu_offload_layers = 0;
+  std::set<std::string> offload_modules;  // fine-grained activation offloading
+  // Hardware.
+  std::string gpu;
+  double capacity_gib = 0;
+};
+
+// Bytes of activations one transformer layer keeps for the backward pass,
+// per micro-batch on one rank (Korthikanti et al. 2022 with the extensions
+// documented in estimate.cpp). `moe` selects a MoE layer.
+double layer_activation_bytes(const MemoryModel& model, bool moe, std::vector<std::string>* details = nullptr);
+
+// Layer-micro-batches whose activations pipeline stage `stage` holds at its
+// peak: layers on the stage x micro-batches in flight (1F1B), or model chunks
+// in flight x layers per chunk (interleaved).
+double layers_in_flight(const MemoryModel& model, int stage);
+
+// The estimate for a resolved model.
+MemoryEstimate estimate_model(const MemoryModel& model);
+
+// The model a job describes; nullopt (with `why_not`) when the shape or the
+// parallel sizes are not known. Defaults taken are added to `assumptions`.
+std::optional<MemoryModel> read_memory_model(const Job& job, const Derived& derived,
+                                             std::vector<std::string>& assumptions, std::string* why_not);
+
+// nullopt when the model shape or the parallel sizes are not known well
+// enough to estimate; `why_not` (when given) then says what is missing.
+std::optional<MemoryEstimate> estimate_memory(const Job& job, const Derived& derived,
+                                              std::string* why_not = nullptr);
+
+}  // namespace mblint

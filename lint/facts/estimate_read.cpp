@@ -1,0 +1,446 @@
+// Reading the memory model's inputs from a resolved job, with the defaults of
+// the program that runs it: Megatron-LM's argument parser and validate_args
+// (pretrain_gpt.py) for the Megatron-LM dialect, Megatron Bridge's providers
+// and recipes otherwise. Every default taken is recorded as an assumption.
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "lint/facts/estimate.h"
+
+namespace mblint {
+
+namespace {
+
+struct Reader {
+  const Job& job;
+  const Derived& derived;
+  std::vector<std::string>& assumptions;
+  const ModelDims* dims = nullptr;
+  bool megatron_lm = false;
+
+  std::optional<int64_t> integer(std::string_view path) const { return config_int(job, path).value; }
+  std::optional<bool> flag(std::string_view path) const { return config_bool(job, path).value; }
+  std::optional<std::string> text(std::string_view path) const { return config_text(job, path).value; }
+  std::optional<double> number(std::string_view path) const { return as_number(config_node(job, path)); }
+
+  std::set<std::string> strings(std::string_view path) const {
+    std::set<std::string> out;
+    const ConfigValue* node = config_node(job, path);
+    if (!node) return out;
+    if (node->kind == ValueKind::String) out.insert(node->text);
+    if (node->is_list()) {
+      for (const ConfigValue& item : node->items) {
+        if (item.kind == ValueKind::String) out.insert(item.text);
+      }
+    }
+    return out;
+  }
+
+  // The value, else the model catalog's, else `fallback` (recorded).
+  int64_t shape(std::string_view path, int catalog, int64_t fallback, const std::string& why) const {
+    if (auto v = integer(path)) return *v;
+    if (dims && catalog > 0) return catalog;
+    if (!why.empty()) assumptions.push_back(why);
+    return fallback;
+  }
+};
+
+// Megatron-LM pads the vocabulary to a multiple of
+// make_vocab_size_divisible_by x TP (vocab_size_with_padding).
+int64_t padded_vocab(int64_t vocab, int64_t divisible_by, int64_t tp) {
+  int64_t multiple = std::max<int64_t>(1, divisible_by * tp);
+  return (vocab + multiple - 1) / multiple * multiple;
+}
+
+int64_t vocab_size(const Reader& r, int64_t tp) {
+  int64_t divisible = r.integer("model.make_vocab_size_divisible_by").value_or(128);
+  std::optional<std::string> tokenizer = r.text("tokenizer.tokenizer_type");
+  std::optional<int64_t> given = r.integer("model.vocab_size");
+  int64_t raw = 0;
+  if (tokenizer && *tokenizer == "NullTokenizer" && given) {
+    raw = *given + 1;  // NullTokenizer adds the end-of-document token
+  } else if (r.megatron_lm && (!tokenizer || *tokenizer == "GPT2BPETokenizer")) {
+    raw = 50257;  // pretrain_gpt.py's default tokenizer: GPT-2 BPE, 50,257 tokens
+    if (!tokenizer) {
+      r.assumptions.push_back("vocabulary: pretrain_gpt.py's default GPT2BPETokenizer (50,257 tokens)");
+    }
+  } else if (given) {
+    raw = *given;
+  } else if (r.dims && r.dims->vocab_size > 0) {
+    raw = r.dims->vocab_size;
+  } else {
+    raw = 50257;
+    r.assumptions.push_back("vocabulary unknown: GPT-2 BPE's 50,257 tokens assumed");
+  }
+  return padded_vocab(raw, divisible, tp);
+}
+
+std::vector<bool> moe_pattern(const Reader& r, int64_t layers, int64_t experts) {
+  std::vector<bool> pattern;
+  if (experts <= 0 || layers <= 0) return pattern;
+  pattern.assign(static_cast<size_t>(layers), true);
+  const ConfigValue* freq = config_node(r.job, "model.moe_layer_freq");
+  if (freq && freq->is_list() && freq->items.size() == pattern.size()) {
+    for (size_t i = 0; i < pattern.size(); ++i) pattern[i] = as_int(&freq->items[i]).value_or(1) != 0;
+  } else if (auto every = as_int(freq); every && *every > 0) {
+    for (size_t i = 0; i < pattern.size(); ++i) pattern[i] = static_cast<int64_t>(i) % *every == 0;
+  } else if (!freq && r.dims && r.dims->moe_dense_layers > 0) {
+    for (int i = 0; i < r.dims->moe_dense_layers && i < layers; ++i) pattern[static_cast<size_t>(i)] = false;
+  }
+  return pattern;
+}
+
+// A layout such as "Et*3|(tt|)*6mL": `|` separates virtual stages, `t` is a
+// decoder layer, `m` an MTP layer; `(...)*n` and `x*n` repeat.
+std::optional<std::vector<std::string>> unroll_layout(std::string layout) {
+  layout.erase(std::remove(layout.begin(), layout.end(), ','), layout.end());
+  std::string out;
+  for (size_t i = 0; i < layout.size();) {
+    std::string unit;
+    size_t next = i + 1;
+    if (layout[i] == '(') {
+      size_t close = layout.find(')', i);
+      if (close == std::string::npos) return std::nullopt;
+      unit = layout.substr(i + 1, close - i - 1);
+      next = close + 1;
+    } else {
+      unit = layout.substr(i, 1);
+    }
+    int64_t times = 1;
+    if (next < layout.size() && layout[next] == '*') {
+      size_t end = next + 1;
+      while (end < layout.size() && std::isdigit(static_cast<unsigned char>(layout[end]))) ++end;
+      if (end == next + 1 || end - next > 6) return std::nullopt;
+      times = std::stoll(layout.substr(next + 1, end - next - 1));
+      next = end;
+    }
+    for (int64_t k = 0; k < times && out.size() < 100000; ++k) out += unit;
+    i = next;
+  }
+  std::vector<std::string> stages(1);
+  for (char c : out) {
+    if (c == '|') {
+      stages.emplace_back();
+    } else {
+      stages.back() += c;
+    }
+  }
+  return stages;
+}
+
+void split_layers(const Reader& r, MemoryModel& m) {
+  m.stage_layers.assign(static_cast<size_t>(m.pp), 0);
+  m.stage_mtp.assign(static_cast<size_t>(m.pp), 0);
+  if (r.derived.pipeline_layout) {
+    auto stages = unroll_layout(*r.derived.pipeline_layout);
+    if (stages && static_cast<int64_t>(stages->size()) % m.pp == 0) {
+      for (size_t v = 0; v < stages->size(); ++v) {
+        size_t stage = v % static_cast<size_t>(m.pp);
+        m.stage_layers[stage] += static_cast<double>(std::count((*stages)[v].begin(), (*stages)[v].end(), 't'));
+        m.stage_mtp[stage] += std::count((*stages)[v].begin(), (*stages)[v].end(), 'm');
+      }
+      m.vpp = std::max<int64_t>(1, static_cast<int64_t>(stages->size()) / m.pp);
+      return;
+    }
+    r.assumptions.push_back("pipeline layout not understood: layers split evenly");
+  }
+  double layers = static_cast<double>(m.layers);
+  auto first = r.derived.first_stage_layers.value;
+  auto last = r.derived.last_stage_layers.value;
+  if (m.pp > 1 && (first || last)) {
+    int64_t ends = (first ? 1 : 0) + (last ? 1 : 0);
+    double middle = layers - static_cast<double>(first.value_or(0) + last.value_or(0));
+    double each = m.pp > ends ? middle / static_cast<double>(m.pp - ends) : 0;
+    for (auto& n : m.stage_layers) n = each;
+    if (first) m.stage_layers.front() = static_cast<double>(*first);
+    if (last) m.stage_layers.back() = static_cast<double>(*last);
+  } else if (m.pp > 1 && (r.derived.account_for_embedding.value.value_or(false) ||
+                          r.derived.account_for_loss.value.value_or(false))) {
+    // The embedding and the loss count as one layer each in the split.
+    bool emb = r.derived.account_for_embedding.value.value_or(false);
+    bool loss = r.derived.account_for_loss.value.value_or(false);
+    double each = (layers + (emb ? 1 : 0) + (loss ? 1 : 0)) / static_cast<double>(m.pp);
+    for (auto& n : m.stage_layers) n = each;
+    if (emb) m.stage_layers.front() -= 1;
+    if (loss) m.stage_layers.back() -= 1;
+  } else {
+    for (auto& n : m.stage_layers) n = layers / static_cast<double>(m.pp);
+  }
+  m.stage_mtp.back() = m.mtp_layers;  // [MC] sec. 3: MTP sits on the last stage
+}
+
+double dtype_bytes(const std::optional<std::string>& dtype, double fallback) {
+  if (!dtype) return fallback;
+  if (*dtype == "fp32" || *dtype == "float32") return 4;
+  if (*dtype == "fp16" || *dtype == "bf16" || *dtype == "float16" || *dtype == "bfloat16") return 2;
+  if (*dtype == "fp8" || *dtype == "uint8") return 1;
+  return fallback;
+}
+
+void read_precision(const Reader& r, MemoryModel& m) {
+  bool bf16 = r.flag("model.bf16").value_or(false) || r.flag("optimizer.bf16").value_or(false);
+  bool fp16 = r.flag("model.fp16").value_or(false) || r.flag("optimizer.fp16").value_or(false);
+  if (!bf16 && !fp16 && !r.megatron_lm) {
+    std::optional<std::string> preset = r.text("mixed_precision");
+    std::string recipe_precision = r.job.recipe ? r.job.recipe->precision : "";
+    bool fp32 = (preset && preset->find("32") != std::string::npos) || recipe_precision.find("32") != std::string::npos;
+    if (!fp32) {
+      bf16 = true;
+      if (!preset && recipe_precision.empty()) r.assumptions.push_back("precision: bf16 mixed precision assumed");
+    }
+  }
+  m.param_bytes = bf16 || fp16 ? 2 : 4;
+  std::optional<std::string> fp8 = r.text("model.fp8");
+  m.fp8 = fp8.has_value() && !fp8->empty();
+  if (!fp8 && r.job.recipe) {  // the recipe's precision preset: fp8_cs, fp8_mx, fp8_sc...
+    std::string preset = r.text("mixed_precision").value_or(r.job.recipe->precision);
+    m.fp8 = preset.find("fp8") != std::string::npos;
+  }
+  // TE keeps the quantized weights across micro-batches unless the model
+  // disables the parameter transpose cache.
+  m.fp8_weight_cache = m.fp8 && !r.flag("model.disable_parameter_transpose_cache").value_or(false);
+  m.fp8_param = r.flag("model.fp8_param").value_or(false) || r.flag("ddp.fp8_param_gather").value_or(false);
+  // validate_args: bf16 accumulates and reduces gradients in fp32 unless
+  // --grad-reduce-in-bf16; fp16 keeps fp16 main grads unless asked. Bridge
+  // has no such default: the recipe layer and MixedPrecisionConfig set it.
+  std::optional<bool> fp32_grads = r.flag("ddp.grad_reduce_in_fp32");
+  m.grad_bytes = m.param_bytes == 4 || fp32_grads.value_or(bf16) ? 4 : 2;
+  m.optimizer = r.text("optimizer.optimizer").value_or("adam");
+  m.master_bytes = 4;
+  m.exp_avg_bytes = 4;
+  m.exp_avg_sq_bytes = m.optimizer == "adam" ? 4 : 0;  // SGD and Muon keep one momentum
+  if (r.flag("optimizer.use_precision_aware_optimizer").value_or(false)) {
+    m.master_bytes = dtype_bytes(r.text("optimizer.main_params_dtype"), 4);
+    m.exp_avg_bytes = dtype_bytes(r.text("optimizer.exp_avg_dtype"), 4);
+    if (m.optimizer == "adam") m.exp_avg_sq_bytes = dtype_bytes(r.text("optimizer.exp_avg_sq_dtype"), 4);
+    // Megatron-LM's validate_args derives the gradient buffer's dtype from
+    // --main-grads-dtype; Megatron-Core's DDP (what Bridge builds) takes it
+    // from ddp.grad_reduce_in_fp32 alone (param_and_grad_buffer.py,
+    // group_params_for_buffers), and the optimizer does not read main_grads_dtype.
+    if (r.megatron_lm) {
+      m.grad_bytes = static_cast<int>(dtype_bytes(r.text("optimizer.main_grads_dtype"), m.grad_bytes));
+    }
+  }
+  m.distributed_optimizer = r.flag("ddp.use_distributed_optimizer").value_or(false) ||
+                            r.flag("optimizer.use_distributed_optimizer").value_or(false);
+  m.optimizer_instances = std::max<int64_t>(1, r.integer("ddp.num_distributed_optimizer_instances").value_or(1));
+  if (r.flag("ddp.use_megatron_fsdp").value_or(false) || r.flag("dist.use_megatron_fsdp").value_or(false)) {
+    m.fsdp_sharding = r.text("ddp.data_parallel_sharding_strategy").value_or("no_shard");
+    if (m.fsdp_sharding == "no_shard") m.fsdp_sharding.clear();
+    m.distributed_optimizer = true;  // --use-megatron-fsdp forces it on [MC] sec. 3
+  }
+  if (r.flag("optimizer.optimizer_cpu_offload").value_or(false)) {
+    m.optimizer_offload = std::clamp(r.number("optimizer.optimizer_offload_fraction").value_or(1.0), 0.0, 1.0);
+  }
+  m.grad_accumulation_fusion = r.flag("model.gradient_accumulation_fusion").value_or(true);
+  // Megatron-LM's --cross-entropy-loss-fusion is off by default; Bridge's
+  // GPT providers turn it on.
+  if (r.flag("model.cross_entropy_loss_fusion").value_or(!r.megatron_lm && !m.mla)) {
+    m.cross_entropy = r.text("model.cross_entropy_fusion_impl").value_or("native");
+  }
+  if (r.flag("model.defer_embedding_wgrad_compute").value_or(false)) {
+    int64_t limit = r.integer("model.wgrad_deferral_limit").value_or(0);
+    m.deferred_wgrad = limit > 0 ? std::min(limit, m.microbatches) : m.microbatches;
+  }
+}
+
+void read_activation_settings(const Reader& r, MemoryModel& m) {
+  std::optional<std::string> impl = r.text("model.transformer_impl");
+  std::optional<std::string> backend = r.text("model.attention_backend");
+  m.unfused_attention = (impl && *impl == "local") || (backend && (*backend == "unfused" || *backend == "local"));
+  // Megatron-LM and TransformerConfig default both dropouts to 0.1; Bridge's
+  // model providers for current models set them to 0.
+  double dropout_default = r.megatron_lm || !r.dims ? 0.1 : 0.0;
+  m.hidden_dropout = r.number("model.hidden_dropout").value_or(dropout_default);
+  m.attention_dropout = r.number("model.attention_dropout").value_or(dropout_default);
+  m.recompute = r.text("model.recompute_granularity").value_or("");
+  m.recompute_method = r.text("model.recompute_method").value_or("uniform");
+  m.recompute_layers = r.integer("model.recompute_num_layers").value_or(1);
+  m.recompute_modules = r.strings("model.recompute_modules");
+  if (m.recompute == "selective" && !config_node(r.job, "model.recompute_modules")) {
+    m.recompute_modules = {"core_attn"};  // the default module list
+  }
+  m.distribute_saved = r.flag("model.distribute_saved_activations").value_or(false);
+  bool offloading = r.flag("model.cpu_offloading").value_or(r.megatron_lm);
+  if (offloading) m.cpu_offload_layers = r.integer("model.cpu_offloading_num_layers").value_or(0);
+  if (r.flag("model.fine_grained_activation_offloading").value_or(false)) {
+    m.offload_modules = r.strings("model.offload_modules");
+  }
+}
+
+bool read_shape(const Reader& r, MemoryModel& m, std::string* why_not) {
+  const Derived& d = r.derived;
+  const ModelDims* dims = r.dims;
+  auto known = [&](const Quantity& q, int catalog) -> std::optional<int64_t> {
+    if (q.known()) return *q;
+    if (dims && catalog > 0) return catalog;
+    return std::nullopt;
+  };
+  auto layers = known(d.num_layers, dims ? dims->num_layers : 0);
+  auto hidden = known(d.hidden_size, dims ? dims->hidden_size : 0);
+  auto heads = known(d.num_attention_heads, dims ? dims->num_attention_heads : 0);
+  auto seq = d.seq_length.value;
+  std::vector<std::string> missing;
+  if (!layers || *layers <= 0) missing.push_back("num_layers");
+  if (!hidden || *hidden <= 0) missing.push_back("hidden_size");
+  if (!heads || *heads <= 0) missing.push_back("num_attention_heads");
+  if (!seq || *seq <= 0) missing.push_back("seq_length");
+  if (!missing.empty()) {
+    if (why_not) {
+      *why_not = "the model shape is not known: ";
+      for (size_t i = 0; i < missing.size(); ++i) *why_not += (i ? ", " : "") + missing[i];
+    }
+    return false;
+  }
+  constexpr int64_t kMaxDim = int64_t{1} << 30;
+  if (*layers > 100000 || *hidden > kMaxDim || *heads > kMaxDim || *seq > kMaxDim) {
+    if (why_not) *why_not = "the model shape is out of range";
+    return false;
+  }
+  m.layers = *layers;
+  m.hidden = *hidden;
+  m.heads = *heads;
+  m.seq = *seq;
+  m.query_groups = d.num_query_groups.known() && *d.num_query_groups > 0 ? *d.num_query_groups
+                   : dims && dims->num_query_groups > 0                  ? dims->num_query_groups
+                                                                         : m.heads;
+  m.kv_channels = r.shape("model.kv_channels", dims ? dims->kv_channels : 0, m.hidden / m.heads, "");
+  m.swiglu = r.flag("model.gated_linear_unit").value_or(dims ? dims->gated_linear_unit : false);
+  // Megatron-LM: ffn_hidden_size 4h, or int(8h/3/64)*64 with --swiglu.
+  int64_t ffn_default = r.megatron_lm && m.swiglu ? (8 * m.hidden / 3) / 64 * 64 : 4 * m.hidden;
+  m.ffn = r.shape("model.ffn_hidden_size", dims ? dims->ffn_hidden_size : 0, ffn_default, "");
+  m.tied = r.flag("model.share_embeddings_and_output_weights").value_or(dims ? dims->tied_embeddings : true);
+  m.rmsnorm = r.text("model.normalization").value_or("LayerNorm") == "RMSNorm";
+  m.add_bias = r.flag("model.add_bias_linear").value_or(dims == nullptr);
+  std::string positions = r.text("model.position_embedding_type").value_or(dims ? "rope" : "learned_absolute");
+  m.positions = positions == "learned_absolute" ? m.seq : 0;
+  m.mla = r.flag("model.multi_latent_attention").value_or(dims ? dims->multi_latent_attention : false);
+  if (m.mla) {
+    m.q_lora = r.shape("model.q_lora_rank", dims ? dims->q_lora_rank : 0, 0, "");
+    m.kv_lora = r.shape("model.kv_lora_rank", dims ? dims->kv_lora_rank : 0, 32, "");
+    m.qk_head = r.shape("model.qk_head_dim", dims ? dims->qk_head_dim : 0, 128, "");
+    m.qk_rope = r.shape("model.qk_pos_emb_head_dim", dims ? dims->qk_pos_emb_head_dim : 0, 64, "");
+    m.v_head = r.shape("model.v_head_dim", dims ? dims->v_head_dim : 0, 128, "");
+  }
+  m.experts = d.num_moe_experts.known() ? *d.num_moe_experts : dims ? dims->num_moe_experts : 0;
+  m.experts = std::clamp<int64_t>(m.experts, 0, kMaxDim);
+  if (m.experts > 0) {
+    m.topk = r.shape("model.moe_router_topk", dims ? dims->moe_router_topk : 0, 2, "");
+    m.moe_ffn = r.shape("model.moe_ffn_hidden_size", dims ? dims->moe_ffn_hidden_size : 0, m.ffn, "");
+    m.shared_ffn = r.shape("model.moe_shared_expert_intermediate_size",
+                           dims ? dims->moe_shared_expert_intermediate_size : 0, 0, "");
+    m.moe_pattern = moe_pattern(r, m.layers, m.experts);
+    m.capacity_factor = r.number("model.moe_expert_capacity_factor").value_or(0);
+    m.pad_to_capacity = r.flag("model.moe_pad_expert_input_to_capacity").value_or(false);
+    m.dispatcher = r.text("model.moe_token_dispatcher_type").value_or("allgather");
+  }
+  m.mtp_layers = std::clamp<int64_t>(r.shape("model.mtp_num_layers", dims ? dims->mtp_num_layers : 0, 0, ""), 0, 1000);
+  return true;
+}
+
+bool read_parallel(const Reader& r, MemoryModel& m, std::string* why_not) {
+  const Derived& d = r.derived;
+  // A size the job sets to something mblint cannot know (`$TP` from the
+  // environment, the value a misspelled flag meant): no layout to estimate.
+  for (std::string_view path : {"model.tensor_model_parallel_size", "model.pipeline_model_parallel_size",
+                                "model.context_parallel_size", "model.expert_model_parallel_size"}) {
+    const ConfigValue* node = config_node(r.job, path);
+    if (node && node->is_unknown()) {
+      if (why_not) *why_not = fmt::format("{} is not known", path.substr(6));
+      return false;
+    }
+  }
+  auto size = [](const Quantity& q) { return q.known() && *q > 0 ? *q : int64_t{1}; };
+  m.tp = size(d.tensor_parallel);
+  m.pp = size(d.pipeline_parallel);
+  m.cp = size(d.context_parallel);
+  m.ep = size(d.expert_parallel);
+  m.etp = size(d.expert_tensor_parallel);
+  m.vpp = d.virtual_pipeline.known() && *d.virtual_pipeline > 1 ? *d.virtual_pipeline : 1;
+  m.sp = d.sequence_parallel.value.value_or(false) && m.tp > 1;
+  constexpr int64_t kMaxSize = 1 << 20;  // no real job comes near; keeps the arithmetic exact
+  if (m.pp > 4096 || m.vpp > 4096 || m.tp > kMaxSize || m.cp > kMaxSize || m.ep > kMaxSize || m.etp > kMaxSize) {
+    if (why_not) *why_not = "the parallel sizes are out of range";
+    return false;
+  }
+  int64_t model_ranks = m.tp * m.pp * m.cp;
+  const Recipe* recipe = r.job.recipe;
+  if (d.data_parallel.known() && *d.data_parallel > 0) {
+    m.dp = *d.data_parallel;
+  } else if (!d.world_size.known() && recipe && recipe->num_gpus > 0 && recipe->num_gpus % model_ranks == 0) {
+    m.dp = recipe->num_gpus / model_ranks;
+    r.assumptions.push_back(fmt::format("world size unknown: the recipe's {} GPUs (data-parallel size {})",
+                                        recipe->num_gpus, m.dp));
+  } else if (d.world_size.known()) {
+    // world-size-divisibility reports the layout; estimate one replica.
+    m.dp = 1;
+    r.assumptions.push_back(fmt::format("world size {} is not a multiple of TP×PP×CP = {}: data-parallel size 1 assumed",
+                                        *d.world_size, model_ranks));
+  } else {
+    m.dp = 1;
+    r.assumptions.push_back("world size unknown: data-parallel size 1 (give --nodes and --gpus-per-node)");
+  }
+  m.edp = d.expert_data_parallel.known() && *d.expert_data_parallel > 0
+              ? *d.expert_data_parallel
+              : std::max<int64_t>(1, m.dp * m.tp * m.cp / (m.ep * m.etp));
+  m.micro_batch = d.micro_batch_size.known() && *d.micro_batch_size > 0 ? std::min<int64_t>(*d.micro_batch_size, kMaxSize) : 1;
+  if (!d.micro_batch_size.known()) r.assumptions.push_back("micro_batch_size unknown: 1 assumed");
+  if (d.microbatches.known() && *d.microbatches > 0) {
+    m.microbatches = *d.microbatches;
+  } else if (d.global_batch_size.known() && *d.global_batch_size % (m.micro_batch * m.dp) == 0 &&
+             *d.global_batch_size >= m.micro_batch * m.dp) {
+    m.microbatches = *d.global_batch_size / (m.micro_batch * m.dp);
+  } else {
+    m.microbatches = m.pp;
+    r.assumptions.push_back(fmt::format("microbatches per step unknown: {} (PP) assumed", m.pp));
+  }
+  m.microbatches = std::min<int64_t>(m.microbatches, kMaxSize);
+  m.microbatch_group = std::clamp<int64_t>(r.integer("model.microbatch_group_size_per_vp_stage").value_or(0), 0, kMaxSize);
+  return true;
+}
+
+}  // namespace
+
+std::optional<MemoryModel> read_memory_model(const Job& job, const Derived& derived,
+                                             std::vector<std::string>& assumptions, std::string* why_not) {
+  Reader r{job, derived, assumptions};
+  r.dims = job.recipe ? job.recipe->dims : nullptr;
+  r.megatron_lm = job.dialect == Dialect::MegatronLM;
+  MemoryModel m;
+  bool hybrid = (r.dims && r.dims->hybrid_layer_pattern && *r.dims->hybrid_layer_pattern) ||
+                config_text(job, "model.hybrid_layer_pattern").value || config_text(job, "model.hybrid_override_pattern").value;
+  if (hybrid) {
+    if (why_not) *why_not = "hybrid (Mamba) models are not modelled";
+    return std::nullopt;
+  }
+  if (!read_shape(r, m, why_not) || !read_parallel(r, m, why_not)) return std::nullopt;
+  // PEFT: a `peft` section (or a PEFT recipe) trains LoRA adapters only.
+  const ConfigValue* peft = config_node(job, "peft");
+  bool peft_recipe = job.recipe && std::string_view(job.recipe->task) == "peft";
+  if ((peft && !peft->is_null()) || (peft_recipe && !(peft && peft->is_null()))) {
+    m.lora_rank = r.integer("peft.dim").value_or(32);
+    if (!r.integer("peft.dim")) assumptions.push_back("PEFT: LoRA rank 32 (LoRA's default dim) on every linear layer");
+  }
+  m.vocab = vocab_size(r, m.tp);
+  split_layers(r, m);
+  read_precision(r, m);
+  read_activation_settings(r, m);
+  if (derived.gpu) {
+    m.gpu = derived.gpu->display;
+    m.capacity_gib = derived.gpu->memory_gib;
+  }
+  return m;
+}
+
+std::optional<MemoryEstimate> estimate_memory(const Job& job, const Derived& derived, std::string* why_not) {
+  std::vector<std::string> assumptions;
+  auto model = read_memory_model(job, derived, assumptions, why_not);
+  if (!model) return std::nullopt;
+  MemoryEstimate e = estimate_model(*model);
+  e.assumptions = std::move(assumptions);
+  return e;
+}
+
+}  // namespace mblint

@@ -1,0 +1,68 @@
+// Finds the training launch in a walked script: strips wrappers (srun, uv run,
+// bash -c, env, exec, nsys, numactl), reads the launcher's resources
+// (torchrun, srun, #SBATCH, train.sh) and splits the entry point's arguments
+// into recipe selection, config file, convenience flags and overrides.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lint/base/mapped_string.h"
+#include "lint/load/shell/shell.h"
+#include "lint/model/job.h"
+
+namespace mblint {
+
+// run_recipe.py's -tp 4 / --seq_length 8192: a flag that becomes an override.
+struct ConvenienceFlag {
+  std::string flag;               // as written: "-tp"
+  std::vector<std::string> key;   // model.tensor_model_parallel_size
+  MappedString value;
+  Span statement;                 // flag and value
+  bool integer = false;           // argparse type=int
+};
+
+struct Launch {
+  EntryPoint entry = EntryPoint::Unknown;
+  Span span;           // the launching command as written
+  bool certain = true;
+  MappedString program;  // the entry script or module as written
+  // A wrapper CLI that runs the entry point with arguments of its own
+  // ("ms-swift megatron sft"); empty for a direct launch.
+  std::string wrapper;
+
+  std::optional<MappedString> recipe;  // --recipe NAME
+  Span recipe_statement;               // `--recipe NAME`
+  std::optional<MappedString> model;   // --model STEM (run_recipe.py)
+  std::optional<MappedString> mode;    // --mode
+  Span model_statement;
+  std::optional<MappedString> config_file;  // --config-file PATH
+  Span config_file_statement;
+
+  // The model named only by a Hugging Face id or checkpoint directory
+  // (--hf-checkpoint, --load, ms-swift's --model), and the option.
+  std::optional<MappedString> named_model;
+  Span named_model_statement;
+
+  std::vector<ConvenienceFlag> flags;
+  std::vector<MappedString> overrides;  // trailing KEY=VALUE words, in order
+  // Megatron-LM: every word after the program, for read_megatron_lm_args.
+  std::vector<MappedString> arguments;
+
+  Cluster cluster;
+  std::vector<EnvSetting> env;
+  std::vector<Diagnostic> problems;
+};
+
+// Slurm environment variables that #SBATCH directives determine
+// (SLURM_NNODES from --nodes, ...), for expanding the script.
+ShellEnvironment slurm_environment(const std::vector<SbatchDirective>& directives);
+
+// Every training launch reached in `script`, in order. `directives` give the
+// allocation the launches run in.
+std::vector<Launch> find_launches(const ShellScript& script,
+                                  const std::vector<SbatchDirective>& directives,
+                                  const ShellLimits& limits = {});
+
+}  // namespace mblint

@@ -1,0 +1,62 @@
+// OmegaConf interpolations inside a config: `${dataset.seq_length}` (absolute),
+// `${.x}` / `${..x}` (relative) resolve to the referenced value, as
+// OmegaConf.to_container(resolve=True) does when Bridge merges a file.
+// Resolvers (`${oc.env:TP}`, `${multiply:...}`) need the environment or code:
+// their values are unknown, never guessed, never an error. References to keys
+// that do not exist and cycles are recorded as problems; chains longer than
+// kMaxInterpolationDepth are unknown.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "lint/base/config_value.h"
+
+namespace mblint {
+
+// Replace every interpolation in `root` by its value where it can be known.
+// A value that is exactly one reference takes the referenced value's
+// provenance (that is where the number was written) and records the
+// interpolation in `interpolated_at`; a string built from several parts keeps the
+// interpolation's location.
+// Work is bounded (kInterpolationWork map entries scanned and nodes copied):
+// a hostile file of long chains or of references to large maps would
+// otherwise take quadratic time and memory. Past the bound the remaining
+// interpolations stay unknown and `complete` is false.
+inline constexpr size_t kInterpolationWork = 4'000'000;
+inline constexpr int kMaxInterpolationDepth = 32;
+
+// A reference OmegaConf cannot resolve: a key the config does not have
+// (InterpolationKeyError), or a chain that comes back to where it started
+// ("Recursive interpolation detected"). Which missing keys are errors depends
+// on what else supplies keys (a recipe): lint/resolve/interpolation_check.h decides.
+struct InterpolationProblem {
+  enum class Kind { MissingKey, Cycle };
+  Kind kind = Kind::MissingKey;
+  std::string expression;           // as written inside ${...}
+  size_t offset = 0;                // of "${" in the holding value's text
+  size_t length = 0;                // of "${...}"
+  std::string text;                 // the holding value's text
+  Provenance where;                 // of the holding value
+  std::vector<std::string> holder;  // path of the holding value
+  // MissingKey: the absolute path named and how many of its segments exist.
+  std::vector<std::string> target;
+  size_t found = 0;
+  // Cycle: the paths the chain passes through, the first one again at the end,
+  // and where each of them holds its interpolation.
+  std::vector<std::vector<std::string>> chain;
+  std::vector<Span> chain_at;
+};
+
+struct InterpolationResult {
+  bool complete = true;
+  Span stopped_at;  // the interpolation being resolved when the work ran out
+  std::vector<InterpolationProblem> problems;
+};
+
+InterpolationResult resolve_interpolations(ConfigValue& root);
+
+// True when `text` contains `${`.
+bool has_interpolation(const std::string& text);
+
+}  // namespace mblint

@@ -1,0 +1,633 @@
+#include "lint/plan/plan.h"
+
+#include <algorithm>
+#include <cmath>
+#include <array>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "lint/facts/rank_layout.h"
+#include "lint/run/lint.h"
+
+namespace mblint {
+
+std::string_view recompute_name(Recompute recompute) {
+  switch (recompute) {
+    case Recompute::None: return "none";
+    case Recompute::Selective: return "selective";
+    case Recompute::Full: return "full";
+  }
+  return "none";
+}
+
+namespace {
+
+bool present(const Job& job, std::string_view path) {
+  const ConfigValue* node = find_path(job.config, path);
+  return node && !node->is_null();
+}
+
+bool is_moe(const Job& job) {
+  Quantity experts = config_int(job, "model.num_moe_experts");
+  return experts.known() && *experts > 0;
+}
+
+std::string int_or_null(int64_t value) { return value > 0 ? std::to_string(value) : "null"; }
+
+ConfigValue setting_value(const std::string& text, const Provenance& where) {
+  if (text == "null") return make_null(where);
+  if (text == "true" || text == "false") return make_bool(text == "true", where);
+  if (!text.empty() && std::all_of(text.begin(), text.end(), ::isdigit)) return make_int(std::stoll(text), where);
+  return make_string(text, where);
+}
+
+}  // namespace
+
+std::vector<PlanSetting> candidate_settings(const Candidate& c, const Job& base, int64_t global_batch_size) {
+  std::vector<PlanSetting> s;
+  auto add = [&](std::string key, std::string value) { s.push_back({std::move(key), std::move(value)}); };
+  add("model.tensor_model_parallel_size", std::to_string(c.tp));
+  add("model.pipeline_model_parallel_size", std::to_string(c.pp));
+  add("model.virtual_pipeline_model_parallel_size", int_or_null(c.vpp));
+  add("model.context_parallel_size", std::to_string(c.cp));
+  if (is_moe(base)) {
+    add("model.expert_model_parallel_size", std::to_string(c.ep));
+    add("model.expert_tensor_parallel_size", std::to_string(c.etp));
+  }
+  add("model.sequence_parallel", c.sp ? "true" : "false");
+  for (auto [key, on] : {std::pair{"model.account_for_embedding_in_pipeline_split", c.account_embedding},
+                         std::pair{"model.account_for_loss_in_pipeline_split", c.account_loss}}) {
+    if (on || present(base, key)) add(key, on ? "true" : "false");
+  }
+  if (c.first_stage_layers > 0 || present(base, "model.num_layers_in_first_pipeline_stage")) {
+    add("model.num_layers_in_first_pipeline_stage", int_or_null(c.first_stage_layers));
+  }
+  if (c.last_stage_layers > 0 || present(base, "model.num_layers_in_last_pipeline_stage")) {
+    add("model.num_layers_in_last_pipeline_stage", int_or_null(c.last_stage_layers));
+  }
+  // A recipe's explicit layout is computed for its own PP and VPP.
+  if (find_path(base.config, "model.pipeline_model_parallel_layout") &&
+      !find_path(base.config, "model.pipeline_model_parallel_layout")->is_null()) {
+    add("model.pipeline_model_parallel_layout", "null");
+  }
+  switch (c.recompute) {
+    case Recompute::None:
+      add("model.recompute_granularity", "null");
+      add("model.recompute_method", "null");
+      add("model.recompute_num_layers", "null");
+      break;
+    case Recompute::Selective:
+      add("model.recompute_granularity", "selective");
+      add("model.recompute_method", "null");
+      add("model.recompute_num_layers", "null");
+      break;
+    case Recompute::Full:
+      add("model.recompute_granularity", "full");
+      add("model.recompute_method", "uniform");
+      add("model.recompute_num_layers", "1");
+      break;
+  }
+  add("train.micro_batch_size", std::to_string(c.mbs));
+  if (global_batch_size > 0) add("train.global_batch_size", std::to_string(global_batch_size));
+  return s;
+}
+
+namespace {
+
+Job candidate_job(const Job& base, const std::vector<PlanSetting>& settings, const PlanOptions& o) {
+  Job job = base;
+  // The machine is the plan's (the base job may name another GPU count).
+  job.cluster.nodes.value = o.world / o.gpus_per_node;
+  job.cluster.gpus_per_node.value = o.gpus_per_node;
+  job.cluster.world_size = LocatedInt{};
+  Provenance where;
+  where.layer = Layer::CommandLine;
+  where.origin = "chosen by mblint plan";
+  for (const PlanSetting& s : settings) assign_path(job.config, split_path(s.key), setting_value(s.value, where));
+  return job;
+}
+
+// Communication placement of the chattiest groups.
+Locality locality_of(const Candidate& c, const PlanOptions& o) {
+  Locality l;
+  ParallelSizes sizes{.world = o.world, .tp = c.tp, .pp = c.pp, .cp = c.cp, .ep = c.ep, .etp = c.etp};
+  auto layout = make_rank_layout(sizes);
+  if (!layout) return l;
+  l.tp_crossing = c.tp > 1 ? count_crossings(layout->decoder, "tp", o.nvlink_domain).crossing : 0;
+  l.cp_crossing = c.cp > 1 ? count_crossings(layout->decoder, "tp-cp", o.nvlink_domain).crossing : 0;
+  l.ep_crossing = c.ep * c.etp > 1 ? count_crossings(layout->expert, "tp-ep", o.nvlink_domain).crossing : 0;
+  l.tp_in_domain = l.tp_crossing == 0;
+  l.cp_in_domain = l.cp_crossing == 0;
+  l.ep_in_domain = l.ep_crossing == 0;
+  if (layout->dp > 1) l.dp_crossing_nodes = count_crossings(layout->decoder, "dp", o.gpus_per_node).crossing;
+  if (c.pp > 1) l.pp_crossing_nodes = count_crossings(layout->decoder, "pp", o.gpus_per_node).crossing;
+  if (c.tp > 1) l.tp_crossing_nodes = count_crossings(layout->decoder, "tp", o.gpus_per_node).crossing;
+  if (c.ep * c.etp > 1) l.ep_crossing_nodes = count_crossings(layout->expert, "tp-ep", o.gpus_per_node).crossing;
+  return l;
+}
+
+// Locality depends on the sizes only, not on the split, MBS or recompute:
+// computed once per (TP, CP, PP, EP, ETP).
+struct LocalityCache {
+  std::map<std::array<int64_t, 5>, Locality> entries;
+};
+
+Locality cached_locality(const Candidate& c, const PlanOptions& o, LocalityCache* cache) {
+  if (!cache) return locality_of(c, o);
+  std::array<int64_t, 5> key{c.tp, c.cp, c.pp, c.ep, c.etp};
+  auto found = cache->entries.find(key);
+  if (found != cache->entries.end()) return found->second;
+  return cache->entries.emplace(key, locality_of(c, o)).first->second;
+}
+
+double log2i(int64_t n) { return std::log2(static_cast<double>(std::max<int64_t>(n, 1))); }
+
+// The estimated step-time overhead of a layout, as a fraction of the ideal
+// step: pipeline bubble, recompute and communication penalties. The weights
+// are deliberately coarse; they order layouts, they do not predict times.
+struct Score {
+  double value = 0;
+  std::vector<std::string> reasons;
+};
+
+// `bubble` is the idle share of the step (what is shown); the score adds
+// the time the bubble costs over the ideal step, (PP−1)/(VPP·m), the unit of
+// its other terms.
+Score score_of(const Candidate& c, const Locality& l, std::optional<double> bubble, int64_t microbatches,
+               const PlanOptions& o, bool moe) {
+  Score s;
+  if (c.tp > 1) {
+    if (l.tp_in_domain) {
+      s.value += 0.02 * log2i(c.tp);
+      s.reasons.push_back(fmt::format("TP {} inside the {}-GPU NVLink domain", c.tp, o.nvlink_domain));
+    } else {
+      s.value += 0.5;
+      s.reasons.push_back(fmt::format("TP {} crosses NVLink domains ({} groups): all-reduces over the network",
+                                      c.tp, l.tp_crossing));
+    }
+  }
+  if (c.cp > 1) {
+    s.value += l.cp_in_domain ? 0.02 * log2i(c.cp) : 0.15 * log2i(c.cp);
+    s.reasons.push_back(l.cp_in_domain ? fmt::format("TP x CP {} inside the NVLink domain", c.tp * c.cp)
+                                       : fmt::format("CP {} ring crosses NVLink domains", c.cp));
+  }
+  if (moe && c.ep * c.etp > 1) {
+    int64_t span = c.ep * c.etp;
+    // EP 1 has no token all-to-all, only the expert tensor-parallel reduction.
+    std::string what = c.ep > 1 ? fmt::format("EP {} x ETP {} all-to-all", c.ep, c.etp)
+                                : fmt::format("expert TP {}", c.etp);
+    if (l.ep_in_domain) {
+      s.value += 0.01 * log2i(span);
+      s.reasons.push_back(what + " inside the NVLink domain");
+    } else {
+      s.value += 0.1 + 0.03 * log2i((span + o.nvlink_domain - 1) / o.nvlink_domain);
+      s.reasons.push_back(what + " crosses NVLink domains");
+    }
+  }
+  if (bubble) {
+    s.value += c.pp > 1 && microbatches > 0 ? bubble_overhead(c.pp, c.vpp, microbatches) : 0.0;
+    if (c.pp > 1) {
+      s.reasons.push_back(fmt::format("bubble {:.1f}% (PP {}{}, {} microbatches)", *bubble * 100, c.pp,
+                                      c.vpp > 1 ? fmt::format(", VPP {}", c.vpp) : "", microbatches));
+    }
+  }
+  switch (c.recompute) {
+    case Recompute::None: break;
+    case Recompute::Selective:
+      s.value += 0.03;
+      s.reasons.push_back("selective recompute (core attention)");
+      break;
+    case Recompute::Full:
+      s.value += 0.33;
+      s.reasons.push_back("full recompute (about a third more compute)");
+      break;
+  }
+  // A larger micro batch keeps the GPU busier.
+  s.value -= 0.005 * log2i(c.mbs);
+  return s;
+}
+
+}  // namespace
+
+namespace {
+
+Evaluation evaluate_cached(const Job& base, const Candidate& c, const PlanOptions& options, RuleSet rules,
+                           bool run_rules, LocalityCache* cache) {
+  Evaluation e;
+  e.c = c;
+  Job job = candidate_job(base, candidate_settings(c, base, options.global_batch_size), options);
+  Derived d = derive(job);
+  e.memory = fit_memory(job, d, options.thresholds.memory_headroom);
+  if (d.microbatches.known()) e.microbatches = *d.microbatches;
+  e.bubble = c.pp > 1 ? d.bubble : std::optional<double>(0.0);
+  e.locality = cached_locality(c, options, cache);
+  Score s = score_of(c, e.locality, e.bubble, e.microbatches, options, is_moe(base));
+  e.score = s.value;
+  e.reasons = std::move(s.reasons);
+  if (e.memory.status == MemoryFit::Status::Tight) {
+    e.score += 0.2;
+    e.reasons.push_back(fmt::format("memory above {:.0f}% of the GPU: little headroom for fragmentation",
+                                    100 * options.thresholds.memory_headroom));
+  }
+  e.min_gpus = c.pp * lcm64(c.tp * c.cp, c.ep * c.etp);
+  e.full_product = c.pp * c.tp * c.cp * c.ep * c.etp;
+  if (run_rules) {
+    std::vector<Diagnostic> diagnostics;
+    check_job(job, d, options.thresholds, rules, diagnostics);
+    e.checked = true;
+    for (const Diagnostic& diag : diagnostics) {
+      if (diag.severity == Severity::Error) e.errors.push_back(fmt::format("[{}] {}", diag.rule, diag.message));
+    }
+    e.valid = e.errors.empty();
+  }
+  return e;
+}
+
+}  // namespace
+
+Evaluation evaluate(const Job& base, const Candidate& c, const PlanOptions& options, RuleSet rules, bool run_rules) {
+  return evaluate_cached(base, c, options, rules, run_rules, nullptr);
+}
+
+namespace {
+
+struct Shape {
+  int64_t layers = 0, heads = 0, groups = 0, experts = 0, seq = 0;
+  bool account_embedding = false, account_loss = false;
+};
+
+Shape shape_of(const Job& job) {
+  Derived d = derive(job);
+  Shape s;
+  s.layers = d.num_layers.value.value_or(0);
+  s.heads = d.num_attention_heads.value.value_or(0);
+  s.groups = d.num_query_groups.value.value_or(0);
+  s.experts = d.num_moe_experts.value.value_or(0);
+  s.seq = d.seq_length.value.value_or(0);
+  s.account_embedding = d.account_for_embedding.value.value_or(false);
+  s.account_loss = d.account_for_loss.value.value_or(false);
+  return s;
+}
+
+std::vector<int64_t> divisors_up_to(int64_t n, int64_t limit) {
+  std::vector<int64_t> out;
+  for (int64_t k = 1; k <= std::min(n, limit); ++k) {
+    if (n % k == 0) out.push_back(k);
+  }
+  return out;
+}
+
+// Pipeline splits for PP stages: even (with up to three interleaving
+// depths), counting the embedding and loss as layers when the job does
+// (account_for_*_in_pipeline_split); otherwise, when the layers do not
+// divide, a first and last stage that take the remainder (which Megatron
+// does not combine with the account_for options).
+struct Split {
+  int64_t vpp = 0, first = 0, last = 0;
+  bool embedding = false, loss = false;
+};
+
+std::vector<Split> pipeline_splits(int64_t layers, int64_t pp, bool embedding, bool loss) {
+  std::vector<Split> splits;
+  if (pp == 1) return {Split{0, 0, 0, embedding, loss}};
+  auto even = [&](bool e, bool l) {
+    int64_t counted = layers + (e ? 1 : 0) + (l ? 1 : 0);
+    if (counted % pp != 0) return false;
+    splits.push_back(Split{0, 0, 0, e, l});
+    int added = 0;
+    for (int64_t v = 2; v <= 8 && added < 3; ++v) {
+      if (counted % (pp * v) == 0) {
+        splits.push_back(Split{v, 0, 0, e, l});
+        ++added;
+      }
+    }
+    return true;
+  };
+  if (even(embedding, loss)) return splits;
+  if ((embedding || loss) && even(false, false)) return splits;
+  if (pp < 3) return splits;
+  // Middle stages take m layers; the first and last share the rest, the
+  // first no more than the last + 1 (the embedding sits there too).
+  for (int64_t m = layers / pp - 1; m <= layers / pp + 1; ++m) {
+    int64_t rest = layers - m * (pp - 2);
+    if (m < 1 || rest < 2) continue;
+    int64_t last = rest / 2, first = rest - last;
+    if (first > m + 1 || last > m + 1) continue;
+    splits.push_back(Split{0, first, last, false, false});
+  }
+  return splits;
+}
+
+// Rule runs per plan at most: bounds the time when the guide's layout
+// scores far below the leaders.
+constexpr size_t kMaxLinted = 3000;
+
+struct Pending {
+  double base_score;
+  Candidate c;
+};
+
+}  // namespace
+
+namespace {
+
+std::vector<Candidate> enumerate_candidates(const Shape& shape, const PlanOptions& o, int64_t gbs) {
+  std::vector<Candidate> out;
+  const int64_t w = o.world;
+  int64_t heads = std::max<int64_t>(shape.heads, 1);
+  int64_t groups = shape.groups > 0 ? shape.groups : heads;
+  std::vector<int64_t> tps;
+  for (int64_t t : divisors_up_to(w, std::max<int64_t>(o.nvlink_domain, 8))) {
+    if (t <= 16 && heads % t == 0 && groups % t == 0) tps.push_back(t);
+  }
+  // CP helps long sequences only: up to seq/4096 (section 3's starting point
+  // for long context), a power of two.
+  std::vector<int64_t> cps = {1};
+  for (int64_t c = 2; c <= 32 && shape.seq > 0 && c * 4096 <= shape.seq; c *= 2) {
+    if (shape.seq % (2 * c) == 0) cps.push_back(c);
+  }
+  std::vector<int64_t> pps = divisors_up_to(w, std::min<int64_t>(shape.layers > 0 ? shape.layers : 1, 64));
+  std::vector<int64_t> eps = {1};
+  if (shape.experts > 0) eps = divisors_up_to(shape.experts, std::min<int64_t>(shape.experts, w));
+  std::vector<int64_t> mbss = {1, 2, 4};
+  for (int64_t tp : tps) {
+    for (int64_t cp : cps) {
+      for (int64_t pp : pps) {
+        if (w % (tp * cp * pp) != 0) continue;
+        int64_t dp = w / (tp * cp * pp);
+        std::vector<int64_t> etps = shape.experts > 0 ? std::vector<int64_t>{1} : std::vector<int64_t>{tp};
+        if (shape.experts > 0 && tp > 1) etps.push_back(tp);
+        for (int64_t ep : eps) {
+          for (int64_t etp : etps) {
+            if (w % (etp * ep * pp) != 0) continue;
+            int64_t edp = w / (etp * ep * pp);
+            for (const Split& split : pipeline_splits(shape.layers, pp, shape.account_embedding, shape.account_loss)) {
+              for (int64_t mbs : mbss) {
+                if (gbs > 0 && gbs % (mbs * dp) != 0) continue;
+                for (Recompute r : {Recompute::None, Recompute::Selective, Recompute::Full}) {
+                  Candidate c{.tp = tp, .pp = pp, .vpp = split.vpp, .cp = cp, .ep = ep, .etp = etp, .dp = dp,
+                              .edp = edp, .mbs = mbs, .sp = tp > 1, .recompute = r,
+                              .first_stage_layers = split.first, .last_stage_layers = split.last,
+                              .account_embedding = split.embedding, .account_loss = split.loss};
+                  out.push_back(c);
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
+
+// The score without memory or rules: what orders the lazy walk.
+double quick_score(const Candidate& c, const PlanOptions& o, int64_t gbs, bool moe, LocalityCache& cache) {
+  double bubble = 0;
+  int64_t m = 0;
+  if (gbs > 0 && c.pp > 1) {
+    m = std::max<int64_t>(gbs / (c.mbs * c.dp), 1);
+    bubble = bubble_idle_share(c.pp, c.vpp, m);
+  }
+  return score_of(c, cached_locality(c, o, &cache), std::optional<double>(bubble), m, o, moe).value;
+}
+
+bool fits(const Evaluation& e) {
+  return e.memory.status == MemoryFit::Status::Fits || e.memory.status == MemoryFit::Status::Tight ||
+         e.memory.status == MemoryFit::Status::Unknown;
+}
+
+// The guide's layouts with the planner's choices for what the guide leaves
+// open: no interleaving, micro batch 1, the lightest recompute that fits.
+GuideResult place_guide_layout(const Job& base, const Shape& shape, Candidate c, const PlanOptions& o,
+                               RuleSet rules) {
+  GuideResult g;
+  if (shape.experts == 0) c.etp = c.tp;
+  g.layout = c;
+  int64_t dense_mesh = c.tp * c.cp * c.pp, expert_mesh = c.ep * c.etp * c.pp;
+  if (o.world % dense_mesh != 0 || o.world % expert_mesh != 0) {
+    g.divides = false;
+    std::string what = o.world % dense_mesh != 0 ? fmt::format("TP x CP x PP = {}", dense_mesh)
+                                                 : fmt::format("EP x ETP x PP = {}", expert_mesh);
+    g.why_not = fmt::format("{} GPUs are not a multiple of {} (it needs a multiple of PP x lcm(TP x CP, EP x ETP) = {})",
+                            o.world, what, c.pp * lcm64(c.tp * c.cp, c.ep * c.etp));
+    return g;
+  }
+  c.dp = o.world / (c.tp * c.cp * c.pp);
+  c.edp = o.world / (c.ep * c.etp * c.pp);
+  for (const Split& split : pipeline_splits(shape.layers, c.pp, shape.account_embedding, shape.account_loss)) {
+    if (split.vpp != 0) continue;
+    c.first_stage_layers = split.first;
+    c.last_stage_layers = split.last;
+    c.account_embedding = split.embedding;
+    c.account_loss = split.loss;
+    break;
+  }
+  for (Recompute r : {Recompute::None, Recompute::Selective, Recompute::Full}) {
+    c.recompute = r;
+    g.evaluation = evaluate(base, c, o, rules, true);
+    if (fits(g.evaluation)) break;
+  }
+  g.layout = c;
+  return g;
+}
+
+void place_guide(const Job& base, const Shape& shape, const PlanOptions& o, RuleSet rules, PlanResult& result) {
+  Derived d = derive(base);
+  result.size = model_size(base, d);
+  result.guide_point = guide_point(base, d, result.size, shape.seq);
+  for (const Candidate& c : result.guide_point.layouts) {
+    result.guide.push_back(place_guide_layout(base, shape, c, o, rules));
+  }
+}
+
+}  // namespace
+
+namespace {
+
+// A pinned key, how it reads, and whether a candidate has the job's value.
+struct Pin {
+  const char* key;
+  const char* label;
+};
+
+constexpr Pin kPins[] = {
+    {"model.tensor_model_parallel_size", "TP"},  {"model.pipeline_model_parallel_size", "PP"},
+    {"model.virtual_pipeline_model_parallel_size", "VPP"}, {"model.context_parallel_size", "CP"},
+    {"model.expert_model_parallel_size", "EP"},  {"model.expert_tensor_parallel_size", "ETP"},
+    {"train.micro_batch_size", "MBS"},           {"model.sequence_parallel", "SP"},
+    {"model.recompute_granularity", "recompute"},
+};
+
+// The job's value of a pinned key in the candidates' terms; nullopt when
+// the job does not say.
+std::optional<std::string> pinned_value(const Job& job, const Derived& d, std::string_view key) {
+  auto number = [](const Quantity& q) -> std::optional<std::string> {
+    return q.known() ? std::optional<std::string>(std::to_string(*q)) : std::nullopt;
+  };
+  if (key == "model.tensor_model_parallel_size") return number(d.tensor_parallel);
+  if (key == "model.pipeline_model_parallel_size") return number(d.pipeline_parallel);
+  if (key == "model.virtual_pipeline_model_parallel_size") return number(d.virtual_pipeline);
+  if (key == "model.context_parallel_size") return number(d.context_parallel);
+  if (key == "model.expert_model_parallel_size") return number(d.expert_parallel);
+  if (key == "model.expert_tensor_parallel_size") return number(d.expert_tensor_parallel);
+  if (key == "train.micro_batch_size") return number(d.micro_batch_size);
+  if (key == "model.sequence_parallel") {
+    if (!d.sequence_parallel.value) return std::nullopt;
+    return std::string(*d.sequence_parallel.value ? "on" : "off");
+  }
+  if (key == "model.recompute_granularity") {
+    TextSetting t = config_text(job, key);
+    if (t.value) return *t.value;
+    const ConfigValue* node = find_path(job.config, key);
+    if (node && node->is_null()) return std::string("none");
+  }
+  return std::nullopt;
+}
+
+std::string candidate_value(const Candidate& c, std::string_view key) {
+  if (key == "model.tensor_model_parallel_size") return std::to_string(c.tp);
+  if (key == "model.pipeline_model_parallel_size") return std::to_string(c.pp);
+  if (key == "model.virtual_pipeline_model_parallel_size") return std::to_string(c.vpp);
+  if (key == "model.context_parallel_size") return std::to_string(c.cp);
+  if (key == "model.expert_model_parallel_size") return std::to_string(c.ep);
+  if (key == "model.expert_tensor_parallel_size") return std::to_string(c.etp);
+  if (key == "train.micro_batch_size") return std::to_string(c.mbs);
+  if (key == "model.sequence_parallel") return c.sp ? "on" : "off";
+  return std::string(recompute_name(c.recompute));
+}
+
+std::vector<std::pair<std::string, std::string>> active_pins(const Job& base, const std::vector<std::string>& pinned) {
+  Derived d = derive(base);
+  std::vector<std::pair<std::string, std::string>> pins;
+  for (const Pin& pin : kPins) {
+    if (std::find(pinned.begin(), pinned.end(), pin.key) == pinned.end()) continue;
+    if (auto value = pinned_value(base, d, pin.key)) pins.emplace_back(pin.key, *value);
+  }
+  return pins;
+}
+
+}  // namespace
+
+std::vector<std::string> describe_pins(const Job& base, const std::vector<std::string>& pinned) {
+  std::vector<std::string> out;
+  for (const auto& [key, value] : active_pins(base, pinned)) {
+    for (const Pin& pin : kPins) {
+      if (key == pin.key) out.push_back(fmt::format("{} {}", pin.label, value == "0" ? "none" : value));
+    }
+  }
+  return out;
+}
+
+PlanResult make_plan(const Job& base, const PlanOptions& options, RuleSet rules) {
+  PlanResult result;
+  Shape shape = shape_of(base);
+  result.seq_length = shape.seq;
+  result.global_batch_size = options.global_batch_size;
+  bool moe = shape.experts > 0;
+  std::vector<Candidate> all = enumerate_candidates(shape, options, options.global_batch_size);
+  for (const auto& pin : active_pins(base, options.pinned)) {
+    // (clang 14 cannot capture structured bindings: name the pair's parts.)
+    const auto& key = pin.first;
+    const auto& value = pin.second;
+    std::erase_if(all, [&](const Candidate& c) { return candidate_value(c, key) != value; });
+  }
+  {
+    // Whether the estimate works for this model: try it on the first layout.
+    Evaluation probe = all.empty() ? Evaluation{} : evaluate(base, all.front(), options, rules, false);
+    result.memory_known = !all.empty() && probe.memory.status != MemoryFit::Status::Unknown;
+    result.memory_unknown_because = probe.memory.why_unknown;
+  }
+  result.enumerated = all.size();
+  std::vector<Pending> order;
+  order.reserve(all.size());
+  LocalityCache cache;
+  for (const Candidate& c : all) order.push_back({quick_score(c, options, options.global_batch_size, moe, cache), c});
+  std::stable_sort(order.begin(), order.end(), [](const Pending& a, const Pending& b) { return a.base_score < b.base_score; });
+
+  // The guide's layouts first: the walk goes on until it has passed their
+  // scores, so their rank among all valid layouts is exact.
+  place_guide(base, shape, options, rules, result);
+  double target = -1e9;
+  for (const GuideResult& g : result.guide) {
+    if (g.divides && g.evaluation.valid && fits(g.evaluation)) target = std::max(target, g.evaluation.score);
+  }
+
+  // Walk in score order (the final score is never below the quick one). A
+  // layout that fits without recompute makes its recompute variants
+  // pointless.
+  std::vector<Evaluation> accepted;  // sorted by score
+  std::vector<Evaluation> too_big;
+  auto key = [](const Candidate& c) { return std::make_tuple(c.tp, c.pp, c.vpp, c.cp, c.ep, c.etp, c.mbs); };
+  std::set<decltype(key(Candidate{}))> settled;
+  bool exhausted = true;
+  for (const Pending& p : order) {
+    double worst = accepted.size() >= options.top ? accepted[options.top - 1].score : 1e9;
+    if (p.base_score > std::max(worst, target) && accepted.size() >= options.top) {
+      exhausted = false;
+      break;
+    }
+    if (result.checked >= kMaxLinted) {
+      exhausted = false;
+      break;
+    }
+    if (settled.count(key(p.c))) continue;
+    Evaluation e = evaluate_cached(base, p.c, options, rules, false, &cache);
+    if (!fits(e)) {
+      ++result.too_big;
+      too_big.push_back(std::move(e));
+      continue;
+    }
+    Evaluation checked = evaluate_cached(base, p.c, options, rules, true, &cache);
+    ++result.checked;
+    if (!checked.valid) {
+      ++result.rejected_by_rules;
+      continue;
+    }
+    settled.insert(key(p.c));
+    auto at = std::upper_bound(accepted.begin(), accepted.end(), checked.score,
+                               [](double score, const Evaluation& x) { return score < x.score; });
+    accepted.insert(at, std::move(checked));
+  }
+  for (GuideResult& g : result.guide) {
+    if (!g.divides || !g.evaluation.valid || !fits(g.evaluation)) continue;
+    size_t better = static_cast<size_t>(std::count_if(accepted.begin(), accepted.end(), [&](const Evaluation& x) {
+      return x.score < g.evaluation.score;
+    }));
+    if (exhausted || g.evaluation.score <= target) g.rank = better + 1;
+  }
+  result.valid_found = accepted.size();
+  if (accepted.size() > options.top) accepted.resize(options.top);
+  result.ranked = std::move(accepted);
+  if (result.ranked.empty() && result.memory_known && options.try_more_gpus) {
+    for (int64_t factor = 2; factor <= 16; factor *= 2) {
+      PlanOptions more = options;
+      more.world = options.world * factor;
+      more.top = 1;
+      more.try_more_gpus = false;
+      PlanResult bigger = make_plan(base, more, rules);
+      if (!bigger.ranked.empty()) {
+        result.fits_with_gpus = more.world;
+        result.fits_with = bigger.ranked.front();
+        break;
+      }
+    }
+  }
+  if (result.ranked.empty() && !too_big.empty()) {
+    std::stable_sort(too_big.begin(), too_big.end(),
+                     [](const Evaluation& a, const Evaluation& b) { return a.memory.ratio() < b.memory.ratio(); });
+    for (const Evaluation& e : too_big) {
+      Evaluation checked = evaluate(base, e.c, options, rules, true);
+      ++result.checked;
+      if (checked.valid) {
+        result.closest = std::move(checked);
+        break;
+      }
+    }
+  }
+  return result;
+}
+
+}  // namespace mblint

@@ -1,0 +1,886 @@
+#include "lint/resolve/job_builder.h"
+
+#include <algorithm>
+#include <charconv>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "lint/base/file_reader.h"
+#include "lint/load/dialects/megatron_lm_args.h"
+#include "lint/load/dialects/megatron_lm_flags.h"
+#include "lint/load/dialects/megatron_lm_test_config.h"
+#include "lint/load/dialects/nemo_yaml.h"
+#include "lint/load/hydra/hydra_override.h"
+#include "lint/load/hydra/overrides.h"
+#include "lint/load/shell/hand_off.h"
+#include "lint/load/shell/launch.h"
+#include "lint/load/shell/shell.h"
+#include "lint/load/yaml/config_yaml.h"
+#include "lint/load/yaml/interpolation.h"
+#include "lint/load/yaml/yaml_ahead.h"
+#include "lint/load/yaml/yaml_loader.h"
+#include "lint/model/recipe_layer.h"
+#include "lint/model/schema.h"
+#include "lint/resolve/interpolation_check.h"
+
+namespace fs = std::filesystem;
+
+namespace mblint {
+
+namespace {
+
+bool ends_with(std::string_view text, std::string_view suffix) {
+  return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
+}
+
+Diagnostic problem(std::string rule, Severity severity, std::string message, Span where, std::string help) {
+  Diagnostic d;
+  d.rule = std::move(rule);
+  d.severity = severity;
+  d.message = std::move(message);
+  d.where = where;
+  d.help = std::move(help);
+  return d;
+}
+
+// --- what a file is -----------------------------------------------------------
+
+enum class FileType { Script, Yaml, Other };
+
+// By name first (what editors and pre-commit go by), then by a shebang.
+FileType file_type(const SourceFile& file) {
+  std::string_view path = file.path;
+  for (std::string_view ext : {".sh", ".sbatch", ".slurm", ".bash"}) {
+    if (ends_with(path, ext)) return FileType::Script;
+  }
+  for (std::string_view ext : {".yaml", ".yml", ".json"}) {
+    if (ends_with(path, ext)) return FileType::Yaml;
+  }
+  return file.text.rfind("#!", 0) == 0 ? FileType::Script : FileType::Other;
+}
+
+bool looks_like_bridge_config(const ConfigValue& root) {
+  if (!root.is_map()) return false;
+  bool any_section = false;
+  for (const MapEntry& entry : root.entries) {
+    // Other frameworks' configs: NeMo 1.x (trainer), NeMo-RL (policy), verl,
+    // Megatron-LM functional tests (MODEL_ARGS), Hydra group files (defaults).
+    if (entry.key == "trainer" || entry.key == "policy" || entry.key == "actor_rollout_ref" ||
+        entry.key == "MODEL_ARGS" || entry.key == "defaults" || entry.key == "cluster") {
+      return false;
+    }
+    // A section holds a mapping: `optimizer: adam` at the top of a flat
+    // Megatron-LM --yaml-cfg file is no ConfigContainer section. The one
+    // exception is mixed_precision, which Bridge also takes as a preset name.
+    bool section_value = entry.value.is_map() || (entry.key == "mixed_precision" && entry.value.kind == ValueKind::String);
+    if (is_config_section(entry.key) && entry.key != "env_vars" && section_value) any_section = true;
+  }
+  return any_section;
+}
+
+// Builder-backed Llama configs nest the transformer fields under
+// model.transformer; store them flat so every rule finds them in one place.
+void hoist_transformer_fields(ConfigValue& root, Job& job) {
+  ConfigValue* model = find_child(root, "model");
+  if (!model || !model->is_map()) return;
+  auto it = std::find_if(model->entries.begin(), model->entries.end(),
+                         [](const MapEntry& e) { return e.key == "transformer"; });
+  if (it == model->entries.end() || !it->value.is_map()) return;
+  ConfigValue transformer = std::move(it->value);
+  model->entries.erase(it);
+  for (MapEntry& entry : transformer.entries) {
+    if (entry.key == "_target_") continue;
+    if (!find_child(*model, entry.key)) model->entries.push_back(std::move(entry));
+  }
+  job.builder_backed_model = true;
+}
+
+// --- layers ----------------------------------------------------------------------
+
+void select_recipe(Job& job, const std::string& name, Provenance where) {
+  job.recipe_name = name;
+  job.recipe_where = std::move(where);
+  const RecipeAlias* alias = nullptr;
+  job.recipe = find_recipe(name, &alias);
+  if (job.recipe) {
+    job.config = recipe_layer(*job.recipe, job.recipe_where);
+    return;
+  }
+  std::vector<std::string> similar = similar_recipe_names(name);
+  std::string help = similar.empty() ? "check the name; mblint's catalog holds Megatron Bridge's library and "
+                                       "performance recipes"
+                                     : fmt::format("did you mean {}?", similar.front());
+  Diagnostic d = problem("unknown-recipe", Severity::Warning,
+                         fmt::format("recipe '{}' is not in mblint's catalog: the values it sets are unknown, "
+                                     "so checks that need them stay silent",
+                                     name),
+                         primary_span(job.recipe_where), help);
+  for (const Span& via : job.recipe_where.via) {
+    d.notes.push_back(Note{"the value of the recipe name comes from here", via});
+  }
+  job.problems.push_back(std::move(d));
+}
+
+std::optional<Provenance> recipe_provenance(const MappedString& word, Span statement, Layer layer) {
+  if (has_unknown(word)) return std::nullopt;  // --recipe $RECIPE with RECIPE unknown
+  Provenance where;
+  where.layer = layer;
+  where.value = span_of(word, 0, word.text.size());
+  where.statement = statement;
+  where.via = definitions_in(word, 0, word.text.size());
+  return where;
+}
+
+std::string recipe_task(std::string_view mode) {
+  if (mode == "lora" || mode == "dora") return "peft";
+  return std::string(mode);
+}
+
+ConfigValue flag_value(const ConvenienceFlag& flag, std::vector<Diagnostic>& problems, bool& ok) {
+  Provenance where;
+  where.layer = Layer::ConvenienceFlag;
+  where.value = span_of(flag.value, 0, flag.value.text.size());
+  where.statement = flag.statement;
+  where.via = definitions_in(flag.value, 0, flag.value.text.size());
+  ok = true;
+  if (has_unknown(flag.value)) return make_unknown(flag.value.text, where);
+  std::string text = flag.value.text;
+  text.erase(std::remove(text.begin(), text.end(), '_'), text.end());  // Python int("1_024")
+  if (flag.integer) {
+    int64_t value = 0;
+    const char* begin = text.data() + (text.size() > 1 && text[0] == '+' ? 1 : 0);
+    auto [ptr, ec] = std::from_chars(begin, text.data() + text.size(), value);
+    if (ec == std::errc() && ptr == text.data() + text.size() && !text.empty()) return make_int(value, where);
+    ok = false;
+    problems.push_back(problem("entry-point-argument", Severity::Error,
+                               fmt::format("argument {}: invalid int value: '{}'", flag.flag, flag.value.text),
+                               where.value, fmt::format("{} takes an integer", flag.flag)));
+    return make_null();
+  }
+  if (flag.key.back() == "lr" || flag.key.back() == "min_lr") {
+    char* end = nullptr;
+    double value = std::strtod(text.c_str(), &end);
+    if (!text.empty() && end == text.c_str() + text.size()) return make_float(value, where);
+    ok = false;
+    problems.push_back(problem("entry-point-argument", Severity::Error,
+                               fmt::format("argument {}: invalid float value: '{}'", flag.flag, flag.value.text),
+                               where.value, fmt::format("{} takes a number", flag.flag)));
+    return make_null();
+  }
+  return make_string(flag.value.text, where);
+}
+
+void apply_override_words(Job& job, const std::vector<MappedString>& words, Layer layer) {
+  for (size_t i = 0; i < words.size(); ++i) {
+    const MappedString& word = words[i];
+    if (i == kMaxOverrides) {  // a generated or hostile list: the rest is not read
+      job.problems.push_back(problem(
+          "override-syntax", Severity::Error,
+          fmt::format("more than {} Hydra overrides in one launch; mblint stops reading them here", kMaxOverrides),
+          span_of(word, 0, word.text.size()), "split the settings into a --config-file YAML"));
+      break;
+    }
+    HydraParse parse = parse_hydra_override(word, layer);
+    for (Diagnostic& d : parse.problems) job.problems.push_back(std::move(d));
+    if (parse.parsed) apply_override(job, *parse.parsed, job.problems);
+  }
+}
+
+void apply_command_line(Job& job, const LintOptions& options, const SourceSet& sources) {
+  std::vector<MappedString> sets;
+  for (const CommandLineValue& set : options.sets) {
+    sets.push_back(mapped_verbatim(set.span.file, set.span.begin, set.text));
+  }
+  apply_override_words(job, sets, Layer::CommandLine);
+  auto count = [&](const std::optional<CommandLineValue>& value, LocatedInt& slot) {
+    if (!value) return;
+    slot = LocatedInt{};
+    slot.where.layer = Layer::CommandLine;
+    slot.where.value = value->span;
+    slot.where.statement = value->span;
+    int64_t parsed = 0;
+    auto [ptr, ec] = std::from_chars(value->text.data(), value->text.data() + value->text.size(), parsed);
+    if (ec == std::errc() && ptr == value->text.data() + value->text.size()) slot.value = parsed;
+  };
+  count(options.nodes, job.cluster.nodes);
+  count(options.gpus_per_node, job.cluster.gpus_per_node);
+  if (options.nodes || options.gpus_per_node) job.cluster.world_size = LocatedInt{};
+  if (options.gpu) {
+    if (const GpuType* gpu = find_gpu(options.gpu->text)) {
+      job.cluster.gpu = gpu->name;
+      job.cluster.gpu_where = Provenance{};
+      job.cluster.gpu_where.layer = Layer::CommandLine;
+      job.cluster.gpu_where.statement = options.gpu->span;
+    }
+  }
+  (void)sources;
+}
+
+// Megatron Bridge's start-up rewrites that change what the config means.
+bool from_command_line(const ConfigValue* value) {
+  if (!value) return false;
+  Layer layer = value->where.layer;
+  return layer == Layer::Override || layer == Layer::ConvenienceFlag || layer == Layer::CommandLine;
+}
+
+// run_recipe.py's sync_model_pipeline_layout: when the command line changes
+// PP or VPP and not the layout, a recipe's layout builder computes a new one
+// (its value is not in the catalog).
+void rebuild_recipe_layout(Job& job) {
+  if (!job.recipe || !job.recipe->pipeline_layout_builder) return;
+  const ConfigValue* layout = find_path(job.config, "model.pipeline_model_parallel_layout");
+  if (!layout || layout->where.layer != Layer::Recipe) return;
+  if (!from_command_line(find_path(job.config, "model.pipeline_model_parallel_size")) &&
+      !from_command_line(find_path(job.config, "model.virtual_pipeline_model_parallel_size"))) {
+    return;
+  }
+  Provenance where = layout->where;
+  where.layer = Layer::Rewrite;
+  where.origin = fmt::format("run_recipe.py rebuilds recipe {}'s pipeline layout for the new pipeline sizes",
+                             job.recipe->name);
+  assign_path(job.config, {"model", "pipeline_model_parallel_layout"},
+              make_unknown("the layout the recipe's layout builder computes", std::move(where)));
+}
+
+void apply_bridge_rewrites(Job& job) {
+  if (job.entry == EntryPoint::RunRecipe || job.entry == EntryPoint::TrainSh) {
+    // run_recipe.py: sync_model_dataset_sequence_length copies the dataset's
+    // sequence length into the model.
+    if (const ConfigValue* dataset = find_path(job.config, "dataset.seq_length"); dataset && !dataset->is_null()) {
+      ConfigValue copy = *dataset;
+      copy.earlier.clear();
+      if (copy.where.layer == Layer::Recipe) {
+        copy.where.origin = fmt::format("{} (run_recipe.py copies dataset.seq_length into model.seq_length)",
+                                        copy.where.origin);
+      } else {
+        copy.where.origin.clear();
+      }
+      const ConfigValue* model = find_path(job.config, "model.seq_length");
+      if (!model || to_display(*model) != to_display(copy) || model->where.layer < copy.where.layer) {
+        assign_path(job.config, {"model", "seq_length"}, std::move(copy));
+      }
+    }
+  }
+  if (job.entry == EntryPoint::RunRecipe || job.entry == EntryPoint::TrainSh) rebuild_recipe_layout(job);
+  if (job.cluster.gpu.empty() && job.recipe) {
+    if (const GpuType* gpu = find_gpu(job.recipe->gpu)) {
+      job.cluster.gpu = gpu->name;
+      job.cluster.gpu_where = job.recipe_where;
+      job.cluster.gpu_where.origin = fmt::format("recipe {} is set up for {} (pass --gpu if you run elsewhere)",
+                                                 job.recipe->name, gpu->display);
+    }
+  }
+}
+
+void finish_job(Job& job, const LintOptions& options, const SourceSet& sources) {
+  apply_command_line(job, options, sources);
+  InterpolationResult interpolated = resolve_interpolations(job.config);
+  if (!interpolated.complete) {
+    job.problems.push_back(problem("yaml-syntax", Severity::Error,
+                                   fmt::format("the interpolations of this config chain or copy more than {} "
+                                               "values; mblint stops resolving them here",
+                                               kInterpolationWork),
+                                   interpolated.stopped_at,
+                                   "the values past this point are treated as unknown; shorten the chains"));
+  }
+  job.bridge_problems = interpolation_diagnostics(job, interpolated.problems, sources);
+  apply_bridge_rewrites(job);
+  // The other dialects' defaults, after every layer (--set, --nodes) so
+  // they follow what the job finally says.
+  if (job.dialect == Dialect::MegatronLM) apply_megatron_lm_defaults(job);
+  if (job.kind == InputKind::NemoYaml) apply_nemo_defaults(job);
+  if (options.bridge_version) {
+    if (auto v = parse_version(options.bridge_version->text)) {
+      job.versions.bridge = *v;
+      job.versions.bridge_given = true;
+    }
+  }
+  if (options.megatron_core_version) {
+    if (auto v = parse_version(options.megatron_core_version->text)) {
+      job.versions.megatron_core = *v;
+      job.versions.megatron_core_given = true;
+    }
+  }
+}
+
+void select_command_line_recipe(Job& job, const LintOptions& options) {
+  if (!options.recipe) return;
+  Provenance where;
+  where.layer = Layer::CommandLine;
+  where.value = options.recipe->span;
+  where.statement = options.recipe->span;
+  select_recipe(job, options.recipe->text, where);
+}
+
+// The launch names its recipe through something mblint cannot evaluate
+// (`--recipe "$1"`): mblint's own --recipe says which one, else it stays unknown.
+void recipe_not_known(Job& job, const MappedString& word, const LintOptions& options) {
+  if (options.recipe) {
+    select_command_line_recipe(job, options);
+    return;
+  }
+  job.unresolved.push_back(Unresolved{"recipe",
+                                      fmt::format("the recipe name is `{}`, which is not known here", word.text),
+                                      "pass --recipe NAME to say which recipe this launch runs",
+                                      span_of(word, 0, word.text.size())});
+}
+
+// --- YAML ----------------------------------------------------------------------
+
+fs::path resolve_relative(const fs::path& path, const fs::path& base_dir) {
+  return path.is_absolute() ? path : base_dir / path;
+}
+
+std::string display_path(const fs::path& path, const fs::path& base_dir) {
+  std::error_code error;
+  fs::path relative = fs::relative(path, base_dir, error);
+  if (!error && !relative.empty() && relative.native().rfind("..", 0) != 0) return relative.lexically_normal().string();
+  return path.lexically_normal().string();
+}
+
+// --- launch scripts ----------------------------------------------------------------
+
+struct ScriptContext {
+  SourceSet& sources;
+  const LintOptions& options;
+  std::set<fs::path>& referenced;  // YAML files followed from scripts
+  std::map<fs::path, FileId>& loaded;  // each file is read once per run
+  fs::path script_dir;
+};
+
+void load_config_file(Job& job, const Launch& launch, ScriptContext& context) {
+  if (!launch.config_file) return;
+  const MappedString& word = *launch.config_file;
+  Span statement = launch.config_file_statement;
+  fs::path path;
+  if (context.options.launch_config_file) {
+    path = *context.options.launch_config_file;  // a .mblint.yaml context names the file this launch runs
+  } else {
+    if (has_unknown(word)) {  // --config-file $CONFIG with CONFIG unknown
+      job.unresolved.push_back(Unresolved{
+          "config file", fmt::format("the --config-file path is `{}`, which is not known here", word.text),
+          "name the YAML this launch runs in a `context:` entry of .mblint.yaml (`files:` and `launch:`)",
+          span_of(word, 0, word.text.size())});
+      return;
+    }
+    fs::path named = word.text;
+    path = named.is_absolute() ? named : context.script_dir / named;
+    if (!fs::exists(path)) path = resolve_relative(named, context.options.base_dir);
+  }
+  Span where = span_of(word, 0, word.text.size());
+  fs::path canonical = canonical_or_same(context.sources.canonical, path);
+  FileId file = kNoFile;
+  if (auto it = context.loaded.find(canonical); it != context.loaded.end()) {
+    file = it->second;
+  } else {
+    ReadResult read = read_source_file(context.sources, path, display_path(path, context.options.base_dir), where,
+                                       kMaxInputBytes, &context.options.overlay);
+    if (read.problem) {
+      read.problem->message += " (looked next to the script and in the current directory)";
+      read.problem->help = "check the path: the entry point resolves it from where it runs; mblint looks next to "
+                           "the launch script, then in the current directory";
+      job.problems.push_back(std::move(*read.problem));
+      return;
+    }
+    file = read.file;
+    context.loaded[canonical] = file;
+  }
+  context.referenced.insert(canonical);
+  job.files.push_back(file);
+  LoadedYaml yaml = load_config_yaml(context.sources, file, context.options.yaml_cache);
+  for (Diagnostic& d : yaml.problems) job.problems.push_back(std::move(d));
+  if (!yaml.ok || !yaml.root.is_map()) return;
+  hoist_transformer_fields(yaml.root, job);
+  merge_into(job.config, yaml.root);
+  (void)statement;
+}
+
+// The release the flags are checked against: --megatron-core-version, else
+// mblint's default.
+FlagCheckOptions flag_check_options(const LintOptions& options) {
+  FlagCheckOptions check;
+  check.version = kNewestMegatronCore;
+  if (options.megatron_core_version) {
+    if (auto v = parse_version(options.megatron_core_version->text)) {
+      check.version = *v;
+      check.version_given = true;
+    }
+  }
+  return check;
+}
+
+// The diagnostics, and the settings a misspelled flag meant: unknown
+// rather than Megatron-LM's default (the run stops before either applies).
+void take_flag_check(Job& job, FlagCheck check) {
+  for (Diagnostic& d : check.diagnostics) job.problems.push_back(std::move(d));
+  for (const FlagCheck::Intended& intended : check.intended) {
+    const MegatronLmFlag* spec = find_megatron_lm_flag(intended.flag);
+    if (!spec) continue;
+    Provenance where;
+    where.layer = Layer::Override;
+    where.key = intended.at;
+    where.statement = intended.at;
+    where.origin = fmt::format("not set: the flag meant to set it is misspelled ({} expected)", intended.flag);
+    for (std::string_view path : {spec->path, spec->also}) {
+      if (path.empty() || find_path(job.config, path)) continue;
+      assign_path(job.config, split_path(path), make_unknown(std::string(intended.flag), where));
+    }
+  }
+}
+
+void apply_megatron_lm_arguments(Job& job, const Launch& launch, const ScriptContext& context) {
+  MegatronArgv argv;
+  argv.words = launch.arguments;
+  argv.layer = Layer::Override;
+  MegatronLmArgs args = read_megatron_lm_args(argv);
+  merge_into(job.config, args.config);
+  for (Diagnostic& d : args.problems) job.problems.push_back(std::move(d));
+  // A wrapper (deepspeed, slime, ms-swift) adds options of its own: the
+  // flags are not checked against Megatron-LM's parser alone.
+  if (!launch.wrapper.empty()) return;
+  FlagParser parser = parser_for_program(launch.program.text);
+  Span program = span_of(launch.program, 0, launch.program.text.size());
+  take_flag_check(job, check_megatron_lm_flags(argv, parser, flag_check_options(context.options), context.sources,
+                                               program));
+}
+
+void apply_launch_layers(Job& job, const Launch& launch, ScriptContext& context) {
+  if (launch.entry == EntryPoint::MegatronLM) {
+    apply_megatron_lm_arguments(job, launch, context);
+    return;
+  }
+  if (launch.entry == EntryPoint::RunRecipe || launch.entry == EntryPoint::TrainSh) {
+    if (launch.recipe) {
+      if (auto where = recipe_provenance(*launch.recipe, launch.recipe_statement, Layer::Override)) {
+        select_recipe(job, launch.recipe->text, *where);
+      } else {
+        recipe_not_known(job, *launch.recipe, context.options);
+      }
+    } else if (launch.model && launch.mode) {
+      std::string name = fmt::format("{}_{}_config", launch.model->text, recipe_task(launch.mode->text));
+      if (has_unknown(*launch.mode)) {
+        recipe_not_known(job, *launch.mode, context.options);
+      } else if (auto where = recipe_provenance(*launch.model, launch.model_statement, Layer::Override)) {
+        select_recipe(job, name, *where);
+      } else {
+        recipe_not_known(job, *launch.model, context.options);
+      }
+    }
+  } else {
+    select_command_line_recipe(job, context.options);  // the script fixes its recipe inside
+    load_config_file(job, launch, context);
+  }
+  for (const ConvenienceFlag& flag : launch.flags) {
+    bool ok = true;
+    ConfigValue value = flag_value(flag, job.problems, ok);
+    if (ok) assign_path(job.config, flag.key, std::move(value));
+  }
+  apply_override_words(job, launch.overrides, Layer::Override);
+}
+
+std::string lowercase(std::string_view text) {
+  std::string out(text);
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
+  return out;
+}
+
+// The catalogued model a Hugging Face id or checkpoint directory names:
+// `Qwen/Qwen3-8B`, `/root/Qwen3-4B`, `ZhipuAI/GLM-4.5-Air-Base-mcore`. The
+// name is compared without case and without the suffixes of a variant with
+// the same shape (-Instruct, -Base, -mcore, _torch_dist); null unless exactly
+// one catalogued model matches.
+const ModelDims* model_named(std::string_view text) {
+  while (!text.empty() && text.back() == '/') text.remove_suffix(1);
+  std::string name = lowercase(text.substr(text.rfind('/') == std::string_view::npos ? 0 : text.rfind('/') + 1));
+  for (std::string_view suffix : {"_torch_dist", "-torch-dist", "-mcore", "-instruct", "-base", "-chat"}) {
+    if (name.size() > suffix.size() && ends_with(name, suffix)) name.resize(name.size() - suffix.size());
+  }
+  const ModelDims* found = nullptr;
+  for (const ModelDims& model : all_models()) {
+    if (!model.hf_id || !*model.hf_id) continue;
+    std::string_view id = model.hf_id;
+    if (lowercase(id.substr(id.rfind('/') + 1)) != name) continue;
+    if (found && std::string_view(found->hf_id) != id) return nullptr;  // two models of that name
+    found = &model;
+  }
+  return found;
+}
+
+// A launch that names its model only by id or checkpoint takes the model's
+// shape from the catalog; every value says so. Values the launch writes win.
+void apply_named_model(Job& job, const Launch& launch) {
+  if (!launch.named_model || has_unknown(*launch.named_model)) return;
+  if (find_path(job.config, "model.num_layers") || find_path(job.config, "model.hidden_size")) return;
+  const ModelDims* model = model_named(launch.named_model->text);
+  if (!model) return;
+  Provenance where;
+  where.layer = Layer::Recipe;
+  where.value = span_of(*launch.named_model, 0, launch.named_model->text.size());
+  where.statement = launch.named_model_statement;
+  where.origin = fmt::format("the shape of {} in mblint's catalog (the launch names the model `{}`)", model->hf_id,
+                             launch.named_model->text);
+  auto put = [&](std::string_view key, int value) {
+    if (value <= 0 || find_path(job.config, fmt::format("model.{}", key))) return;
+    assign_path(job.config, {"model", std::string(key)}, make_int(value, where));
+  };
+  put("num_layers", model->num_layers);
+  put("hidden_size", model->hidden_size);
+  put("num_attention_heads", model->num_attention_heads);
+  put("num_query_groups", model->num_query_groups);
+  put("ffn_hidden_size", model->ffn_hidden_size);
+  put("kv_channels", model->kv_channels);
+  put("num_moe_experts", model->num_moe_experts);
+  put("moe_ffn_hidden_size", model->moe_ffn_hidden_size);
+  put("moe_router_topk", model->moe_router_topk);
+}
+
+Job job_from_launch(const Launch& launch, FileId script, ScriptContext& context) {
+  Job job;
+  job.primary = script;
+  job.kind = InputKind::LaunchScript;
+  job.entry = launch.entry;
+  if (launch.entry == EntryPoint::MegatronLM) {
+    job.dialect = Dialect::MegatronLM;
+    // examples/inference/**, tools/run_text_generation_server.py: no training step.
+    std::string_view program = launch.program.text;
+    job.trains = program.find("inference") == std::string_view::npos &&
+                 program.find("text_generation") == std::string_view::npos &&
+                 program.find("convert") == std::string_view::npos;  // checkpoint conversion
+  }
+  job.launch_span = launch.span;
+  job.files.push_back(script);
+  job.config = make_map();
+  job.cluster = launch.cluster;
+  job.env = launch.env;
+  job.problems = launch.problems;
+  apply_launch_layers(job, launch, context);
+  apply_named_model(job, launch);
+  finish_job(job, context.options, context.sources);
+  return job;
+}
+
+// A sourced file or an eval before the launch runs in the launching shell
+// and may set what the launch reads; another script or launcher cannot.
+void add_shell_state_hand_offs(Job& job, const std::vector<Unresolved>& hand_offs) {
+  for (const Unresolved& hand_off : hand_offs) {
+    bool same_shell = hand_off.what == "sourced file" || hand_off.why.find("`eval") == 0;
+    // In a file the script followed: counted (mblint does not order files).
+    bool before = hand_off.where.file != job.launch_span.file || hand_off.where.begin < job.launch_span.begin;
+    if (same_shell && before) job.unresolved.push_back(hand_off);
+  }
+}
+
+// A script named for checking in which mblint finds no training launch.
+Diagnostic no_training_job(FileId file, const std::vector<Unresolved>& hand_offs) {
+  Diagnostic d = problem("no-training-job", Severity::Note,
+                         "no training launch found in this script: mblint checked nothing here",
+                         make_span(file, 0, 0),
+                         "mblint reads torchrun, python -m torch.distributed.run, srun, deepspeed, ray job "
+                         "submit and plain python launches of Megatron-LM's pretrain_*.py, slime's train.py, "
+                         "Megatron Bridge's run_recipe.py and scripts/training/train.sh, and scripts that take "
+                         "--config-file; and ms-swift's megatron sft|pt|rlhf");
+  for (const Unresolved& hand_off : hand_offs) d.notes.push_back(Note{hand_off.why, hand_off.where});
+  if (!hand_offs.empty()) d.where = hand_offs.front().where;
+  return d;
+}
+
+// Paths a sourced or called script names that mblint never opens: the
+// kernel's and the devices' (reading them can block or never end).
+bool system_path(const fs::path& path) {
+  std::string text = path.lexically_normal().string();
+  for (std::string_view root : {"/proc", "/sys", "/dev"}) {
+    if (text.rfind(root, 0) == 0 && (text.size() == root.size() || text[root.size()] == '/')) return true;
+  }
+  return false;
+}
+
+// How far above a script its repository's root may be.
+constexpr int kRepositoryLevels = 8;
+
+// `source FILE` / `bash FILE` as the walk asks for it: relative to the file
+// that names it, then to the script, then to the current directory. Only
+// regular files are read; they may lie outside the checked tree (a script
+// sources ../common.sh), but never under /proc, /sys or /dev.
+std::optional<ShellFile> read_followed_file(ScriptContext& context, const std::string& path,
+                                            const std::string& from_directory, std::string& why) {
+  fs::path named = path;
+  std::vector<fs::path> candidates;
+  if (named.is_absolute()) {
+    candidates.push_back(named);
+  } else {
+    candidates = {fs::path(from_directory) / named, context.script_dir / named, context.options.base_dir / named};
+    // `cd /workspace/megatron-lm; ./tests/x/run.sh`: a path of several
+    // components names the file from the repository's root, one of the
+    // directories above the script.
+    fs::path normal = named.lexically_normal();
+    if (std::distance(normal.begin(), normal.end()) > 2) {
+      std::error_code error;
+      fs::path above = context.script_dir.is_absolute() ? context.script_dir
+                                                         : context.options.base_dir / context.script_dir;
+      above = fs::absolute(above, error).lexically_normal();
+      for (int level = 0; level < kRepositoryLevels && above.has_parent_path() && above != above.parent_path(); ++level) {
+        above = above.parent_path();
+        candidates.push_back(above / named);
+      }
+    }
+  }
+  for (const fs::path& candidate : candidates) {
+    std::error_code error;
+    fs::path real = fs::weakly_canonical(fs::absolute(candidate, error), error);
+    if (system_path(candidate) || (!error && system_path(real))) {
+      why = fmt::format("`{}` is under /proc, /sys or /dev, which mblint never reads", path);
+      return std::nullopt;
+    }
+    fs::file_status status = fs::status(candidate, error);
+    if (error || !fs::exists(status)) continue;
+    if (!fs::is_regular_file(status)) {
+      why = fmt::format("`{}` is not a regular file", path);
+      return std::nullopt;
+    }
+    ReadResult read = read_source_file(context.sources, candidate, display_path(candidate, context.options.base_dir),
+                                       Span{}, kMaxInputBytes, &context.options.overlay);
+    if (read.problem) {
+      why = read.problem->message;
+      return std::nullopt;
+    }
+    fs::path absolute = fs::absolute(candidate, error);
+    return ShellFile{read.file, context.sources.files[read.file].text,
+                     absolute.lexically_normal().parent_path().string()};
+  }
+  why = fmt::format("there is no file `{}` next to the script or in the current directory", path);
+  return std::nullopt;
+}
+
+// The positional parameters the user gave, each located at its word on
+// mblint's command line.
+std::vector<MappedString> script_arguments(const std::vector<CommandLineValue>& values) {
+  std::vector<MappedString> arguments;
+  for (const CommandLineValue& value : values) {
+    MappedString argument;
+    argument.file = value.span.file;
+    for (size_t i = 0; i < value.text.size(); ++i) {
+      uint32_t at = value.span.begin + static_cast<uint32_t>(i);
+      append_char(argument, value.text[i], at, at + 1);
+    }
+    arguments.push_back(std::move(argument));
+  }
+  return arguments;
+}
+
+std::vector<Job> jobs_from_script(FileId file, ScriptContext& context) {
+  std::vector<SbatchDirective> directives = read_sbatch_directives(context.sources.files[file], file);
+  ShellFiles files;
+  std::error_code error;
+  files.script_directory = fs::absolute(context.script_dir, error).lexically_normal().string();
+  files.read = [&context](const std::string& path, const std::string& from, std::string& why) {
+    return read_followed_file(context, path, from, why);
+  };
+  if (context.options.script_args) files.arguments = script_arguments(*context.options.script_args);
+  ShellScript script = walk_shell_script(context.sources, file, slurm_environment(directives), {}, &files);
+  std::vector<Launch> launches = find_launches(script, directives);
+  bool any_certain = std::any_of(launches.begin(), launches.end(), [](const Launch& l) { return l.certain; });
+  std::vector<Unresolved> hand_offs = find_hand_offs(script, launches);
+  std::vector<Job> jobs;
+  for (const Launch& launch : launches) {
+    if (any_certain && !launch.certain) continue;
+    jobs.push_back(job_from_launch(launch, file, context));
+    if (launch.span.file != file && launch.span.valid()) jobs.back().files.push_back(launch.span.file);
+    add_shell_state_hand_offs(jobs.back(), hand_offs);
+  }
+  if (jobs.empty()) {
+    Job job;
+    job.primary = file;
+    job.kind = InputKind::LaunchScript;
+    job.files.push_back(file);
+    job.problems.push_back(no_training_job(file, hand_offs));
+    jobs.push_back(std::move(job));
+  }
+  for (Diagnostic& d : script.problems) jobs.front().problems.push_back(std::move(d));
+  return jobs;
+}
+
+std::optional<Dialect> forced_dialect(const LintOptions& options) {
+  if (!options.dialect) return std::nullopt;
+  if (options.dialect->text == "megatron-lm") return Dialect::MegatronLM;
+  if (options.dialect->text == "nemo") return Dialect::NeMo;
+  return Dialect::Bridge;
+}
+
+// The mapping that holds Megatron-LM flags: MODEL_ARGS, or (with --dialect
+// megatron-lm) a file of bare `--flag: value` entries.
+const ConfigValue* megatron_lm_arguments(const ConfigValue& root, bool forced) {
+  if (is_megatron_lm_test_config(root)) return find_child(root, "MODEL_ARGS");
+  if (!forced || !root.is_map()) return nullptr;
+  bool flags = std::any_of(root.entries.begin(), root.entries.end(),
+                           [](const MapEntry& e) { return e.key.rfind("--", 0) == 0; });
+  return flags ? &root : nullptr;
+}
+
+void build_megatron_lm_test_job(Job& job, const ConfigValue& root, const ConfigValue& args, SourceSet& sources,
+                                const LintOptions& options) {
+  job.kind = InputKind::MegatronLmTestConfig;
+  MegatronTestConfig test = read_megatron_lm_test_config(sources, root, args);
+  job.cluster = test.cluster;
+  job.env = test.env;
+  job.trains = !test.inference;
+  for (Diagnostic& d : test.problems) job.problems.push_back(std::move(d));
+  if (test.nemo_overrides) {  // gpt-nemo: NeMo 2 overrides on a NeMo-Run recipe mblint does not have
+    job.dialect = Dialect::NeMo;
+    merge_into(job.config, test.nemo_config);
+    return;
+  }
+  job.dialect = Dialect::MegatronLM;
+  MegatronLmArgs parsed = read_megatron_lm_args(test.argv);
+  merge_into(job.config, parsed.config);
+  for (Diagnostic& d : parsed.problems) job.problems.push_back(std::move(d));
+  fs::path path = resolve_relative(sources.files[job.primary].path, options.base_dir);
+  FlagParser parser = parser_for_test_config(path.string());
+  take_flag_check(job, check_megatron_lm_flags(test.argv, parser, flag_check_options(options), sources, Span{}));
+}
+
+void build_nemo_job(Job& job, const ConfigValue& root) {
+  job.kind = InputKind::NemoYaml;
+  job.dialect = Dialect::NeMo;
+  NemoConfig nemo = read_nemo_config(root);
+  merge_into(job.config, nemo.config);
+  job.cluster = nemo.cluster;
+  job.trains = !nemo.inference;
+}
+
+bool has_bridge_section(const ConfigValue& root) {
+  return root.is_map() && std::any_of(root.entries.begin(), root.entries.end(), [](const MapEntry& e) {
+           return is_config_section(e.key) && e.key != "env_vars";
+         });
+}
+
+Job job_from_yaml(FileId file, LoadedYaml yaml, SourceSet& sources, const LintOptions& options) {
+  Job job;
+  job.primary = file;
+  job.files.push_back(file);
+  job.config = make_map();
+  job.problems = std::move(yaml.problems);
+  job.kind = InputKind::NotAConfig;
+  if (!yaml.ok) return job;
+  // The dialect comes from the content unless --dialect says otherwise.
+  std::optional<Dialect> forced = forced_dialect(options);
+  if (!forced || forced == Dialect::MegatronLM) {
+    if (const ConfigValue* args = megatron_lm_arguments(yaml.root, forced.has_value())) {
+      build_megatron_lm_test_job(job, yaml.root, *args, sources, options);
+      finish_job(job, options, sources);
+      return job;
+    }
+  }
+  if ((!forced && is_nemo_config(yaml.root)) || (forced == Dialect::NeMo && yaml.root.is_map())) {
+    build_nemo_job(job, yaml.root);
+    finish_job(job, options, sources);
+    return job;
+  }
+  bool bridge = forced ? forced == Dialect::Bridge && has_bridge_section(yaml.root)
+                      : looks_like_bridge_config(yaml.root);
+  if (!bridge) {
+    if (forced) {
+      job.problems.push_back(problem(
+          "no-training-job", Severity::Note,
+          fmt::format("--dialect {} finds no {} config in this file: mblint checked nothing here",
+                      options.dialect->text, dialect_name(*forced) == "bridge" ? "Megatron Bridge" : options.dialect->text),
+          options.dialect->span,
+          forced == Dialect::MegatronLM ? "a Megatron-LM file holds `--flag: value` entries or a MODEL_ARGS mapping"
+                                        : "a Megatron Bridge file has ConfigContainer sections (model:, train:, ...)"));
+    }
+    return job;
+  }
+  job.kind = yaml.dump ? InputKind::BridgeDump : InputKind::BridgeOverrideYaml;
+  job.config_complete = yaml.dump;
+  // Applied to a recipe or forced to Bridge by the user: a Bridge file, whatever
+  // its keys look like (is_bridge_job guesses only for a YAML linted on its own).
+  if (options.recipe || forced == Dialect::Bridge) job.bridge_file_plausible = true;
+  select_command_line_recipe(job, options);
+  hoist_transformer_fields(yaml.root, job);
+  merge_into(job.config, yaml.root);
+  finish_job(job, options, sources);
+  return job;
+}
+
+// Where each path stands in the "<command-line>" source, found by its text
+// in one pass (a check of a whole tree names thousands).
+std::vector<Span> argument_spans(const LintOptions& options, const SourceSet& sources) {
+  std::vector<Span> spans(options.paths.size());
+  if (options.command_line_file == kNoFile) return spans;
+  const SourceFile& line = sources.files[options.command_line_file];
+  size_t at = 0;
+  for (size_t i = 0; i < options.paths.size(); ++i) {
+    size_t found = line.text.find(options.paths[i], at);
+    if (found == std::string::npos) break;
+    spans[i] = make_span(options.command_line_file, found, found + options.paths[i].size());
+    at = found + options.paths[i].size();
+  }
+  return spans;
+}
+
+}  // namespace
+
+BuildResult build_jobs(SourceSet& sources, const LintOptions& options, const JobSink& each) {
+  BuildResult result;
+  auto keep = [&](Job&& job) {
+    if (each) each(job);
+    else result.jobs.push_back(std::move(job));
+  };
+  std::vector<FileId> scripts;
+  std::vector<std::pair<FileId, fs::path>> yamls;
+  std::vector<Span> arguments = argument_spans(options, sources);
+  for (size_t i = 0; i < options.paths.size(); ++i) {
+    fs::path path = resolve_relative(options.paths[i], options.base_dir);
+    ReadResult read = read_source_file(sources, path, options.paths[i], arguments[i],
+                                       kMaxInputBytes, &options.overlay);
+    if (read.problem) {
+      result.problems.push_back(std::move(*read.problem));
+      continue;
+    }
+    ++result.files_checked;
+    switch (file_type(sources.files[read.file])) {
+      case FileType::Script: scripts.push_back(read.file); break;
+      case FileType::Yaml: yamls.emplace_back(read.file, canonical_or_same(sources.canonical, path)); break;
+      case FileType::Other:
+        result.problems.push_back(problem(
+            "unreadable-file", Severity::Note,
+            fmt::format("'{}' is neither a YAML file nor a launch script; mblint skipped it", options.paths[i]),
+            arguments[i],
+            "mblint reads *.yaml, *.yml, *.json, *.sh, *.sbatch, *.slurm and scripts that start with #!"));
+        break;
+    }
+  }
+  std::set<fs::path> referenced;
+  std::map<fs::path, FileId> loaded;
+  for (const auto& [file, path] : yamls) loaded[path] = file;
+  for (FileId script : scripts) {
+    fs::path script_path = resolve_relative(sources.files[script].path, options.base_dir);
+    ScriptContext context{sources, options, referenced, loaded, script_path.parent_path()};
+    for (Job& job : jobs_from_script(script, context)) keep(std::move(job));
+  }
+  std::vector<FileId> alone;  // the YAML files no script launches: a job each
+  for (const auto& [file, path] : yamls) {
+    if (!referenced.count(path)) alone.push_back(file);  // else linted with the script that launches it
+  }
+  // Many files: parse them ahead on worker threads while jobs are built here.
+  std::optional<YamlAhead> ahead;
+  if (options.threads > 1 && alone.size() > 1 && !options.yaml_cache) ahead.emplace(sources, alone, options.threads);
+  for (size_t i = 0; i < alone.size(); ++i) {
+    LoadedYaml yaml = ahead ? ahead->take(i) : load_config_yaml(sources, alone[i], options.yaml_cache);
+    keep(job_from_yaml(alone[i], std::move(yaml), sources, options));
+  }
+  return result;
+}
+
+Job job_from_command_line(SourceSet& sources, const LintOptions& options) {
+  Job job;
+  job.primary = options.command_line_file;
+  job.kind = InputKind::BridgeOverrideYaml;
+  job.config = make_map();
+  select_command_line_recipe(job, options);
+  finish_job(job, options, sources);
+  return job;
+}
+
+}  // namespace mblint

@@ -1,0 +1,47 @@
+// Decentralized process groups are NCCL-only.
+#include "rules/support/config_support.h"
+
+namespace mblint {
+
+extern const RuleInfo kDecentralizedPgWithGloo;
+
+namespace {
+
+void check(const RuleContext& context, std::vector<Diagnostic>& out) {
+  const Job& job = context.job;
+  if (!is_bridge_job(job)) return;
+  Resolved decentralized = resolve(job, "dist.use_decentralized_pg");
+  Resolved gloo = resolve(job, "dist.use_gloo_process_groups");
+  if (!is_on(decentralized) || !is_on(gloo)) return;
+  Diagnostic diag = finding(kDecentralizedPgWithGloo,
+                            "dist.use_decentralized_pg with Gloo process groups: Megatron Bridge asserts \"Gloo "
+                            "process groups are not supported when use_decentralized_pg=True. Decentralized process "
+                            "groups only support NCCL backend.\"",
+                            {&decentralized, &gloo});
+  diag.help = "set dist.use_gloo_process_groups to false (it defaults to true)";
+  out.push_back(std::move(diag));
+}
+
+}  // namespace
+
+extern const RuleInfo kDecentralizedPgWithGloo = {
+    .code = "MB968",
+    .name = "decentralized-pg-with-gloo",
+    .group = RuleGroup::Config,
+    .severity = Severity::Error,
+    .summary = "dist.use_decentralized_pg needs dist.use_gloo_process_groups false",
+    .doc = R"md(`dist.use_decentralized_pg` makes Megatron Bridge build its process groups itself instead of
+through `parallel_state`, with NCCL only. `ConfigContainer.validate()` asserts "Gloo process groups
+are not supported when use_decentralized_pg=True. Decentralized process groups only support NCCL
+backend." Because `dist.use_gloo_process_groups` defaults to **true**, turning decentralized groups
+on alone fails at start-up; turn Gloo off as well (and mind that the distributed optimizer then
+needs a distributed checkpoint format, see `gloo-groups-required`).)md",
+    .bad = {"override.yaml", "dist:\n  use_decentralized_pg: true\n",
+     "override.yaml --recipe qwen3_8b_pretrain_config --nodes 2 --gpus-per-node 8"},
+    .good = {"override.yaml", "dist:\n  use_decentralized_pg: true\n  use_gloo_process_groups: false\n",
+     "override.yaml --recipe qwen3_8b_pretrain_config --nodes 2 --gpus-per-node 8"},
+    .check = check,
+    .checks = "BR V24",
+};
+
+}  // namespace mblint

@@ -1,0 +1,99 @@
+// Megatron Bridge's _validate_mixed_precision_consistency: the optimizer
+// runs in one 16-bit mode, and the precision-aware optimizer must run in the
+// model's.
+#include "rules/support/config_support.h"
+
+namespace mblint {
+
+extern const RuleInfo kOptimizerPrecisionMismatch;
+
+namespace {
+
+// The value after MixedPrecisionConfig.setup(): mixed_precision's when it
+// pins the field, else what the section says.
+Resolved effective(const Job& job, std::string_view section, std::string_view field) {
+  if (auto mixed = mixed_precision_value(job, field)) {
+    Resolved r;
+    r.path = fmt::format("{}.{}", section, field);
+    r.value = *mixed;
+    if (r.value->where.origin.empty() && r.value->where.layer != Layer::Recipe) {
+      r.value->where.origin = fmt::format("mixed_precision sets {} = {} here", field, to_display(*mixed));
+    }
+    return r;
+  }
+  return resolve(job, fmt::format("{}.{}", section, field));
+}
+
+void check(const RuleContext& context, std::vector<Diagnostic>& out) {
+  const Job& job = context.job;
+  if (!is_bridge_job(job)) return;
+  Resolved opt_bf16 = effective(job, "optimizer", "bf16");
+  Resolved opt_fp16 = effective(job, "optimizer", "fp16");
+  if (is_on(opt_bf16) && is_on(opt_fp16)) {
+    Diagnostic diag = finding(kOptimizerPrecisionMismatch,
+                              "optimizer.bf16 and optimizer.fp16 are both true: Megatron Bridge asserts \"Optimizer "
+                              "config cannot have both bf16=True and fp16=True\"",
+                              {&opt_bf16, &opt_fp16});
+    diag.help = "keep one of them (bf16 for bf16 training)";
+    out.push_back(std::move(diag));
+    return;
+  }
+  Resolved aware = resolve(job, "optimizer.use_precision_aware_optimizer");
+  if (!is_on(aware)) return;
+  Resolved model_bf16 = effective(job, "model", "bf16");
+  Resolved model_fp16 = effective(job, "model", "fp16");
+  auto fail = [&](std::string message, std::string help, std::initializer_list<const Resolved*> values) {
+    Diagnostic diag = finding(kOptimizerPrecisionMismatch, std::move(message), values);
+    diag.help = std::move(help);
+    out.push_back(std::move(diag));
+  };
+  if (is_on(model_bf16) && is_off(opt_bf16)) {
+    fail("model.bf16 is true but optimizer.bf16 is false with use_precision_aware_optimizer: Megatron Bridge asserts "
+         "\"optimizer.bf16=True must be set when model.bf16=True and use_precision_aware_optimizer=True.\"",
+         "set optimizer.bf16 to true", {&opt_bf16, &model_bf16, &aware});
+  } else if (is_on(model_fp16) && is_off(opt_fp16)) {
+    fail("model.fp16 is true but optimizer.fp16 is false with use_precision_aware_optimizer: Megatron Bridge asserts "
+         "\"optimizer.fp16=True must be set when model.fp16=True and use_precision_aware_optimizer=True.\"",
+         "set optimizer.fp16 to true", {&opt_fp16, &model_fp16, &aware});
+  } else if (is_off(model_bf16) && is_off(model_fp16) && (is_on(opt_bf16) || is_on(opt_fp16))) {
+    const Resolved& on = is_on(opt_bf16) ? opt_bf16 : opt_fp16;
+    fail(fmt::format("the model trains in fp32 but {} is true with use_precision_aware_optimizer: Megatron Bridge "
+                     "asserts \"optimizer.bf16 and optimizer.fp16 must both be False when model is using fp32 "
+                     "precision\"",
+                     on.path),
+         fmt::format("set {} to false, or train the model in that precision", on.path),
+         {&on, &model_bf16, &model_fp16, &aware});
+  }
+}
+
+}  // namespace
+
+extern const RuleInfo kOptimizerPrecisionMismatch = {
+    .code = "MB961",
+    .name = "optimizer-precision-mismatch",
+    .group = RuleGroup::Config,
+    .severity = Severity::Error,
+    .summary = "optimizer.bf16 and optimizer.fp16 both on, or the precision-aware optimizer in another precision than the model",
+    .doc = R"md(Megatron Bridge's `_validate_mixed_precision_consistency` (`training/config.py`, run by
+`ConfigContainer.validate()` at start-up) asserts:
+
+* "Optimizer config cannot have both bf16=True and fp16=True. Please set only one precision mode."
+  (the model-side twin is reported by `fp16-and-bf16`);
+* with `optimizer.use_precision_aware_optimizer`, the optimizer's precision follows the model's:
+  "optimizer.bf16=True must be set when model.bf16=True and use_precision_aware_optimizer=True.",
+  the same for fp16, and both false for an fp32 model.
+
+The values checked are those after `mixed_precision` is applied: a preset or
+`MixedPrecisionConfig` copies `bf16`/`fp16` onto both the model and the optimizer, so these
+mismatches arise with `mixed_precision: null` or from a `mixed_precision` section that sets both.)md",
+    .bad = {"override.yaml",
+     "mixed_precision: null\nmodel:\n  bf16: true\noptimizer:\n  bf16: false\n  use_precision_aware_optimizer: true\n",
+     "override.yaml --recipe qwen3_8b_pretrain_config --nodes 2 --gpus-per-node 8"},
+    .good = {"override.yaml",
+     "mixed_precision: null\nmodel:\n  bf16: true\noptimizer:\n  bf16: true\n  use_precision_aware_optimizer: true\n",
+     "override.yaml --recipe qwen3_8b_pretrain_config --nodes 2 --gpus-per-node 8"},
+    .check = check,
+    .checks = "BR V16",
+};
+
+}  // namespace mblint

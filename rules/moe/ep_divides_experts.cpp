@@ -1,0 +1,59 @@
+// Each expert-parallel rank holds num_moe_experts / EP experts.
+#include "rules/support/rule_support.h"
+
+namespace mblint {
+
+extern const RuleInfo kEpDividesExperts;
+
+namespace {
+
+void check(const RuleContext& context, std::vector<Diagnostic>& out) {
+  const Derived& d = context.derived;
+  const Quantity& ep = d.expert_parallel;
+  const Quantity& experts = d.num_moe_experts;
+  if (!ep.known() || !experts.known() || *ep <= 1 || *experts <= 0) return;
+  if (*experts % *ep == 0) return;
+  const Quantity& primary = most_specific({&ep, &experts});
+  Diagnostic diag = make_diagnostic(
+      kEpDividesExperts,
+      fmt::format("num_moe_experts {} is not divisible by expert_model_parallel_size {}", *experts, *ep),
+      span_for(primary));
+  add_notes(diag, {&ep, &experts}, &primary);
+  std::vector<int64_t> below, above;
+  for (int64_t e : divisors(*experts)) {
+    if (e > 1 && e < *ep) below.push_back(e);
+    if (e > *ep) above.push_back(e);
+  }
+  std::vector<int64_t> choices;
+  if (!below.empty()) choices.push_back(below.back());
+  if (!above.empty()) choices.push_back(above.front());
+  diag.help = choices.empty() ? "use expert_model_parallel_size 1"
+                              : fmt::format("use expert_model_parallel_size {} (a divisor of {})", join_or(choices),
+                                            *experts);
+  for (int64_t e : choices) diag.fixes.push_back(set_value_fix(ep, e));
+  out.push_back(std::move(diag));
+}
+
+}  // namespace
+
+extern const RuleInfo kEpDividesExperts = {
+    .code = "MB701",
+    .name = "ep-divides-experts",
+    .group = RuleGroup::Moe,
+    .severity = Severity::Error,
+    .summary = "expert parallelism must divide the number of experts",
+    .doc = R"md(Expert parallelism places `num_moe_experts / EP` whole experts on each rank. Megatron-LM's
+`validate_args` asserts "Number of experts should be a multiple of expert model parallel_size",
+and Megatron-Core's `BaseMoELayer` asserts the same when the model is built — Megatron Bridge
+checks nothing up front, so the job fails while building the model.)md",
+    .bad = {"override.yaml",
+     "model:\n  expert_model_parallel_size: 12\n",
+     "override.yaml --recipe qwen3_30b_a3b_pretrain_16gpu_h100_bf16_config --nodes 2 --gpus-per-node 8"},
+    .good = {"override.yaml",
+     "model:\n  expert_model_parallel_size: 8\n",
+     "override.yaml --recipe qwen3_30b_a3b_pretrain_16gpu_h100_bf16_config --nodes 2 --gpus-per-node 8"},
+    .check = check,
+    .checks = "MC G2, PS 36",
+};
+
+}  // namespace mblint

@@ -1,0 +1,138 @@
+// Helpers shared by the config-key, environment and Megatron Bridge runtime
+// rules: values as the run will see them (written, or a default mblint can
+// vouch for), the environment the training processes get, the precision
+// mixed_precision writes at start-up, and where keys were written.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rules/support/rule_support.h"
+
+namespace mblint {
+
+// Megatron Bridge validates this job (ConfigContainer.validate and the
+// finalize() methods), not Megatron-LM's argparse or NeMo.
+bool is_bridge_job(const Job& job);
+
+// _target_, _call_, _partial_, _args_, _name_, _builder_: serialization, not fields.
+bool is_serialization_key(std::string_view key);
+
+// A value as the run sees it: where it was written (any layer); what a
+// catalog recipe is known to leave there (checkpoint.save and ckpt_format,
+// Megatron-FSDP and EP overlap off, from the recipe sources); or the
+// dataclass default when mblint knows nobody changed it (a full dump, or a
+// catalog recipe and a field no recipe sets). nullopt value: unknown (absent
+// with nothing to go by, or an unresolved expression).
+struct Resolved {
+  std::optional<ConfigValue> value;
+  bool defaulted = false;
+  std::string path;
+
+  bool known() const { return value.has_value(); }
+  const Provenance& where() const { return value->where; }
+};
+
+Resolved resolve(const Job& job, std::string_view path);
+
+// An on/off switch of the job: true/false when known. Beyond resolve(), an
+// absent store_true flag of a Megatron-LM command line is false.
+std::optional<bool> switch_value(const Job& job, std::string_view path);
+
+// Python truthiness (`if cfg.x:`): null and 0 and "" are false. nullopt for
+// unknown values.
+std::optional<bool> truthy(const Resolved& resolved);
+std::optional<bool> truthy(const ConfigValue& value);
+
+// The value as a string for messages: true, null, "torch_dist" -> torch_dist.
+std::string display(const Resolved& resolved);
+
+// A note at the value: "<path> set to <value> here", the recipe's origin,
+// or "<path> is <value> (the default)" without a location.
+Note note_for(const Resolved& resolved);
+
+// The span a diagnostic about this value points at (may be invalid).
+Span span_for(const Resolved& resolved);
+
+// True only when known and truthy / known and falsy.
+bool is_on(const Resolved& resolved);
+bool is_off(const Resolved& resolved);
+
+// Of several values behind one finding, the one the user most likely just
+// wrote (the highest layer that has a location).
+const Resolved& most_specific(std::initializer_list<const Resolved*> values);
+
+// A diagnostic of `rule` at the most specific of `values`, with a note at
+// each of the others.
+Diagnostic finding(const RuleInfo& rule, std::string message, std::initializer_list<const Resolved*> values);
+
+// Whether a value was written by the user (a file, an override, a flag),
+// not taken from the recipe catalog, a default or Bridge's rewrites.
+bool written_by_user(const Provenance& where);
+
+// The first located span in a value or its children (for maps created by
+// nested overrides, which have no location of their own).
+Span first_span(const ConfigValue& value);
+
+// --- the environment of the training processes -----------------------------
+
+enum class EnvState { Set, Unset, Unknown };
+
+struct EnvLookup {
+  EnvState state = EnvState::Unknown;
+  std::optional<std::string> value;  // Set and known
+  Provenance where;                  // where it was set
+  bool from_config = false;          // from the config's env_vars section
+};
+
+// The job is started by a launch script mblint read, so the variables the
+// script exports are the environment (a YAML alone has none).
+bool has_launch_environment(const Job& job);
+
+// `name` as the training processes see it: the launch script's environment
+// wins; Megatron Bridge then applies env_vars with os.environ.setdefault.
+// Unknown when there is no launch environment, or when the recipe's env_vars
+// (not in mblint's catalog) could set it: a catalog recipe only sets the
+// variables listed in config_support.cpp, a dump lists all of env_vars, and
+// Megatron-LM has no env_vars at all.
+EnvLookup lookup_env(const Job& job, std::string_view name);
+
+Note note_for(const EnvLookup& env, std::string_view name);
+
+// --- precision ------------------------------------------------------------
+
+// "bf16", "fp16", "fp32" for the ways a torch dtype is written
+// (torch.bfloat16, bfloat16, bf16, {_target_: torch.bfloat16}); nullopt otherwise.
+std::optional<std::string> dtype_name(const ConfigValue& value);
+
+// What mixed_precision will copy onto model/optimizer/ddp for `field` at
+// start-up. nullopt when mixed_precision is unset, null, unknown, or does not
+// pin that field down. `where` is set to the mixed_precision value.
+std::optional<ConfigValue> mixed_precision_value(const Job& job, std::string_view field, Provenance* where = nullptr,
+                                                 std::string* preset = nullptr);
+
+// Whether a preset name is registered in Megatron Bridge's mixed_precision.py
+// ('-' and '_' both accepted).
+bool is_mixed_precision_preset(std::string_view name);
+
+// model.transformer_impl: as written, else "transformer_engine" — the
+// default of Megatron-Core and Megatron-LM, and what every catalog recipe but
+// Gemma 4's (which uses "local") sets. nullopt when unknown.
+std::optional<std::string> transformer_impl(const Job& job);
+
+// --- key spelling -----------------------------------------------------------
+
+// The model of the job is a builder-backed GPTModelConfig (Llama recipes of
+// Megatron Bridge after 0.6, or a dump whose model _target_ says so).
+bool builder_backed_model(const Job& job);
+
+// A GPTModelConfig field (not proxied to model.transformer).
+bool is_builder_outer_field(std::string_view name);
+
+// A field some variant of `section` declares: the schema's, or one of the
+// model-specific providers, dataset providers and PEFT variants.
+bool is_known_field(const Job& job, std::string_view section, std::string_view name);
+
+}  // namespace mblint

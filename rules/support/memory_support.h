@@ -1,0 +1,54 @@
+// Shared by the memory rules: the job's estimate, and changes that lower it,
+// each re-estimated on a modified copy of the job and kept only when no other
+// error rule objects to it.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lint/facts/estimate.h"
+#include "rules/support/rule_support.h"
+
+namespace mblint {
+
+struct MemoryChange {
+  std::string path;   // config path, e.g. "ddp.use_distributed_optimizer"
+  ConfigValue value;
+};
+
+struct MemoryRemedy {
+  std::string what;                  // "enable ddp.use_distributed_optimizer"
+  std::vector<MemoryChange> changes;
+  MemoryEstimate estimate;           // the job re-estimated with the changes
+  double saving = 0;                 // GiB
+  bool fits = false;                 // total under the headroom threshold
+  int cost = 0;                      // how much the change costs the run (0: free)
+  Fix fix;                           // "enable ...: -18.3 GiB -> 61.2 GiB, fits"
+};
+
+// The estimate of a training job that states all its memory settings (a
+// Megatron-LM command line or a full config dump), or nullopt; worked out
+// once per job.
+const std::optional<MemoryEstimate>& job_estimate(const RuleContext& context);
+
+// The estimate of the job with `changes` applied (the changed job re-derived).
+std::optional<MemoryEstimate> estimate_with(const RuleContext& context, const std::vector<MemoryChange>& changes);
+
+// Changes that lower the most loaded rank's total, re-estimated, best first
+// (those that fit under `limit` GiB first, cheapest first; then by total),
+// without any that makes another error rule fire. Pairs of changes are
+// tried when no single change fits.
+std::vector<MemoryRemedy> memory_remedies(const RuleContext& context, const MemoryEstimate& current, double limit);
+
+// "activations 40.1 GiB, optimizer 18.3 GiB"
+std::string largest_parts(const MemoryEstimate& e, size_t count = 2);
+
+// Help text listing the remedies: "enable ...: -18.3 GiB -> 61.2 GiB, fits; ...".
+std::string remedies_help(const std::vector<MemoryRemedy>& remedies, size_t count = 4);
+
+// Where a memory diagnostic points: the micro-batch size, else the parallel
+// sizes, else the job's launch.
+Span memory_span(const RuleContext& context);
+
+}  // namespace mblint

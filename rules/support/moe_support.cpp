@@ -1,0 +1,461 @@
+#include "rules/support/moe_support.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+
+#include "lint/load/dialects/megatron_lm_args.h"
+#include "lint/model/schema.h"
+
+namespace mblint::moe {
+
+namespace {
+
+std::string last_segment(std::string_view path) {
+  size_t dot = path.rfind('.');
+  return std::string(dot == std::string_view::npos ? path : path.substr(dot + 1));
+}
+
+// `field( default=True, metadata=... )` -> `True`.
+std::string_view default_literal(std::string_view text) {
+  if (text.rfind("field(", 0) != 0) return text;
+  size_t at = text.find("default=");
+  if (at == std::string_view::npos) return {};
+  text.remove_prefix(at + 8);
+  size_t end = text.find_first_of(",)");
+  text = text.substr(0, end);
+  while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
+  return text;
+}
+
+std::optional<ConfigValue> literal(const char* text) {
+  SchemaField field{"", "", "", "", text, true};
+  return literal_default(field);
+}
+
+// The dataclass the dump's model section was built from ("GPTModelProvider"
+// for `megatron.bridge.models.gpt_provider.GPTModelProvider`); empty when absent.
+std::string model_class(const Job& job) {
+  std::optional<std::string> target = as_string(find_path(job.config, "model._target_"));
+  if (!target) return {};
+  size_t dot = target->rfind('.');
+  return dot == std::string::npos ? *target : target->substr(dot + 1);
+}
+
+// The schema entry of `model.<name>` for the dump's model class. A model
+// provider subclass (DeepSeekV3ModelProvider, ...) has defaults of its own
+// that the schema does not list: unknown.
+const SchemaField* model_field(const Job& job, std::string_view name) {
+  std::string cls = model_class(job);
+  if (cls.empty()) return find_schema_field("model", name);
+  for (const SchemaField& field : schema_fields()) {
+    if (std::string_view(field.section) == "model" && field.name == name && cls == field.variant) return &field;
+  }
+  return nullptr;
+}
+
+// The dataclass default of a field of a full ConfigContainer dump.
+std::optional<ConfigValue> dump_default(const Job& job, std::string_view path) {
+  if (!job.config_complete) return std::nullopt;
+  size_t dot = path.find('.');
+  if (dot == std::string_view::npos || path.find('.', dot + 1) != std::string_view::npos) return std::nullopt;
+  std::string_view section = path.substr(0, dot);
+  std::string_view name = path.substr(dot + 1);
+  const SchemaField* field = section == "model" ? model_field(job, name) : find_schema_field(section, name);
+  if (!field || !field->default_text) return std::nullopt;
+  std::string text(default_literal(field->default_text));
+  if (text.empty()) return std::nullopt;
+  return literal(text.c_str());
+}
+
+// Megatron-LM's argparse defaults (megatron/training/arguments.py and the
+// TransformerConfig fields it generates flags from, at d98e8a64) for the
+// settings the MoE rules read.
+struct ArgDefault {
+  const char* path;
+  const char* value;
+};
+constexpr ArgDefault kMegatronLmDefaults[] = {
+    {"model.add_bias_linear", "True"},
+    {"model.moe_router_topk", "2"},
+    {"model.moe_router_score_function", "\"softmax\""},
+    {"model.moe_router_pre_softmax", "False"},
+    {"model.moe_router_load_balancing_type", "\"aux_loss\""},
+    {"model.moe_router_dtype", "None"},
+    {"model.moe_router_num_groups", "None"},
+    {"model.moe_router_group_topk", "None"},
+    {"model.moe_router_enable_expert_bias", "False"},
+    {"model.moe_router_padding_for_quantization", "False"},
+    {"model.moe_token_dispatcher_type", "\"allgather\""},
+    {"model.moe_flex_dispatcher_backend", "\"deepep\""},
+    {"model.moe_enable_deepep", "False"},
+    {"model.moe_shared_expert_intermediate_size", "None"},
+    {"model.moe_shared_expert_overlap", "False"},
+    {"model.moe_ffn_hidden_size", "None"},
+    {"model.moe_grouped_gemm", "False"},
+    {"model.moe_expert_capacity_factor", "None"},
+    {"model.moe_pad_expert_input_to_capacity", "False"},
+    {"model.moe_latent_size", "None"},
+    {"model.moe_layer_freq", "1"},
+    {"model.mtp_num_layers", "None"},
+    {"model.position_embedding_type", "\"learned_absolute\""},
+    {"model.transformer_impl", "\"transformer_engine\""},
+    {"model.bf16", "False"},
+    {"model.fp16", "False"},
+    {"model.fp8", "None"},
+    {"model.fp4", "None"},
+    {"model.overlap_moe_expert_parallel_comm", "False"},
+    {"model.delay_wgrad_compute", "False"},
+    {"model.recompute_granularity", "None"},
+    {"model.recompute_method", "None"},
+    {"model.recompute_num_layers", "None"},
+    {"model.recompute_modules", "None"},
+    {"ddp.overlap_grad_reduce", "False"},
+};
+
+// Only flags mblint reads can be known to be absent: an unmapped flag is
+// skipped with its value, so its setting stays unknown. With
+// --use-checkpoint-args the checkpoint supplies what the command line omits.
+std::optional<ConfigValue> megatron_lm_default(const Job& job, std::string_view path) {
+  if (job.dialect != Dialect::MegatronLM) return std::nullopt;
+  if (as_bool(find_path(job.config, "checkpoint.use_checkpoint_args")).value_or(false)) return std::nullopt;
+  if (!megatron_lm_flag_writes(path)) return std::nullopt;
+  for (const ArgDefault& entry : kMegatronLmDefaults) {
+    if (path == entry.path) return literal(entry.value);
+  }
+  return std::nullopt;
+}
+
+void push_unique(Diagnostic& d, Note note) {
+  bool duplicate = std::any_of(d.notes.begin(), d.notes.end(), [&](const Note& n) {
+    return n.message == note.message && n.where == note.where;
+  });
+  if (!duplicate) d.notes.push_back(std::move(note));
+}
+
+}  // namespace
+
+std::optional<int64_t> Field::integer() const { return known() ? as_int(&value) : std::nullopt; }
+std::optional<double> Field::number() const { return known() ? as_number(&value) : std::nullopt; }
+std::optional<bool> Field::boolean() const { return known() ? as_bool(&value) : std::nullopt; }
+std::optional<std::string> Field::text() const { return known() ? as_string(&value) : std::nullopt; }
+
+std::optional<bool> Field::truthy() const {
+  if (!known()) return std::nullopt;
+  switch (value.kind) {
+    case ValueKind::Null: return false;
+    case ValueKind::Bool: return value.boolean;
+    case ValueKind::Int: return value.integer != 0;
+    case ValueKind::Float: return value.real != 0.0;
+    case ValueKind::String: return !value.text.empty();
+    case ValueKind::List: return !value.items.empty();
+    case ValueKind::Map: return !value.entries.empty();
+    case ValueKind::Unknown: return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+std::string Field::display() const {
+  if (!present) return "unknown";
+  if (!shown.empty()) return shown;
+  if (value.kind == ValueKind::String) return value.text;
+  if (value.is_null() && defaulted) return "None";  // a Python default
+  if (value.kind == ValueKind::Float && std::floor(value.real) == value.real && std::abs(value.real) < 1e15) {
+    return fmt::format("{:.1f}", value.real);  // 1.0 stays a float
+  }
+  return to_display(value);
+}
+
+namespace {
+
+// validate_args unwraps one-element lists of these before the model config sees them.
+bool unwrapped_by_validate_args(const Job& job, std::string_view path) {
+  return job.dialect == Dialect::MegatronLM &&
+         (path == "model.moe_router_load_balancing_type" || path == "model.moe_aux_loss_coeff");
+}
+
+}  // namespace
+
+Field read_field(const Job& job, std::string_view path) {
+  Field f;
+  f.path = std::string(path);
+  f.name = last_segment(path);
+  if (const ConfigValue* node = find_path(job.config, path)) {
+    f.value = *node;
+    if (unwrapped_by_validate_args(job, path) && node->is_list() && node->items.size() == 1) {
+      f.value = node->items.front();
+    }
+    f.present = true;
+    if (node->where.layer == Layer::SchemaDefault) {
+      f.defaulted = true;
+      f.default_from = node->where.origin.empty() ? "the default" : node->where.origin;
+    }
+    return f;
+  }
+  std::optional<ConfigValue> fallback = dump_default(job, path);
+  std::string_view from = "the dataclass default";  // copied only when a default is found
+  if (!fallback) {
+    fallback = megatron_lm_default(job, path);
+    from = "the Megatron-LM default";
+  }
+  if (fallback) {
+    f.value = std::move(*fallback);
+    f.value.where.layer = Layer::SchemaDefault;
+    f.present = true;
+    f.defaulted = true;
+    f.default_from = from;
+  } else {
+    f.value = make_unknown("");
+  }
+  return f;
+}
+
+Field from_quantity(const Quantity& quantity) {
+  Field f;
+  f.name = quantity.name;
+  f.path = quantity.path;
+  f.value = quantity.value ? make_int(*quantity.value, quantity.where) : make_unknown("", quantity.where);
+  f.present = quantity.known() || primary_span(quantity.where).valid();
+  f.defaulted = quantity.defaulted || quantity.where.layer == Layer::SchemaDefault;
+  if (f.defaulted) f.default_from = quantity.where.origin.empty() ? "the default" : quantity.where.origin;
+  f.how = quantity.how;
+  f.shown = quantity.display;
+  return f;
+}
+
+Quantity as_quantity(const Field& field) {
+  Quantity q;
+  q.name = field.name;
+  q.path = field.path;
+  q.where = field.value.where;
+  q.defaulted = field.defaulted;
+  q.value = field.integer();
+  if (!q.value || field.value.kind != ValueKind::Int) q.display = field.display();
+  return q;
+}
+
+Setting as_setting(const Field& field) {
+  Setting s;
+  s.name = field.name;
+  s.path = field.path;
+  s.where = field.value.where;
+  s.defaulted = field.defaulted;
+  s.value = field.boolean();
+  return s;
+}
+
+Span span_for(const Field& field) { return field.present ? primary_span(field.value.where) : Span{}; }
+
+bool located(const Field& field) { return span_for(field).valid(); }
+
+Note note_for(const Field& field) {
+  const Provenance& where = field.value.where;
+  Span span = span_for(field);
+  if (where.layer == Layer::Recipe && !where.origin.empty()) return Note{where.origin, span};
+  if (!field.how.empty()) return Note{field.how, span};
+  if (field.defaulted || !span.valid()) {
+    std::string from = field.default_from.empty() ? "the default" : field.default_from;
+    if (!field.defaulted && !where.origin.empty()) return Note{where.origin, span};
+    return Note{fmt::format("{} is {} ({})", field.name, field.display(), from), span};
+  }
+  if (where.layer == Layer::Rewrite && !where.origin.empty()) return Note{where.origin, span};
+  return Note{fmt::format("{} set to {} here", field.name, field.display()), span};
+}
+
+const Field& most_specific(std::initializer_list<const Field*> fields) {
+  const Field* best = *fields.begin();
+  for (const Field* f : fields) {
+    if (located(*f) && (!located(*best) || layer_rank(f->value.where.layer) > layer_rank(best->value.where.layer))) {
+      best = f;
+    }
+  }
+  return *best;
+}
+
+void add_field_notes(Diagnostic& d, std::initializer_list<const Field*> fields, const Field* primary) {
+  if (primary && located(*primary)) {
+    Quantity q = as_quantity(*primary);
+    Diagnostic scratch;
+    scratch.where = d.where;
+    add_notes(scratch, {&q}, &q);  // only the `$VAR` / interpolation chain of the primary value
+    for (Note& note : scratch.notes) push_unique(d, std::move(note));
+  }
+  for (const Field* f : fields) {
+    if (f == primary || !f->present) continue;
+    if (!located(*f)) {
+      push_unique(d, note_for(*f));
+      continue;
+    }
+    push_unique(d, note_for(*f));
+    Quantity q = as_quantity(*f);
+    Diagnostic scratch;
+    scratch.where = d.where;
+    add_notes(scratch, {&q}, &q);
+    for (Note& note : scratch.notes) push_unique(d, std::move(note));
+  }
+}
+
+Diagnostic diagnostic_at(const RuleInfo& rule, std::string message, std::initializer_list<const Field*> fields) {
+  const Field& primary = most_specific(fields);
+  Diagnostic d = make_diagnostic(rule, std::move(message), span_for(primary));
+  add_field_notes(d, fields, located(primary) ? &primary : nullptr);
+  return d;
+}
+
+Fix set_field_fix(const Field& field, std::string replacement, FixSafety safety) {
+  Fix fix;
+  fix.description = fmt::format("set {} to {}", field.name, replacement);
+  fix.safety = safety;
+  if (field.present && !field.defaulted) edit_or_set(fix, field.value.where, field.path, replacement);
+  return fix;
+}
+
+bool runs_validate_args(const Job& job) { return job.dialect == Dialect::MegatronLM; }
+
+bool is_moe(const Derived& d) { return d.num_moe_experts.known() && *d.num_moe_experts > 0; }
+
+namespace {
+
+Precision from_preset(const ConfigValue& node) {
+  Precision p;
+  std::string name = node.text;
+  std::replace(name.begin(), name.end(), '-', '_');
+  p.describe = fmt::format("mixed_precision {}", node.text);
+  p.where = node.where;
+  bool quantized = name.find("fp8") != std::string::npos || name.find("fp4") != std::string::npos;
+  if (name.rfind("fp16", 0) == 0) {
+    p.fp16 = true;
+    p.bf16 = false;
+  } else if (name.find("bf16") != std::string::npos || name.rfind("fp8", 0) == 0 || name.rfind("nvfp4", 0) == 0 ||
+             name.rfind("mxfp8", 0) == 0) {
+    // Every FP8/FP4 preset that does not start with fp16 computes the rest in bf16.
+    p.bf16 = true;
+    p.fp16 = false;
+  } else {
+    return Precision{};  // not a preset mblint knows
+  }
+  p.quantized = quantized;
+  return p;
+}
+
+Precision from_fields(const Field& bf16, const Field& fp16, const Field& fp8, const Field& fp4) {
+  Precision p;
+  p.bf16 = bf16.boolean();
+  p.fp16 = fp16.boolean();
+  if (fp8.known() && fp4.known()) p.quantized = !fp8.is_null() || !fp4.is_null();
+  p.describe = fmt::format("{} {} and {} {}", bf16.path, bf16.display(), fp16.path, fp16.display());
+  const Field& decided = bf16.boolean().value_or(false) ? bf16 : fp16.boolean().value_or(false) ? fp16 : bf16;
+  p.where = decided.value.where;
+  p.defaulted = decided.defaulted;
+  return p;
+}
+
+}  // namespace
+
+Precision model_precision(const Job& job) {
+  const ConfigValue* mp = find_path(job.config, "mixed_precision");
+  if (mp && mp->kind == ValueKind::String) return from_preset(*mp);
+  if (mp && mp->is_map()) {
+    return from_fields(read_field(job, "mixed_precision.bf16"), read_field(job, "mixed_precision.fp16"),
+                       read_field(job, "mixed_precision.fp8"), read_field(job, "mixed_precision.fp4"));
+  }
+  bool no_mixed_precision = (mp && mp->is_null()) || (!mp && (job.config_complete || job.dialect != Dialect::Bridge));
+  if (!no_mixed_precision) return Precision{};
+  return from_fields(read_field(job, "model.bf16"), read_field(job, "model.fp16"), read_field(job, "model.fp8"),
+                     read_field(job, "model.fp4"));
+}
+
+Note note_for(const Precision& precision) {
+  Span span = primary_span(precision.where);
+  if (precision.where.layer == Layer::Recipe && !precision.where.origin.empty()) {
+    return Note{precision.where.origin, span};
+  }
+  if (precision.defaulted || !span.valid()) return Note{fmt::format("{} (the defaults)", precision.describe), {}};
+  return Note{fmt::format("the model trains in {}: {}", precision.bf16.value_or(false) ? "bf16"
+                                                          : precision.fp16.value_or(false) ? "fp16"
+                                                                                           : "fp32",
+                          precision.describe),
+              span};
+}
+
+Switch overlap_switch(const Job& job, std::string_view field) {
+  Switch s;
+  Field user = read_field(job, fmt::format("comm_overlap.{}", field));
+  Field model = read_field(job, fmt::format("model.{}", field));
+  if (job.dialect == Dialect::Bridge) {
+    if (auto on = user.boolean()) {
+      s.value = on;
+      s.from = user;
+      return s;
+    }
+    if (user.present && !user.is_null()) return s;  // written, but unknown
+    const ConfigValue* section = find_path(job.config, "comm_overlap");
+    bool no_section = (section && section->is_null()) || (!section && job.config_complete);
+    // A full dump, or the recipe's own CommOverlapConfig (the catalog records
+    // every field the recipe sets; the rest keep the dataclass defaults).
+    bool has_section =
+        section && section->is_map() && (job.config_complete || section->where.layer == Layer::Recipe);
+    if (has_section) {
+      s.value = false;  // CommOverlapConfig.setup() writes False unless the comm_overlap value is set
+      s.from = model;
+      return s;
+    }
+    if (!no_section) {
+      if (model.boolean() == false) {
+        s.value = false;
+        s.from = model;
+      }
+      return s;
+    }
+  }
+  s.value = model.boolean();
+  s.from = model;
+  return s;
+}
+
+EnvValue env_value(const Job& job, std::string_view name) {
+  EnvValue env;
+  for (auto it = job.env.rbegin(); it != job.env.rend(); ++it) {
+    if (it->name != name) continue;
+    env.found = true;
+    env.value = it->value;
+    env.where = primary_span(it->where);
+    env.source = "exported";
+    return env;
+  }
+  Field field = read_field(job, fmt::format("env_vars.{}", name));
+  if (!field.present || field.is_null()) return env;
+  env.found = true;
+  env.where = span_for(field);
+  env.source = "env_vars";
+  if (field.value.where.layer == Layer::Recipe && job.recipe) {
+    env.source = fmt::format("env_vars of recipe {}", job.recipe->name);
+    env.recipe = field.value.where.origin;
+  }
+  if (field.known()) env.value = field.display();
+  return env;
+}
+
+NvlinkDomain nvlink_domain(const Job& job, const Derived& d) {
+  NvlinkDomain domain{d.nvlink_domain, false};
+  // A GPU type given for this job wins; one inferred from the recipe's name
+  // yields to the job's own NVLINK_DOMAIN_SIZE.
+  bool from_recipe_name = job.recipe && primary_span(job.cluster.gpu_where) == primary_span(job.recipe_where);
+  if (d.gpu && !from_recipe_name) return domain;
+  EnvValue env = env_value(job, "NVLINK_DOMAIN_SIZE");
+  int64_t size = 0;
+  if (env.value && !env.value->empty() &&
+      std::from_chars(env.value->data(), env.value->data() + env.value->size(), size).ptr ==
+          env.value->data() + env.value->size() &&
+      size > 0) {
+    domain.size.value = size;
+    domain.size.where = Provenance{};
+    domain.size.where.value = env.where;
+    domain.size.how = fmt::format("NVLINK_DOMAIN_SIZE={} ({})", size, env.source);
+    return domain;
+  }
+  domain.assumed = !d.gpu;
+  return domain;
+}
+
+}  // namespace mblint::moe

@@ -1,0 +1,270 @@
+#include "rules/support/parallel_support.h"
+
+#include <algorithm>
+
+namespace mblint {
+
+bool whole_megatron_lm_command_line(const Job& job) {
+  return job.dialect == Dialect::MegatronLM &&
+         (job.entry == EntryPoint::MegatronLM || job.kind == InputKind::MegatronLmTestConfig);
+}
+
+Setting read_switch(const Job& job, std::string_view path, std::optional<bool> lm_default) {
+  Setting s = config_bool(job, path);
+  const ConfigValue* node = find_path(job.config, path);
+  if (node && node->is_null()) {
+    s.value = false;
+  } else if (!node && !s.value && s.defaulted) {
+    s.value = false;  // a dump's Optional[bool] = None
+  } else if (!node && !s.defaulted && lm_default && whole_megatron_lm_command_line(job)) {
+    s.value = *lm_default;
+    s.defaulted = true;
+  }
+  return s;
+}
+
+namespace {
+
+bool left_at_default(const Job& job, std::string_view path) {
+  return !find_path(job.config, path) && (job.recipe || job.config_complete || whole_megatron_lm_command_line(job));
+}
+
+}  // namespace
+
+Setting untouched_switch(const Job& job, std::string_view path, bool default_value) {
+  Setting s = read_switch(job, path, default_value);
+  if (!s.value && left_at_default(job, path)) {
+    s.value = default_value;
+    s.defaulted = true;
+  }
+  return s;
+}
+
+Quantity untouched_int(const Job& job, std::string_view path, int64_t default_value) {
+  Quantity q = config_int(job, path);
+  if (!q.known() && left_at_default(job, path)) {
+    q.value = default_value;
+    q.defaulted = true;
+  }
+  return q;
+}
+
+bool untouched_none(const Job& job, std::string_view path) {
+  const ConfigValue* node = find_path(job.config, path);
+  if (node) return node->is_null();
+  return left_at_default(job, path);
+}
+
+std::optional<bool> sequence_parallel_runs(const Derived& d) {
+  if (!d.sequence_parallel.value) return std::nullopt;
+  if (!*d.sequence_parallel.value) return false;
+  if (!d.tensor_parallel.known()) return std::nullopt;
+  return *d.tensor_parallel > 1;
+}
+
+Note note_at(std::string_view name, std::string_view display, const Provenance& where, bool defaulted) {
+  Span span = primary_span(where);
+  if (where.layer == Layer::Recipe && !where.origin.empty()) return Note{where.origin, span};
+  if (defaulted || !span.valid()) {
+    if (!where.origin.empty()) return Note{where.origin, span};
+    return Note{fmt::format("{} is {} (the default)", name, display), {}};
+  }
+  if (!where.origin.empty()) return Note{where.origin, span};
+  return Note{fmt::format("{} set to {} here", name, display), span};
+}
+
+Note derived_note(const Quantity& quantity) {
+  std::string value = quantity.value ? std::to_string(*quantity.value) : std::string("unknown");
+  if (quantity.how.empty()) return Note{fmt::format("{} {}", quantity.name, value), {}};
+  return Note{fmt::format("{} {} = {}", quantity.name, value, quantity.how), {}};
+}
+
+bool chosen_by_recipe(std::initializer_list<const Provenance*> values) {
+  return std::all_of(values.begin(), values.end(), [](const Provenance* p) { return p->layer == Layer::Recipe; });
+}
+
+namespace {
+
+std::string last_segment(std::string_view path) {
+  size_t dot = path.rfind('.');
+  return std::string(dot == std::string_view::npos ? path : path.substr(dot + 1));
+}
+
+// A full dump leaves these at their dataclass default of None.
+bool dump_default_none(const Job& job, const ConfigValue* node) { return !node && job.config_complete; }
+
+}  // namespace
+
+IntList read_int_list(const Job& job, std::string_view path) {
+  IntList list;
+  list.path = std::string(path);
+  list.name = last_segment(path);
+  const ConfigValue* node = find_path(job.config, path);
+  if (dump_default_none(job, node)) {
+    list.null = true;
+    list.display = "None";
+    return list;
+  }
+  if (!node) return list;
+  list.present = true;
+  list.where = node->where;
+  list.display = to_display(*node);
+  if (node->is_null()) {
+    list.null = true;
+    return list;
+  }
+  if (!node->is_list()) return list;
+  std::vector<int64_t> values;
+  for (const ConfigValue& item : node->items) {
+    auto value = as_int(&item);
+    if (!value) return list;
+    values.push_back(*value);
+  }
+  list.values = std::move(values);
+  return list;
+}
+
+bool CpCommType::contains(std::string_view type) const {
+  return std::any_of(types.begin(), types.end(), [&](const std::string& t) { return t == type; });
+}
+
+std::string normalise_cp_comm_type(std::string_view type) {
+  std::string out;
+  for (char c : type) {
+    if (c != '_') out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  return out;
+}
+
+CpCommType read_cp_comm_type(const Job& job) {
+  CpCommType cp;
+  const ConfigValue* node = find_path(job.config, "model.cp_comm_type");
+  if (dump_default_none(job, node) || (!node && whole_megatron_lm_command_line(job))) {
+    // Megatron-LM's --cp-comm-type defaults to p2p; a dump's to None (p2p).
+    cp.known = true;
+    cp.null = true;
+    cp.types = {"p2p"};
+    cp.display = "None";
+    return cp;
+  }
+  if (!node) {
+    cp.absent = true;
+    return cp;
+  }
+  cp.where = node->where;
+  cp.display = to_display(*node);
+  if (node->is_unknown()) return cp;
+  if (node->is_null()) {
+    cp.known = true;
+    cp.null = true;
+    cp.types = {"p2p"};
+    return cp;
+  }
+  if (node->kind == ValueKind::String) {
+    cp.known = true;
+    cp.types = {node->text};
+    cp.type_where = {node->where};
+    return cp;
+  }
+  if (!node->is_list()) {
+    cp.known = true;
+    cp.not_text = true;
+    return cp;
+  }
+  cp.is_list = true;
+  for (const ConfigValue& item : node->items) {
+    if (item.is_unknown()) return cp;
+    if (item.kind != ValueKind::String) {
+      cp.known = true;
+      cp.not_text = true;
+      return cp;
+    }
+    cp.types.push_back(item.text);
+    cp.type_where.push_back(item.where);
+  }
+  // Megatron-LM's nargs='+' flag: one word is the type of every layer.
+  if (whole_megatron_lm_command_line(job) && cp.types.size() == 1) cp.is_list = false;
+  cp.known = true;
+  return cp;
+}
+
+Setting gated_linear_unit(const Job& job) {
+  Setting s = read_switch(job, "model.gated_linear_unit", false);
+  if (s.value || !job.recipe || !job.recipe->dims || find_path(job.config, "model.gated_linear_unit")) return s;
+  s.value = job.recipe->dims->gated_linear_unit;
+  s.where = job.recipe_where;
+  s.where.layer = Layer::Recipe;
+  s.where.origin = fmt::format("recipe {} builds {}: gated_linear_unit = {}", job.recipe->name,
+                               job.recipe->dims->hf_id && *job.recipe->dims->hf_id ? job.recipe->dims->hf_id
+                                                                                   : job.recipe->dims->key,
+                               *s.value ? "true" : "false");
+  return s;
+}
+
+std::optional<std::string> dataset_class(const Job& job) {
+  TextSetting target = config_text(job, "dataset._target_");
+  if (!target.value) return std::nullopt;
+  size_t dot = target.value->rfind('.');
+  return dot == std::string::npos ? *target.value : target.value->substr(dot + 1);
+}
+
+EnvironmentValue environment_value(const Job& job, std::string_view name) {
+  EnvironmentValue env;
+  for (const EnvSetting& setting : job.env) {
+    if (setting.name != name) continue;
+    env.set = true;
+    env.value = setting.value;
+    env.where = setting.where;
+    env.source = "the environment";
+  }
+  if (env.set) return env;
+  std::string path = fmt::format("env_vars.{}", name);
+  const ConfigValue* node = find_path(job.config, path);
+  if (!node || node->is_null()) return env;
+  env.set = true;
+  env.where = node->where;
+  env.source = path;
+  if (node->kind == ValueKind::String) {
+    env.value = node->text;
+  } else if (node->kind == ValueKind::Int) {
+    env.value = std::to_string(node->integer);
+  } else if (node->kind == ValueKind::Bool) {
+    env.value = node->boolean ? "True" : "False";  // os.environ gets str(value)
+  }
+  return env;
+}
+
+bool multi_latent_attention(const Job& job) {
+  return as_bool(find_path(job.config, "model.multi_latent_attention")).value_or(false);
+}
+
+std::optional<HeadsPerRank> heads_per_rank(const RuleContext& context) {
+  const Derived& d = context.derived;
+  if (!d.tensor_parallel.known() || !d.num_attention_heads.known()) return std::nullopt;
+  int64_t tp = *d.tensor_parallel;
+  int64_t heads = *d.num_attention_heads;
+  if (tp <= 0 || heads <= 0 || heads % tp != 0) return std::nullopt;
+  HeadsPerRank per_rank;
+  per_rank.query = heads / tp;
+  if (multi_latent_attention(context.job)) {
+    per_rank.key_value = per_rank.query;
+    return per_rank;
+  }
+  // num_query_groups null means multi-head attention (one group per head).
+  const ConfigValue* groups_node = find_path(context.job.config, "model.num_query_groups");
+  const Recipe* recipe = context.job.recipe;
+  bool mha = (groups_node && groups_node->is_null()) || (!groups_node && context.job.config_complete) ||
+             (!groups_node && recipe && recipe->dims && recipe->dims->num_query_groups == 0);
+  int64_t groups = mha ? heads : d.num_query_groups.known() ? *d.num_query_groups : 0;
+  if (groups <= 0) return std::nullopt;
+  if (groups < tp) {
+    per_rank.key_value = 1;
+  } else if (groups % tp == 0) {
+    per_rank.key_value = groups / tp;
+  } else {
+    return std::nullopt;
+  }
+  return per_rank;
+}
+
+}  // namespace mblint

@@ -1,0 +1,126 @@
+// Shared by the parallel group (world size and process groups, tensor
+// parallelism and model shape, sequence and context parallelism): settings
+// read with the defaults of the program that runs the job, the context-
+// parallel communication types, integer lists, the environment the training
+// processes see, and notes for values that are not integers.
+#pragma once
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rules/support/rule_support.h"
+
+namespace mblint {
+
+// A Megatron-LM command line (a launch or a functional-test MODEL_ARGS):
+// every flag it leaves out has argparse's default.
+bool whole_megatron_lm_command_line(const Job& job);
+
+// A boolean the job sets, or, when it leaves it out, the program's default
+// where that default is certain: a full dump's dataclass default (through
+// config_bool), `lm_default` for a Megatron-LM command line. null reads as
+// false. Unknown otherwise.
+Setting read_switch(const Job& job, std::string_view path, std::optional<bool> lm_default = false);
+
+// Settings that no recipe of mblint's catalog sets, nor the model providers
+// those recipes build (checked against Megatron Bridge at the catalog's
+// commit): a job built on a catalog recipe that leaves one out has the
+// dataclass default. Like read_switch otherwise.
+Setting untouched_switch(const Job& job, std::string_view path, bool default_value);
+// An integer setting of that kind (default_value also for Megatron-LM).
+Quantity untouched_int(const Job& job, std::string_view path, int64_t default_value);
+// True when `path` is such a setting left at its default of None.
+bool untouched_none(const Job& job, std::string_view path);
+
+// Sequence parallelism as it runs: configured on and TP > 1 (Megatron Bridge
+// and Megatron-LM both turn it off at TP = 1). nullopt when unknown.
+std::optional<bool> sequence_parallel_runs(const Derived& d);
+
+// A value written somewhere, for notes about settings that are not integers:
+// the recipe's own words, or "<name> set to <display> here".
+Note note_at(std::string_view name, std::string_view display, const Provenance& where, bool defaulted = false);
+
+// "data-parallel size 4 = world size 8 / (TP 1 x PP 1 x CP 2)", for a
+// derived quantity (no location).
+Note derived_note(const Quantity& quantity);
+
+// True when every one of these values is the recipe's own (NVIDIA's tuned
+// choice): heuristic advice stays quiet about them.
+bool chosen_by_recipe(std::initializer_list<const Provenance*> values);
+
+// An integer list (hierarchical_context_parallel_sizes).
+struct IntList {
+  std::string name;
+  std::string path;
+  bool present = false;  // the key is in the config (possibly null or unknown)
+  bool null = false;     // null / None (written, or a full dump's default)
+  std::optional<std::vector<int64_t>> values;  // nullopt when null or not fully known
+  Provenance where;
+  std::string display;  // "[2, 4]"
+
+  bool known() const { return values.has_value(); }
+};
+
+IntList read_int_list(const Job& job, std::string_view path);
+
+// model.cp_comm_type: a string for every layer, a list with one entry per
+// layer, or null (p2p).
+struct CpCommType {
+  bool known = false;    // the value (every entry) could be read
+  bool absent = false;   // not set anywhere mblint can see (a recipe may set it)
+  bool null = false;     // null / None: p2p
+  bool is_list = false;  // a list of per-layer types
+  bool not_text = false; // neither a string nor a list of strings (an int, a map)
+  std::vector<std::string> types;      // the entries; {"p2p"} for null
+  std::vector<Provenance> type_where;  // where each entry was written
+  Provenance where;                    // the whole value
+  std::string display;
+
+  bool contains(std::string_view type) const;
+};
+
+CpCommType read_cp_comm_type(const Job& job);
+
+// "a2a" for "a2a", "all_gather" and "allgather" are one type for TE.
+std::string normalise_cp_comm_type(std::string_view type);
+
+// model.gated_linear_unit (SwiGLU / GeGLU): the config's value, else the
+// recipe's model (the catalog records it), else Megatron-LM's default (no
+// --swiglu). Unknown otherwise.
+Setting gated_linear_unit(const Job& job);
+
+// The class name of a full dump's `dataset` (`GPTSFTDatasetConfig`), from its
+// `_target_`; nullopt when the job does not say.
+std::optional<std::string> dataset_class(const Job& job);
+
+// An environment variable the training processes see: the launch's own
+// environment first, then Megatron Bridge's `env_vars` (applied with
+// os.environ.setdefault). `set` is false when neither sets it.
+// (Not `EnvValue`: runtime_support.h has an mblint::EnvValue of another
+// layout, and two definitions of one type break the one-definition rule: the
+// linker keeps one copy of their inline members. Found by fuzz_check.)
+struct EnvironmentValue {
+  bool set = false;
+  std::optional<std::string> value;  // nullopt: set to something unknown
+  Provenance where;
+  std::string source;  // "env_vars.CUDA_DEVICE_MAX_CONNECTIONS" or "the environment"
+};
+
+EnvironmentValue environment_value(const Job& job, std::string_view name);
+
+// Heads per tensor-parallel rank for queries and keys/values, the way
+// Megatron-Core splits them (one replicated key/value head per rank when
+// num_query_groups < TP; multi-latent attention has one key per query head).
+struct HeadsPerRank {
+  int64_t query = 0;
+  int64_t key_value = 0;
+};
+
+std::optional<HeadsPerRank> heads_per_rank(const RuleContext& context);
+
+bool multi_latent_attention(const Job& job);
+
+}  // namespace mblint

@@ -1,0 +1,63 @@
+// Small helpers shared by rule files: numbers for messages, suggested values,
+// fixes that replace a value where it was written.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "lint/base/diagnostic.h"
+#include "lint/facts/derived.h"
+#include "lint/model/job.h"
+#include "lint/rule/rule.h"
+
+namespace mblint {
+
+// All positive divisors of n, ascending (n <= 2^31).
+std::vector<int64_t> divisors(int64_t n);
+
+// The multiple of `step` closest to `value` (ties go up); at least `step`.
+int64_t nearest_multiple(int64_t value, int64_t step);
+
+// "8, 16 or 32"
+std::string join_or(const std::vector<int64_t>& values);
+
+// The edit that rewrites a value where it was written, when that place is a
+// literal the user owns (not a recipe default, not a shell variable).
+std::optional<TextEdit> replace_value(const Provenance& where, std::string replacement);
+
+// Add to `fix` the edit that writes `text` where the value was written, or,
+// for a recipe's value, the key to set (see Fix::set_key).
+void edit_or_set(Fix& fix, const Provenance& where, const std::string& path, std::string text);
+
+// A fix that sets `quantity` to `value` (unsafe: it changes the run), with
+// an edit when the value is written somewhere editable.
+Fix set_value_fix(const Quantity& quantity, int64_t value, FixSafety safety = FixSafety::Unsafe);
+
+// The same for a boolean setting.
+Fix set_setting_fix(const Setting& setting, bool value, FixSafety safety);
+
+// Append notes for each quantity that is not the primary one.
+void add_notes(Diagnostic& d, std::initializer_list<const Quantity*> quantities, const Quantity* primary);
+
+// "tensor_model_parallel_size 4"
+std::string named(const Quantity& q);
+
+// Tensor-parallel sizes the model's shape accepts, ascending, from 2 up to
+// `limit`: they divide the attention heads and fit the query groups (a
+// multiple, or from Megatron-Core 0.16 also a divisor). Unknown shape
+// parts do not restrict.
+std::vector<int64_t> valid_tensor_parallel_sizes(const RuleContext& context, int64_t limit);
+
+// The last `count` entries of `values` below `below` (the closest smaller
+// choices), ascending.
+std::vector<int64_t> closest_below(const std::vector<int64_t>& values, int64_t below, size_t count);
+
+// "1 GPU", "8 GPUs"
+std::string count_of(int64_t count, std::string_view noun);
+
+}  // namespace mblint

@@ -1,0 +1,202 @@
+// Helpers shared by the recompute, offloading, precision, optimizer, overlap
+// and environment rules: reading settings with the defaults of the program
+// that runs the job (a full Bridge dump's dataclass defaults, Megatron-LM's
+// argparse defaults), the effective precision after Megatron Bridge applies
+// `mixed_precision`, the environment the training processes see, and the
+// CUDA-graph and recompute settings as Megatron-Core reads them.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lint/facts/estimate.h"
+#include "rules/support/rule_support.h"
+
+namespace mblint {
+
+// --- reading settings ---------------------------------------------------------
+
+// A text setting that may be None: `value` is the text, nullopt when the
+// setting is None/null; `known` is false when mblint cannot tell.
+struct Choice {
+  std::string name;  // "fp8_recipe"
+  std::string path;  // "model.fp8_recipe"
+  std::optional<std::string> value;
+  bool known = false;
+  Provenance where;
+  bool defaulted = false;
+
+  bool is_set() const { return known && value.has_value(); }
+  bool is(std::string_view text) const { return known && value && *value == text; }
+  bool is_none() const { return known && !value; }
+};
+
+// A list of names (recompute_modules, offload_modules, cuda_graph_modules):
+// a YAML list, a comma-separated string or null.
+struct NameList {
+  std::string name;
+  std::string path;
+  std::optional<std::vector<std::string>> items;  // nullopt: null/None or unknown
+  bool known = false;
+  Provenance where;
+  bool defaulted = false;
+
+  bool contains(std::string_view item) const;
+};
+
+// True when every flag the job leaves out has Megatron-LM's argparse default:
+// a Megatron-LM command line (a launch or a functional-test MODEL_ARGS).
+bool megatron_lm_command_line(const Job& job);
+
+// The job's value of `path`, or the default the running program uses when the
+// job does not set it: a full dump's dataclass default, Megatron-LM's argparse
+// default for a mapped flag, None for a recompute setting the job's recipe
+// leaves unset (the catalog records them). Unknown otherwise.
+Setting read_flag(const Job& job, std::string_view path);  // null reads as false
+Quantity read_int(const Job& job, std::string_view path);
+Choice read_choice(const Job& job, std::string_view path);
+NameList read_names(const Job& job, std::string_view path);
+
+// A float setting (optimizer_offload_fraction); nullopt when unknown.
+std::optional<double> read_number(const Job& job, std::string_view path, Provenance* where = nullptr);
+
+// A dtype setting normalised to "fp32", "bf16", "fp16" or "fp8" (accepts
+// "bf16", "bfloat16", "torch.bfloat16", {_target_: torch.bfloat16}).
+Choice read_dtype(const Job& job, std::string_view path);
+
+// A setting that exists in two sections Megatron Bridge keeps in sync by
+// OR-ing them (use_distributed_optimizer in ddp and optimizer): true when
+// either is true, false when both are known false.
+Setting either_flag(const Job& job, std::string_view first, std::string_view second);
+
+// Megatron-FSDP as configured (dist.use_megatron_fsdp or ddp.use_megatron_fsdp).
+Setting megatron_fsdp(const Job& job);
+
+// Whether the distributed optimizer runs: ddp and optimizer are OR-synced by
+// Megatron Bridge (Megatron-LM sets both from one flag), and Megatron-FSDP
+// switches it on.
+Setting distributed_optimizer(const Job& job);
+
+// Whether Megatron Bridge's CommOverlapConfig sets the data-parallel overlap
+// settings of ddp and optimizer (a comm_overlap section and
+// ddp.use_distributed_optimizer at start-up); nullopt when unknown (a
+// recipe's comm_overlap section is not in the catalog).
+std::optional<bool> comm_overlap_sets_dp_overlap(const Job& job);
+
+// --- notes and fixes ----------------------------------------------------------
+
+Note note_for(const Choice& choice);
+Note note_for(const NameList& list);
+Span span_for(const Choice& choice);
+Span span_for(const NameList& list);
+
+// Fixes that set a value where it was written. The edit is left out where
+// an edit would not say the same thing: a Megatron-LM flag (`--fp16` has no
+// value to rewrite), a preset, a recipe default, a shell variable.
+Fix text_fix(const Job& job, const Choice& choice, std::string_view text, FixSafety safety = FixSafety::Unsafe);
+Fix text_fix(const Job& job, const NameList& list, std::string_view text, FixSafety safety = FixSafety::Unsafe);
+Fix flag_fix(const Job& job, const Setting& setting, bool value, FixSafety safety = FixSafety::Unsafe);
+Fix int_fix(const Job& job, const Quantity& quantity, int64_t value, FixSafety safety = FixSafety::Unsafe);
+// "set recompute_num_layers to null" (Bridge) / "drop --recompute-num-layers" (Megatron-LM).
+Fix unset_fix(const Job& job, const std::string& path, const Provenance& where, FixSafety safety);
+// A fix described in words only.
+Fix advice_fix(std::string description, FixSafety safety = FixSafety::Unsafe);
+
+// The first valid span of `candidates`, else where the job was launched or
+// its recipe was selected: diagnostics are always located.
+Span first_span(const Job& job, std::initializer_list<Span> candidates);
+
+// The layer rank of where a value came from (for picking the primary
+// location among several inputs).
+int rank_of(const Provenance& where);
+
+// "model.recompute_granularity" -> the dialect's spelling of the setting in
+// messages: "--recompute-granularity" for Megatron-LM, the key otherwise.
+std::string setting_name(const Job& job, std::string_view path);
+
+// Text for the job's program: Megatron-LM users write flags, the others keys.
+inline std::string for_dialect(const Job& job, std::string bridge, std::string megatron_lm) {
+  return job.dialect == Dialect::MegatronLM ? std::move(megatron_lm) : std::move(bridge);
+}
+
+// --- precision ------------------------------------------------------------------
+
+// The precision the model, optimizer and DDP run with. Under Megatron Bridge
+// a `mixed_precision` preset or section overwrites every matching field of
+// model/optimizer/ddp at start-up, so its values win over `model.*`.
+struct Precision {
+  bool from_mixed_precision = false;  // the values are mixed_precision's
+  std::string preset;                 // the preset name, when one was used
+  Provenance mixed_precision_where;   // where mixed_precision was set
+  Setting bf16;
+  Setting fp16;
+  Choice fp8;         // "e4m3", "hybrid", None
+  Choice fp8_recipe;  // "tensorwise", "delayed", "mxfp8", "blockwise", "custom"
+  Setting fp8_param;  // keep parameters in fp8 (fp8_param_gather under Bridge)
+  Setting fp8_param_gather;
+  Setting first_last_layers_bf16;
+  Quantity layers_at_start_in_bf16;
+  Quantity layers_at_end_in_bf16;
+  Choice fp4;  // "e2m1", None
+  Setting fp4_param;
+  Setting grad_reduce_in_fp32;
+  Setting reuse_grad_buf_for_mxfp8_param_ag;
+};
+
+Precision effective_precision(const Job& job);
+
+// What RuleContext keeps for the rules that run after the first to ask.
+struct RuleMemo {
+  std::optional<Precision> precision;
+  std::optional<std::optional<MemoryEstimate>> estimate;  // job_estimate (rules/support/memory_support.h)
+};
+
+// The memo of the rule run over context.job, made on first use.
+RuleMemo& memo_of(const RuleContext& context);
+
+// effective_precision(context.job), worked out once per job.
+const Precision& effective_precision(const RuleContext& context);
+
+// --- environment --------------------------------------------------------------
+
+// An environment variable as the training processes see it: the launch's
+// exports, then Bridge's `env_vars` (applied with setdefault, so the launch
+// wins). `known` is false when mblint cannot tell whether it is set (a YAML
+// file linted on its own has no launch environment).
+struct EnvValue {
+  std::string name;
+  bool known = false;
+  bool set = false;
+  std::optional<std::string> value;  // nullopt when set to something unknown
+  Provenance where;
+};
+
+EnvValue env_value(const Job& job, std::string_view name);
+
+// PYTORCH_CUDA_ALLOC_CONF holds expandable_segments:True (comma-separated options).
+bool has_expandable_segments(const std::string& alloc_conf);
+
+// --- CUDA graphs and recompute -----------------------------------------------
+
+struct CudaGraphs {
+  Choice impl;        // none, local, transformer_engine, full_iteration
+  NameList modules;   // cuda_graph_modules / cuda_graph_scope, without "full"
+  bool full_iteration = false;  // a whole-iteration graph (impl full_iteration, or local + full_iteration scope)
+  bool enabled() const { return impl.is_set() && *impl.value != "none"; }
+};
+
+CudaGraphs cuda_graphs(const Job& job);
+
+// Megatron-Core's default recompute_modules (["core_attn"]) when unset.
+NameList recompute_modules(const Job& job);
+
+// The recompute_modules names Megatron-Core `version` accepts, in its order.
+std::vector<std::string_view> allowed_recompute_modules(const Version& version);
+
+// "core_attn, mlp" / "[]"
+std::string join_names(const std::vector<std::string>& names);
+std::string join_names(const std::vector<std::string_view>& names);
+
+}  // namespace mblint

@@ -1,0 +1,53 @@
+// Attention heads are split across the tensor-parallel group.
+#include "rules/support/rule_support.h"
+
+namespace mblint {
+
+extern const RuleInfo kHeadsDivisibleByTp;
+
+namespace {
+
+void check(const RuleContext& context, std::vector<Diagnostic>& out) {
+  const Derived& d = context.derived;
+  const Quantity& tp = d.tensor_parallel;
+  const Quantity& heads = d.num_attention_heads;
+  if (!tp.known() || !heads.known() || *tp <= 1 || *heads <= 0) return;
+  if (*heads % *tp == 0) return;
+  const Quantity& primary = most_specific({&tp, &heads});
+  Diagnostic diag = make_diagnostic(
+      kHeadsDivisibleByTp,
+      fmt::format("num_attention_heads {} is not divisible by tensor_model_parallel_size {}", *heads, *tp),
+      span_for(primary));
+  add_notes(diag, {&tp, &heads}, &primary);
+  int64_t limit = d.nvlink_domain.known() ? *d.nvlink_domain : 8;
+  std::vector<int64_t> choices = closest_below(valid_tensor_parallel_sizes(context, limit), *tp, 3);
+  if (choices.empty()) choices = closest_below(valid_tensor_parallel_sizes(context, limit), limit + 1, 3);
+  diag.help = choices.empty() ? "use tensor_model_parallel_size 1"
+                              : fmt::format("use tensor_model_parallel_size {} (divisors of {})", join_or(choices),
+                                            *heads);
+  if (!choices.empty()) diag.fixes.push_back(set_value_fix(tp, choices.back()));
+  out.push_back(std::move(diag));
+}
+
+}  // namespace
+
+extern const RuleInfo kHeadsDivisibleByTp = {
+    .code = "MB201",
+    .name = "heads-divisible-by-tp",
+    .group = RuleGroup::Tensor,
+    .severity = Severity::Error,
+    .summary = "tensor parallelism must divide the number of attention heads",
+    .doc = R"md(Tensor parallelism gives each rank `num_attention_heads / TP` whole heads. Megatron-Core's
+`TransformerConfig.__post_init__` raises "num_attention_heads (a) must be a multiple of
+tensor_model_parallel_size (t)" while the model config is finalized.)md",
+    .bad = {"override.yaml",
+     "model:\n  tensor_model_parallel_size: 3\n  context_parallel_size: 1\n",
+     "override.yaml --recipe llama3_8b_pretrain_2gpu_h100_bf16_config --nodes 1 --gpus-per-node 3"},
+    .good = {"override.yaml",
+     "model:\n  tensor_model_parallel_size: 4\n  context_parallel_size: 1\n",
+     "override.yaml --recipe llama3_8b_pretrain_2gpu_h100_bf16_config --nodes 1 --gpus-per-node 4"},
+    .check = check,
+    .checks = "MC B1, PS 12",
+};
+
+}  // namespace mblint
