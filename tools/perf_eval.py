@@ -20,9 +20,11 @@ GPU type and precision (the median over the calibration rows of published
 tokens/s x the model's FLOPs per token / peak), applied to every row.
 
     tools/perf_eval.py [--mblint build/mblint] [--shared ../shared] [--rows] [--markdown]
-                       [--fit build-dev/speed_fit]
+                       [--max-median 0.09 --max-p90 0.31 --max-declined 29] [--fit build-dev/speed_fit]
 
-A declined estimate counts as an infinite error. Exit 77 when ../shared is
+Hybrid (Mamba) models are not modelled: their rows are declined and
+counted apart; the figures are over the modelled rows. Exit 1 when a gate
+is not met; 77 when ../shared is
 absent (1 under MBLINT_REQUIRE_SHARED=1).
 """
 import argparse
@@ -188,7 +190,8 @@ def estimate(mblint, rows, directory, jobs):
         e = document.get("estimate")
         row.performance = e.get("performance") if e else None
         if row.performance is None:
-            row.why = (e or {}).get("performance_unavailable") or "; ".join(document.get("estimate_unavailable", []))
+            why = (e or {}).get("performance_unavailable") or "; ".join(document.get("estimate_unavailable", []))
+            row.why = why.split(": cannot estimate: ", 1)[-1]  # without the temporary file's name
         return row
 
     with ThreadPoolExecutor(max_workers=jobs) as pool:
@@ -258,6 +261,9 @@ def main():
     parser.add_argument("--rows", action="store_true", help="print every row's prediction")
     parser.add_argument("--fit", metavar="SPEED_FIT", help="calibrate with this speed_fit binary instead")
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--max-median", type=float, help="gate: median |error| of the modelled rows")
+    parser.add_argument("--max-p90", type=float, help="gate: p90 |error| of the modelled rows")
+    parser.add_argument("--max-declined", type=int, help="gate: rows declined")
     args = parser.parse_args()
     if not os.path.isdir(os.path.join(args.shared, "data")):
         if os.environ.get("MBLINT_REQUIRE_SHARED") == "1":
@@ -290,7 +296,17 @@ def main():
     for why, group in reasons.items():
         print(f"  declined ({len(group)}): {why[:160]}")
     print_table(modelled, args.markdown)
-    return 0
+    median, p90 = figures(modelled)
+    failures = []
+    if args.max_median is not None and not median <= args.max_median:
+        failures.append(f"FAIL: median |error| {pct(median)} above {pct(args.max_median)}")
+    if args.max_p90 is not None and not p90 <= args.max_p90:
+        failures.append(f"FAIL: p90 |error| {pct(p90)} above {pct(args.max_p90)}")
+    if args.max_declined is not None and len(declined) > args.max_declined:
+        failures.append(f"FAIL: {len(declined)} rows declined, more than {args.max_declined}")
+    for f in failures:
+        print(f)
+    return 1 if failures else 0
 
 
 if __name__ == "__main__":
