@@ -131,7 +131,7 @@ void mlp_block(const Rank& r, bool moe, LayerCost& cost) {
     double ffn = static_cast<double>(m.moe_ffn) / etp;
     auto grouped = [&](double rows, double cols, double inner) {
       double one = gemm_seconds(rows, cols, inner, r.gemm_bytes, r.gemm_tflops, r.gemm_efficiency, r.gpu.hbm_gbps, 0);
-      return local * (one + (r.quantized ? r.cast_seconds(rows, cols, inner) / 3 : 0)) + r.c.gemm_latency_s;
+      return local * (one + (r.quantized ? r.cast_seconds(rows, cols, inner) / 3 : 0) + r.c.gemm_latency_s);
     };
     cost.experts = grouped(per_expert, gate * ffn, h) + grouped(per_expert, h, ffn);
     cost.mlp_linear = r.gemm(T, experts, h);  // router
