@@ -241,6 +241,23 @@ double moe_layers_between(const MemoryModel& m, double from, double to) {
   return count;
 }
 
+// MoE layers among the first `x` decoder layers (fractional), from a prefix
+// sum of the pattern: O(1) per chunk however long the pipeline.
+std::vector<double> moe_prefix(const MemoryModel& m) {
+  std::vector<double> prefix(1, 0.0);
+  for (bool moe : m.moe_pattern) prefix.push_back(prefix.back() + (moe ? 1 : 0));
+  return prefix;
+}
+double moe_layers_before(const MemoryModel& m, const std::vector<double>& prefix, double x) {
+  if (m.experts <= 0) return 0;
+  if (m.moe_pattern.empty()) return x;
+  double last = static_cast<double>(prefix.size() - 1);
+  x = std::clamp(x, 0.0, last);
+  size_t whole = static_cast<size_t>(x);
+  if (whole + 1 >= prefix.size()) return prefix.back();
+  return prefix[whole] + (x - static_cast<double>(whole)) * (prefix[whole + 1] - prefix[whole]);
+}
+
 struct StageTime {
   double compute = 0, tp = 0, cp = 0, ep = 0, pp = 0;
   double total() const { return compute + tp + cp + ep + pp; }
@@ -269,11 +286,12 @@ std::vector<StageTime> stage_times(const Rank& r, const LayerCost& dense, const 
   const MemoryModel& m = r.m;
   size_t pp = static_cast<size_t>(m.pp);
   std::vector<StageTime> stages(pp);
+  std::vector<double> prefix = moe_prefix(m);
   double start = 0;
   for (int64_t v = 0; v < m.vpp; ++v) {
     for (size_t s = 0; s < pp; ++s) {
       double n = m.stage_layers[s] / static_cast<double>(m.vpp);
-      double moe_n = moe_layers_between(m, start, start + n);
+      double moe_n = moe_layers_before(m, prefix, start + n) - moe_layers_before(m, prefix, start);
       double share = full_recompute_share(m, m.stage_layers[s]);
       add_layers(m, dense, n - moe_n, share, stages[s]);
       add_layers(m, moe, moe_n, share, stages[s]);

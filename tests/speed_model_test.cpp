@@ -1,6 +1,8 @@
 // The step-time model's pieces against hand derivations.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include "lint/speed_model.h"
 
 using namespace mblint;
@@ -174,4 +176,100 @@ TEST_CASE("speed: precisions the GPU lacks and GPUs without figures are declined
   CHECK(estimate_step(m, s, *find_gpu_speed("b200"), default_speed_constants()));
   CHECK(find_gpu_speed("vr200") == nullptr);
   CHECK(find_gpu_speed("h100") != nullptr);
+}
+
+namespace {
+
+// No embedding, logits or elementwise work, so every stage costs the same.
+SpeedConstants layers_only() {
+  SpeedConstants c = ideal();
+  c.elementwise_scale = 0;
+  c.pp_exposed = 0;
+  return c;
+}
+
+MemoryModel moe_model(int64_t ep) {
+  MemoryModel m = gpt(2, 4096, 32, 4096, 0);
+  m.experts = 64;
+  m.topk = 8;
+  m.moe_ffn = 1024;
+  m.swiglu = true;
+  m.ep = ep;
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("speed: the bubble of equal stages is (p - 1) / (v m) of the steady state", "[speed]") {
+  MemoryModel m = gpt(16, 4096, 32, 4096, 0);
+  m.pp = 4;
+  m.microbatches = 8;
+  m.stage_layers = {4, 4, 4, 4};
+  m.stage_mtp = {0, 0, 0, 0};
+  SpeedSettings s;
+  auto e = estimate_step(m, s, *find_gpu_speed("h100"), layers_only());
+  REQUIRE(e);
+  CHECK(e->breakdown.bubble == Approx(e->breakdown.compute * 3 / 8));
+  m.vpp = 2;
+  auto interleaved = estimate_step(m, s, *find_gpu_speed("h100"), layers_only());
+  REQUIRE(interleaved);
+  CHECK(interleaved->breakdown.bubble == Approx(interleaved->breakdown.compute * 3 / 16));
+}
+
+TEST_CASE("speed: full recompute adds one forward, selective core_attn the attention's", "[speed]") {
+  MemoryModel m = gpt(2, 8192, 64, 4096, 0);
+  SpeedSettings s;
+  const GpuSpeed& h100 = *find_gpu_speed("h100");
+  auto none = estimate_step(m, s, h100, layers_only());
+  m.recompute = "full";
+  auto full = estimate_step(m, s, h100, layers_only());
+  m.recompute = "selective";
+  m.recompute_modules = {"core_attn"};
+  auto selective = estimate_step(m, s, h100, layers_only());
+  REQUIRE((none && full && selective));
+  LayerFlops f = layer_flops(m, false);
+  // Times are FLOPs over the BF16 peak: backward 2x (linear), 2.5x (attention).
+  CHECK(full->breakdown.compute / none->breakdown.compute ==
+        Approx((4 * f.linear + 4.5 * f.attention) / (3 * f.linear + 3.5 * f.attention)));
+  CHECK(selective->breakdown.compute / none->breakdown.compute ==
+        Approx((3 * f.linear + 4.5 * f.attention) / (3 * f.linear + 3.5 * f.attention)));
+}
+
+TEST_CASE("speed: EP all-to-all over NVLink inside the domain, the NIC outside; DeepEP sends once per domain",
+          "[speed]") {
+  const GpuSpeed& h100 = *find_gpu_speed("h100");
+  SpeedSettings s;
+  s.nvlink_domain = 8;
+  double bytes = 4096.0 * 8 * 4096 * 2;  // every token's 8 routed copies of h in bf16
+  // EP 8 on one node: dispatch + combine, forward + backward, 7/8 of it to peers over NVLink.
+  auto inside = estimate_step(moe_model(8), s, h100, ideal());
+  REQUIRE(inside);
+  CHECK(inside->breakdown.ep == Approx(2 * 4 * bytes * 7 / 8 / 450e9));
+  // EP 16 over two nodes: half the copies leave through the 50 GB/s NIC, which sets the pace.
+  auto across = estimate_step(moe_model(16), s, h100, ideal());
+  REQUIRE(across);
+  CHECK(across->breakdown.ep == Approx(2 * 4 * bytes * 8 / 16 / 50e9));
+  // DeepEP: a token goes to the other node once if any of its 8 experts is there,
+  // probability 1 - (1/2)^8, instead of 8 x 1/2 copies.
+  s.deepep = true;
+  SpeedConstants c = ideal();
+  c.deepep_efficiency = 1;
+  auto deepep = estimate_step(moe_model(16), s, h100, c);
+  REQUIRE(deepep);
+  double dedup = (1 - std::pow(0.5, 8)) / 4;
+  CHECK(deepep->breakdown.ep == Approx(2 * 4 * bytes * 8 / 16 * dedup / 50e9));
+}
+
+TEST_CASE("speed: Ulysses CP exchanges Q, K, V and the output, not hidden", "[speed]") {
+  MemoryModel m = gpt(2, 4096, 32, 8192, 0);
+  m.cp = 2;
+  SpeedSettings s;
+  s.cp_a2a = true;
+  SpeedConstants c = ideal();
+  c.a2a_efficiency = 1;
+  auto e = estimate_step(m, s, *find_gpu_speed("h100"), c);
+  REQUIRE(e);
+  double tokens = 8192.0 / 2;
+  double bytes = tokens * 32 * (4 * 128) * 2 * 1 / 2;  // heads x (q, k, v, o) x bf16 x (cp - 1) / cp
+  CHECK(e->breakdown.cp == Approx(2 * 2 * bytes / 450e9));
 }
