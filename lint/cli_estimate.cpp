@@ -11,6 +11,7 @@
 #include "lint/estimate.h"
 #include "lint/lint.h"
 #include "lint/render.h"
+#include "lint/speed_json.h"
 #include "lint/speed_model.h"
 
 namespace mblint {
@@ -64,22 +65,6 @@ struct Speed {
   std::optional<SpeedEstimate> estimate;
   std::string why_not;
 };
-
-double round3(double value) { return std::round(value * 1000.0) / 1000.0; }
-
-nlohmann::ordered_json performance_json(const SpeedEstimate& s) {
-  const StepBreakdown& b = s.breakdown;
-  nlohmann::ordered_json o = nlohmann::ordered_json::object();
-  o["step_time_s"] = round3(s.step_time_s);
-  o["tokens_per_sec_per_gpu"] = std::round(s.tokens_per_sec_per_gpu);
-  o["model_tflops_per_gpu"] = std::round(s.model_tflops_per_gpu * 10) / 10;
-  o["mfu"] = round3(s.mfu);
-  o["breakdown"] = {{"compute", round3(b.compute)}, {"tp", round3(b.tp)},           {"cp", round3(b.cp)},
-                    {"ep", round3(b.ep)},           {"pp", round3(b.pp)},           {"dp", round3(b.dp)},
-                    {"bubble", round3(b.bubble)},   {"optimizer", round3(b.optimizer)}, {"other", round3(b.other)}};
-  o["slowest_stage"] = s.slowest_stage;
-  return o;
-}
 
 void add_performance(nlohmann::ordered_json& o, const Speed& speed) {
   o["performance"] = speed.estimate ? performance_json(*speed.estimate) : nlohmann::ordered_json(nullptr);

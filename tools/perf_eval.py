@@ -154,6 +154,9 @@ class Row:
         self.performance = None
         self.why = ""
         self.anchor = None
+        self.plan_layouts = []
+        self.in_top = False
+        self.plan_first = None
 
     def args(self, path):
         nodes = int(self.csv["num_gpus"]) // self.gpus_per_node
@@ -244,6 +247,58 @@ def print_table(rows, markdown):
             print(f"{name:34} {len(group):4}  {pct(med):>7} {pct(p90):>7}   {pct(amed):>7} {pct(ap90):>7}")
 
 
+LAYOUT_KEYS = ("tensor_model_parallel_size", "pipeline_model_parallel_size", "context_parallel_size",
+               "virtual_pipeline_model_parallel_size", "expert_model_parallel_size", "expert_tensor_parallel_size",
+               "recompute_granularity", "recompute_modules", "recompute_method", "recompute_num_layers",
+               "pipeline_model_parallel_layout")
+
+
+def published_layout(row):
+    """(tp, pp, cp, ep, vpp, mbs) as published; vpp 1 for none."""
+    c = row.csv
+    return (number(c["tp"]) or 1, number(c["pp"]) or 1, number(c["cp"]) or 1, number(c["ep"]) or 1,
+            max(number(c["vp"]) or 1, 1), number(c["mbs"]) or 1)
+
+
+def plan_rows(mblint, rows, directory, jobs, top):
+    """For each row: whether `mblint plan` lists the published layout in its top N,
+    and whether its #1 is predicted no slower than the published layout."""
+    def one(item):
+        index, row = item
+        document = json.loads(row_yaml(row.csv, row.preset))
+        for key in LAYOUT_KEYS:
+            document["model"].pop(key, None)
+        document["train"].pop("micro_batch_size", None)
+        document.pop("ddp", None)
+        document.pop("comm_overlap", None)  # the recipe's: the preset's flag alone can contradict it
+        path = os.path.join(directory, f"plan{index:03d}.yaml")
+        with open(path, "w") as f:
+            f.write(json.dumps(document, indent=1))
+        cmd = [mblint, "plan"] + row.args(path) + ["--top", str(top), "--format", "json"]
+        out = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        plan = json.loads(out.stdout) if out.stdout.strip().startswith("{") else {}
+        layouts = [(x["tp"], x["pp"], x["cp"], x["ep"], x["vpp"] or 1, x["mbs"]) for x in plan.get("layouts", [])]
+        row.plan_layouts = layouts
+        row.in_top = published_layout(row) in layouts
+        first = (plan.get("layouts") or [{}])[0].get("performance")
+        row.plan_first = first["tokens_per_sec_per_gpu"] if first else None
+        return row
+
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        list(pool.map(one, enumerate(rows)))
+
+
+def print_plan(rows, top):
+    groups = [("planned rows", rows), ("of them held back (26.04.01)", [r for r in rows if r.held_back])]
+    for name, group in groups:
+        listed = [r for r in group if r.plan_layouts]
+        inside = sum(1 for r in group if r.in_top)
+        faster = sum(1 for r in listed if r.plan_first is not None and
+                     r.plan_first >= r.performance["tokens_per_sec_per_gpu"])
+        print(f"{name}: published layout in plan's top {top}: {inside} of {len(group)} ({inside / max(len(group), 1):.0%}); "
+              f"plan's #1 predicted no slower than the published layout: {faster} of {len(listed)} with a plan")
+
+
 def fit(fitter, rows, directory):
     path = os.path.join(directory, "rows.tsv")
     with open(path, "w") as f:
@@ -260,6 +315,9 @@ def main():
     parser.add_argument("--markdown", action="store_true")
     parser.add_argument("--rows", action="store_true", help="print every row's prediction")
     parser.add_argument("--fit", metavar="SPEED_FIT", help="calibrate with this speed_fit binary instead")
+    parser.add_argument("--plan", type=int, metavar="N",
+                        help="also run `mblint plan --top N` on the modelled held-back rows (all with --plan-all)")
+    parser.add_argument("--plan-all", action="store_true")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--max-median", type=float, help="gate: median |error| of the modelled rows")
     parser.add_argument("--max-p90", type=float, help="gate: p90 |error| of the modelled rows")
@@ -277,6 +335,9 @@ def main():
             fit(args.fit, rows, directory)
             return 0
         estimate(args.mblint, rows, directory, args.jobs)
+        if args.plan:
+            planned = [r for r in rows if r.performance is not None and (args.plan_all or r.held_back)]
+            plan_rows(args.mblint, planned, directory, args.jobs, args.plan)
     declined = [r for r in rows if r.performance is None]
     modelled = [r for r in rows if r.performance is not None]
     anchor(rows)
@@ -296,6 +357,12 @@ def main():
     for why, group in reasons.items():
         print(f"  declined ({len(group)}): {why[:160]}")
     print_table(modelled, args.markdown)
+    if args.plan:
+        planned = [r for r in modelled if args.plan_all or r.held_back]
+        if args.rows:
+            for r in planned:
+                print(f"{r.label}: {'in' if r.in_top else 'NOT in'} top {args.plan}; plan: {r.plan_layouts}")
+        print_plan(planned, args.plan)
     median, p90 = figures(modelled)
     failures = []
     if args.max_median is not None and not median <= args.max_median:
