@@ -14,6 +14,7 @@
 
 #include "catch2/catch.hpp"
 #include "lint/facts/estimate.h"
+#include "lint/facts/speed_model.h"
 #include "lint/lsp/lsp_server.h"
 #include "lint/lsp/lsp_text.h"
 #include "lint/lsp/lsp_transport.h"
@@ -603,6 +604,8 @@ TEST_CASE("lsp: hover on a parallel size shows the per-GPU memory estimate of th
   std::optional<mblint::MemoryEstimate> expected = mblint::estimate_memory(job, run.derived());
   REQUIRE(expected);
   REQUIRE(expected->capacity > 0);
+  std::optional<mblint::SpeedEstimate> speed = mblint::estimate_speed(job, run.derived());
+  REQUIRE(speed);
 
   std::string uri = mblint::lsp::path_to_uri(run.dir / "conf" / "override.yaml");
   Session s({"--recipe", "llama3_8b_pretrain_config"});
@@ -623,6 +626,8 @@ TEST_CASE("lsp: hover on a parallel size shows the per-GPU memory estimate of th
                                      gib(expected->weights), gib(expected->gradients), gib(expected->optimizer),
                                      gib(expected->activations))));
     CHECK(contains(text, "an upper bound"));  // a recipe's own code is not read
+    CHECK(contains(text, "**Step time (estimate)**"));
+    CHECK(contains(text, fmt::format("- **{:.0f} tokens/s/GPU**", speed->tokens_per_sec_per_gpu)));
   }
   // num_layers: read by the estimate, not a parallel size.
   std::string layers = hover_text(s, uri, 5, 4);

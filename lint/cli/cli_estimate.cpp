@@ -10,7 +10,9 @@
 #include "lint/cli/cli.h"
 #include "lint/command_line/command_line.h"
 #include "lint/facts/estimate.h"
+#include "lint/facts/speed_model.h"
 #include "lint/report/render.h"
+#include "lint/report/speed_json.h"
 #include "lint/run/lint.h"
 
 namespace mblint {
@@ -59,6 +61,17 @@ nlohmann::ordered_json estimate_json(const MemoryEstimate& e) {
   return o;
 }
 
+// The step-time estimate, or why there is none.
+struct Speed {
+  std::optional<SpeedEstimate> estimate;
+  std::string why_not;
+};
+
+void add_performance(nlohmann::ordered_json& o, const Speed& speed) {
+  o["performance"] = speed.estimate ? performance_json(*speed.estimate) : nlohmann::ordered_json(nullptr);
+  if (!speed.estimate) o["performance_unavailable"] = speed.why_not;
+}
+
 std::string bar(double part, double scale) {
   if (scale <= 0) return "";
   int cells = static_cast<int>(std::lround(std::clamp(part / scale, 0.0, 1.0) * 40));
@@ -98,7 +111,27 @@ void print_estimate(std::ostream& out, const std::string& file, const MemoryMode
     out << fmt::format("  per stage (GiB): {}\n", line);
   }
   for (const std::string& a : e.assumptions) out << fmt::format("  assumed: {}\n", a);
-  out << "\n";
+}
+
+void print_speed(std::ostream& out, const Speed& speed, bool tty) {
+  if (!speed.estimate) {
+    out << fmt::format("speed estimate: not available: {}\n\n", speed.why_not);
+    return;
+  }
+  const SpeedEstimate& s = *speed.estimate;
+  const StepBreakdown& b = s.breakdown;
+  out << fmt::format("speed estimate: {:.2f} s per step, {:.0f} tokens/s/GPU, {:.0f} model TFLOP/s/GPU, MFU {:.0f}%\n",
+                     s.step_time_s, s.tokens_per_sec_per_gpu, s.model_tflops_per_gpu, 100 * s.mfu);
+  const std::pair<const char*, double> parts[] = {
+      {"compute", b.compute}, {"TP comm", b.tp}, {"CP comm", b.cp},     {"EP comm", b.ep},  {"PP comm", b.pp},
+      {"DP comm", b.dp},      {"bubble", b.bubble}, {"optimizer", b.optimizer}, {"other", b.other}};
+  for (const auto& [name, seconds] : parts) {
+    if (seconds <= 0) continue;
+    out << fmt::format("  {:<12} {:>8.3f} s {:>4.0f}%  {}\n", name, seconds, 100 * seconds / s.step_time_s,
+                       tty ? bar(seconds, s.step_time_s) : "");
+  }
+  out << fmt::format("  communication: the part overlap leaves exposed; the slowest pipeline stage: {}\n\n",
+                     s.slowest_stage);
 }
 
 }  // namespace
@@ -129,6 +162,7 @@ int run_estimate(const std::vector<std::string>& args, RuleSet rules, const CliE
   LintResult result = run_lint(sources, options, rules);
   Summary summary = summarize(result.diagnostics, result.files_checked, result.coverage);
   std::vector<std::pair<size_t, MemoryEstimate>> estimates;
+  std::vector<Speed> speeds;  // one per estimate
   std::vector<std::string> unavailable;
   for (size_t i = 0; i < result.jobs.size(); ++i) {
     std::string why;
@@ -136,6 +170,9 @@ int run_estimate(const std::vector<std::string>& args, RuleSet rules, const CliE
     std::string file = job.primary != kNoFile ? sources.files[job.primary].path : "<job>";
     if (auto e = estimate_memory(job, result.derived[i], &why)) {
       estimates.emplace_back(i, std::move(*e));
+      Speed speed;
+      speed.estimate = estimate_speed(job, result.derived[i], &speed.why_not);
+      speeds.push_back(std::move(speed));
     } else {
       unavailable.push_back(fmt::format("{}: cannot estimate: {}", file, why));
     }
@@ -144,11 +181,17 @@ int run_estimate(const std::vector<std::string>& args, RuleSet rules, const CliE
     std::ostringstream core;
     render_json(core, sources, result.diagnostics, summary);
     nlohmann::ordered_json document = nlohmann::ordered_json::parse(core.str());
-    document["estimate"] = estimates.empty() ? nlohmann::ordered_json(nullptr) : estimate_json(estimates.front().second);
+    document["estimate"] = nlohmann::ordered_json(nullptr);
+    if (!estimates.empty()) {
+      document["estimate"] = estimate_json(estimates.front().second);
+      add_performance(document["estimate"], speeds.front());
+    }
     if (estimates.size() > 1) {
       nlohmann::ordered_json all = nlohmann::ordered_json::array();
-      for (const auto& [index, e] : estimates) {
+      for (size_t k = 0; k < estimates.size(); ++k) {
+        const auto& [index, e] = estimates[k];
         nlohmann::ordered_json one = estimate_json(e);
+        add_performance(one, speeds[k]);
         one["file"] = sources.files[result.jobs[index].primary].path;
         all.push_back(std::move(one));
       }
@@ -157,12 +200,14 @@ int run_estimate(const std::vector<std::string>& args, RuleSet rules, const CliE
     if (!unavailable.empty()) document["estimate_unavailable"] = unavailable;
     env.out << document.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << '\n';
   } else {
-    for (const auto& [index, e] : estimates) {
+    for (size_t k = 0; k < estimates.size(); ++k) {
+      const auto& [index, e] = estimates[k];
       std::vector<std::string> assumptions;
       auto model = read_memory_model(result.jobs[index], result.derived[index], assumptions, nullptr);
       const Job& job = result.jobs[index];
       print_estimate(env.out, job.primary != kNoFile ? sources.files[job.primary].path : "<job>",
                      model ? &*model : nullptr, e, env.stdout_is_tty);
+      print_speed(env.out, speeds[k], env.stdout_is_tty);
     }
     for (const std::string& u : unavailable) env.out << u << "\n\n";
     render_text(env.out, sources, result.diagnostics, summary, use_color(color, env));

@@ -9,6 +9,7 @@
 #include "lint/command_line/command_line.h"
 #include "lint/plan/plan.h"
 #include "lint/report/render.h"
+#include "lint/report/speed_json.h"
 #include "lint/resolve/job_builder.h"
 
 namespace mblint {
@@ -215,6 +216,12 @@ std::string memory_text(const MemoryFit& m) {
   return fmt::format("{:.1f}/{:.1f} GiB", m.total_gib, m.capacity_gib);
 }
 
+// The predicted throughput, or the overhead score without a speed model.
+std::string score_text(const Evaluation& e) {
+  if (e.speed) return fmt::format("predicted {:.0f} tokens/s/GPU", e.speed->tokens_per_sec_per_gpu);
+  return fmt::format("score {:.3f}", e.score);
+}
+
 std::string bubble_text(const Evaluation& e) {
   return e.bubble ? fmt::format("{:.1f}%", *e.bubble * 100) : std::string("?");
 }
@@ -282,8 +289,8 @@ void print_guide(std::ostream& out, const PlanResult& r, bool moe) {
                               : (e.memory.status == MemoryFit::Status::TooBig
                                      ? std::string("not ranked")
                                      : fmt::format("ranks below #{}", r.valid_found));
-    out << fmt::format("  {}: valid, {}, recompute {}, bubble {}, score {:.3f}: {}\n", what, fit,
-                       recompute_name(e.c.recompute), bubble_text(e), e.score, rank);
+    out << fmt::format("  {}: valid, {}, recompute {}, bubble {}, {}: {}\n", what, fit,
+                       recompute_name(e.c.recompute), bubble_text(e), score_text(e), rank);
   }
   for (const std::string& note : r.guide_point.notes) out << "  note: " << note << "\n";
 }
@@ -337,13 +344,18 @@ void print_text(std::ostream& out, const std::string& title, const Machine& m, c
     print_guide(out, r, moe);
     return;
   }
-  out << "\nscore: estimated step-time overhead (pipeline bubble + recompute + communication outside the NVLink "
-         "domain), lower is better\n";
+  if (r.ranked.front().speed) {
+    out << "\nranked by predicted tokens/s/GPU (the speed model: docs/speed-model.md); ties: more memory headroom, "
+           "then fewer GPUs in TP x CP x PP x EP x ETP\n";
+  } else {
+    out << "\nscore: estimated step-time overhead (pipeline bubble + recompute + communication outside the NVLink "
+           "domain), lower is better (no speed model for this GPU or model)\n";
+  }
   for (size_t i = 0; i < r.ranked.size(); ++i) {
     const Evaluation& e = r.ranked[i];
     out << fmt::format("{:>2}. {}\n", i + 1, describe_candidate(e.c, moe));
-    out << fmt::format("    bubble {}, memory {}, min GPUs {}, score {:.3f}\n", bubble_text(e), memory_text(e.memory),
-                       e.min_gpus, e.score);
+    out << fmt::format("    bubble {}, memory {}, min GPUs {}, {}\n", bubble_text(e), memory_text(e.memory),
+                       e.min_gpus, score_text(e));
     if (!e.reasons.empty()) out << fmt::format("    why: {}\n", fmt::join(e.reasons, "; "));
     std::string across = crossing_nodes_text(e.locality, moe);
     if (!across.empty()) out << fmt::format("    across nodes: {}\n", across);
@@ -375,6 +387,7 @@ nlohmann::json candidate_json(const Evaluation& e, const Job& base, int64_t gbs)
                       {"min_gpus", e.min_gpus}, {"full_product", e.full_product}, {"score", e.score},
                       {"reasons", e.reasons}, {"valid", e.valid}, {"errors", e.errors}};
   j["bubble"] = e.bubble ? nlohmann::json(*e.bubble) : nlohmann::json(nullptr);
+  j["performance"] = e.speed ? nlohmann::json(performance_json(*e.speed)) : nlohmann::json(nullptr);
   const Locality& l = e.locality;
   j["groups_crossing_nvlink"] = {{"tp", l.tp_crossing}, {"tp_cp", l.cp_crossing}, {"etp_ep", l.ep_crossing}};
   j["groups_crossing_nodes"] = {{"tp", l.tp_crossing_nodes}, {"etp_ep", l.ep_crossing_nodes},

@@ -92,18 +92,24 @@ std::vector<bool> moe_pattern(const Reader& r, int64_t layers, int64_t experts) 
   return pattern;
 }
 
-// A layout such as "Et*3|(tt|)*6mL": `|` separates virtual stages, `t` is a
-// decoder layer, `m` an MTP layer; `(...)*n` and `x*n` repeat.
-std::optional<std::vector<std::string>> unroll_layout(std::string layout) {
-  layout.erase(std::remove(layout.begin(), layout.end(), ','), layout.end());
+// A layout such as "Et*3|(tt|)*6mL" or "Et*4|(t*4|)*14tmL" without its
+// repetitions: `(...)*n` and `x*n` repeat, also inside parentheses.
+std::optional<std::string> expand_layout(const std::string& layout, int depth = 0) {
+  if (depth > 8) return std::nullopt;
   std::string out;
   for (size_t i = 0; i < layout.size();) {
     std::string unit;
     size_t next = i + 1;
     if (layout[i] == '(') {
-      size_t close = layout.find(')', i);
-      if (close == std::string::npos) return std::nullopt;
-      unit = layout.substr(i + 1, close - i - 1);
+      size_t close = i + 1;
+      for (int open = 1; close < layout.size(); ++close) {
+        open += layout[close] == '(' ? 1 : layout[close] == ')' ? -1 : 0;
+        if (open == 0) break;
+      }
+      if (close >= layout.size()) return std::nullopt;
+      auto inner = expand_layout(layout.substr(i + 1, close - i - 1), depth + 1);
+      if (!inner) return std::nullopt;
+      unit = *inner;
       next = close + 1;
     } else {
       unit = layout.substr(i, 1);
@@ -119,8 +125,17 @@ std::optional<std::vector<std::string>> unroll_layout(std::string layout) {
     for (int64_t k = 0; k < times && out.size() < 100000; ++k) out += unit;
     i = next;
   }
+  return out;
+}
+
+// The layout's virtual stages: `|` separates them, `t` is a decoder layer,
+// `m` an MTP layer.
+std::optional<std::vector<std::string>> unroll_layout(std::string layout) {
+  layout.erase(std::remove(layout.begin(), layout.end(), ','), layout.end());
+  auto out = expand_layout(layout);
+  if (!out) return std::nullopt;
   std::vector<std::string> stages(1);
-  for (char c : out) {
+  for (char c : *out) {
     if (c == '|') {
       stages.emplace_back();
     } else {

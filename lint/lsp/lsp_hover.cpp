@@ -10,6 +10,7 @@
 
 #include "lint/facts/derived.h"
 #include "lint/facts/estimate.h"
+#include "lint/facts/speed_model.h"
 #include "lint/lsp/lsp_server.h"
 #include "lint/model/catalog.h"
 #include "lint/report/resolved_settings.h"
@@ -203,6 +204,23 @@ std::string memory(const Job& job, const Derived& d) {
   return out;
 }
 
+// The predicted step, as `mblint estimate` prints it (docs/speed-model.md).
+std::string speed(const Job& job, const Derived& d) {
+  std::string out = "**Step time (estimate)**\n\n";
+  if (!job.trains) return out + "- not predicted: the job does not train (inference only)\n";
+  std::string why_not;
+  std::optional<SpeedEstimate> e = estimate_speed(job, d, &why_not);
+  if (!e) return out + fmt::format("- not predicted: {}\n", why_not);
+  const StepBreakdown& b = e->breakdown;
+  double comm = b.tp + b.cp + b.ep + b.pp + b.dp;
+  out += fmt::format("- **{:.0f} tokens/s/GPU**, {:.2f} s per step, {:.0f} model TFLOP/s/GPU, MFU {:.0f}%\n",
+                     e->tokens_per_sec_per_gpu, e->step_time_s, e->model_tflops_per_gpu, 100 * e->mfu);
+  out += fmt::format("- compute {:.0f}% · exposed communication {:.0f}% · bubble {:.0f}% · optimizer and other {:.0f}%\n",
+                     100 * b.compute / e->step_time_s, 100 * comm / e->step_time_s, 100 * b.bubble / e->step_time_s,
+                     100 * (b.optimizer + b.other) / e->step_time_s);
+  return out;
+}
+
 }  // namespace
 
 Json hover(const Document& document, const Json& params) {
@@ -227,7 +245,7 @@ Json hover(const Document& document, const Json& params) {
     const Derived& derived = snapshot.result.derived[found->job];
     if (is_resolved_job(job)) text += runs_with(snapshot, job, derived, found->path, *found->value);
     if (is_layout_setting(found->path)) text += '\n' + layout(derived);
-    if (is_memory_setting(found->path)) text += '\n' + memory(job, derived);
+    if (is_memory_setting(found->path)) text += '\n' + memory(job, derived) + '\n' + speed(job, derived);
   }
   return Json{{"contents", {{"kind", "markdown"}, {"value", text}}}, {"range", range_of(snapshot, found->hit)}};
 }

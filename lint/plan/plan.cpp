@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "lint/facts/rank_layout.h"
+#include "lint/facts/speed_model.h"
 #include "lint/run/lint.h"
 
 namespace mblint {
@@ -209,12 +210,95 @@ Score score_of(const Candidate& c, const Locality& l, std::optional<double> bubb
   return s;
 }
 
+// The speed model of the base job, re-parameterised for each layout.
+struct LayoutSpeed {
+  MemoryModel model;
+  SpeedSettings settings;
+  const GpuSpeed* gpu = nullptr;
+  bool tp_overlap = false;   // the job asks for TP communication overlap
+  bool comm_overlap = false; // a Bridge comm_overlap section: DP overlaps on for DP > 1
+};
+
+std::optional<LayoutSpeed> layout_speed_of(const Job& base) {
+  Derived d = derive(base);
+  if (!d.gpu) return std::nullopt;
+  LayoutSpeed s;
+  s.gpu = find_gpu_speed(d.gpu->name);
+  std::vector<std::string> assumptions;
+  auto model = read_memory_model(base, d, assumptions, nullptr);
+  if (!s.gpu || !model || model->lora_rank > 0) return std::nullopt;
+  s.model = std::move(*model);
+  s.settings = read_speed_settings(base, d, s.model);
+  s.tp_overlap = config_bool(base, "comm_overlap.tp_comm_overlap").value.value_or(
+      config_bool(base, "model.tp_comm_overlap").value.value_or(false));
+  const ConfigValue* section = config_node(base, "comm_overlap");
+  s.comm_overlap = section && section->is_map();
+  return s;
+}
+
+// Decoder layers per stage as the candidate splits them (plan's splits:
+// even, or given first/last stages, or the embedding/loss counted as layers).
+std::vector<double> stage_layers_of(const Candidate& c, double layers) {
+  size_t pp = static_cast<size_t>(c.pp);
+  std::vector<double> stages(pp, layers / static_cast<double>(c.pp));
+  if (c.pp > 1 && (c.first_stage_layers > 0 || c.last_stage_layers > 0)) {
+    int64_t ends = (c.first_stage_layers > 0 ? 1 : 0) + (c.last_stage_layers > 0 ? 1 : 0);
+    double middle = layers - static_cast<double>(c.first_stage_layers + c.last_stage_layers);
+    for (auto& n : stages) n = c.pp > ends ? middle / static_cast<double>(c.pp - ends) : 0;
+    if (c.first_stage_layers > 0) stages.front() = static_cast<double>(c.first_stage_layers);
+    if (c.last_stage_layers > 0) stages.back() = static_cast<double>(c.last_stage_layers);
+  } else if (c.pp > 1 && (c.account_embedding || c.account_loss)) {
+    double each = (layers + (c.account_embedding ? 1 : 0) + (c.account_loss ? 1 : 0)) / static_cast<double>(c.pp);
+    for (auto& n : stages) n = each;
+    if (c.account_embedding) stages.front() -= 1;
+    if (c.account_loss) stages.back() -= 1;
+  }
+  return stages;
+}
+
+std::optional<SpeedEstimate> predict(const LayoutSpeed& base, const Candidate& c, int64_t gbs) {
+  MemoryModel m = base.model;
+  m.tp = c.tp;
+  m.pp = c.pp;
+  m.cp = c.cp;
+  m.ep = c.ep;
+  m.etp = c.etp;
+  m.dp = c.dp;
+  m.edp = c.edp;
+  m.vpp = std::max<int64_t>(1, c.vpp);
+  m.sp = c.sp && c.tp > 1;
+  m.micro_batch = c.mbs;
+  m.microbatches = gbs > 0 ? std::max<int64_t>(1, gbs / (c.mbs * c.dp)) : c.pp;
+  m.stage_layers = stage_layers_of(c, static_cast<double>(m.layers));
+  m.stage_mtp.assign(static_cast<size_t>(c.pp), 0);
+  m.stage_mtp.back() = m.mtp_layers;
+  m.recompute = c.recompute == Recompute::Full ? "full" : c.recompute == Recompute::Selective ? "selective" : "";
+  m.recompute_method = "uniform";
+  m.recompute_layers = 1;
+  m.recompute_modules = c.recompute == Recompute::Selective ? std::set<std::string>{"core_attn"} : std::set<std::string>{};
+  SpeedSettings s = base.settings;
+  s.tp_comm_overlap = base.tp_overlap && m.sp;
+  bool replicas = c.dp * c.cp > 1;
+  s.overlap_grad_reduce = base.settings.overlap_grad_reduce || (base.comm_overlap && replicas);
+  s.overlap_param_gather = base.settings.overlap_param_gather || (base.comm_overlap && replicas);
+  return estimate_step(m, s, *base.gpu, default_speed_constants());
+}
+
+// What the step of a layout is spent on, for its reasons.
+std::string speed_reason(const SpeedEstimate& e) {
+  const StepBreakdown& b = e.breakdown;
+  double comm = b.tp + b.cp + b.ep + b.pp + b.dp;
+  return fmt::format("step {:.2f} s: compute {:.0f}%, exposed communication {:.0f}%, bubble {:.0f}%", e.step_time_s,
+                     100 * b.compute / e.step_time_s,
+                     100 * comm / e.step_time_s, 100 * b.bubble / e.step_time_s);
+}
+
 }  // namespace
 
 namespace {
 
 Evaluation evaluate_cached(const Job& base, const Candidate& c, const PlanOptions& options, RuleSet rules,
-                           bool run_rules, LocalityCache* cache) {
+                           bool run_rules, LocalityCache* cache, const LayoutSpeed* speed) {
   Evaluation e;
   e.c = c;
   Job job = candidate_job(base, candidate_settings(c, base, options.global_batch_size), options);
@@ -226,8 +310,13 @@ Evaluation evaluate_cached(const Job& base, const Candidate& c, const PlanOption
   Score s = score_of(c, e.locality, e.bubble, e.microbatches, options, is_moe(base));
   e.score = s.value;
   e.reasons = std::move(s.reasons);
+  if (speed) e.speed = predict(*speed, c, options.global_batch_size);
+  if (e.speed) {
+    e.score = 1e6 / e.speed->tokens_per_sec_per_gpu;
+    e.reasons.insert(e.reasons.begin(), speed_reason(*e.speed));
+  }
   if (e.memory.status == MemoryFit::Status::Tight) {
-    e.score += 0.2;
+    if (!e.speed) e.score += 0.2;  // the overhead score's penalty; the speed ranking breaks ties by headroom
     e.reasons.push_back(fmt::format("memory above {:.0f}% of the GPU: little headroom for fragmentation",
                                     100 * options.thresholds.memory_headroom));
   }
@@ -248,7 +337,8 @@ Evaluation evaluate_cached(const Job& base, const Candidate& c, const PlanOption
 }  // namespace
 
 Evaluation evaluate(const Job& base, const Candidate& c, const PlanOptions& options, RuleSet rules, bool run_rules) {
-  return evaluate_cached(base, c, options, rules, run_rules, nullptr);
+  std::optional<LayoutSpeed> speed = layout_speed_of(base);
+  return evaluate_cached(base, c, options, rules, run_rules, nullptr, speed ? &*speed : nullptr);
 }
 
 namespace {
@@ -383,8 +473,20 @@ std::vector<Candidate> enumerate_candidates(const Shape& shape, const PlanOption
   return out;
 }
 
+// Ties of the score go to more memory headroom, then to fewer GPUs in the
+// layout's parallel dimensions (the simpler layout).
+bool ranks_before(const Evaluation& a, const Evaluation& b) {
+  if (a.score != b.score) return a.score < b.score;
+  if (a.memory.ratio() != b.memory.ratio()) return a.memory.ratio() < b.memory.ratio();
+  return a.full_product < b.full_product;
+}
+
 // The score without memory or rules: what orders the lazy walk.
-double quick_score(const Candidate& c, const PlanOptions& o, int64_t gbs, bool moe, LocalityCache& cache) {
+double quick_score(const Candidate& c, const PlanOptions& o, int64_t gbs, bool moe, LocalityCache& cache,
+                   const LayoutSpeed* speed) {
+  if (speed) {
+    if (auto e = predict(*speed, c, gbs)) return 1e6 / e->tokens_per_sec_per_gpu;  // what evaluate_cached scores
+  }
   double bubble = 0;
   int64_t m = 0;
   if (gbs > 0 && c.pp > 1) {
@@ -544,7 +646,11 @@ PlanResult make_plan(const Job& base, const PlanOptions& options, RuleSet rules)
   std::vector<Pending> order;
   order.reserve(all.size());
   LocalityCache cache;
-  for (const Candidate& c : all) order.push_back({quick_score(c, options, options.global_batch_size, moe, cache), c});
+  std::optional<LayoutSpeed> speed = layout_speed_of(base);
+  const LayoutSpeed* by_speed = speed ? &*speed : nullptr;
+  for (const Candidate& c : all) {
+    order.push_back({quick_score(c, options, options.global_batch_size, moe, cache, by_speed), c});
+  }
   std::stable_sort(order.begin(), order.end(), [](const Pending& a, const Pending& b) { return a.base_score < b.base_score; });
 
   // The guide's layouts first: the walk goes on until it has passed their
@@ -574,21 +680,20 @@ PlanResult make_plan(const Job& base, const PlanOptions& options, RuleSet rules)
       break;
     }
     if (settled.count(key(p.c))) continue;
-    Evaluation e = evaluate_cached(base, p.c, options, rules, false, &cache);
+    Evaluation e = evaluate_cached(base, p.c, options, rules, false, &cache, by_speed);
     if (!fits(e)) {
       ++result.too_big;
       too_big.push_back(std::move(e));
       continue;
     }
-    Evaluation checked = evaluate_cached(base, p.c, options, rules, true, &cache);
+    Evaluation checked = evaluate_cached(base, p.c, options, rules, true, &cache, by_speed);
     ++result.checked;
     if (!checked.valid) {
       ++result.rejected_by_rules;
       continue;
     }
     settled.insert(key(p.c));
-    auto at = std::upper_bound(accepted.begin(), accepted.end(), checked.score,
-                               [](double score, const Evaluation& x) { return score < x.score; });
+    auto at = std::upper_bound(accepted.begin(), accepted.end(), checked, ranks_before);
     accepted.insert(at, std::move(checked));
   }
   for (GuideResult& g : result.guide) {

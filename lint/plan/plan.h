@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "lint/facts/derived.h"
+#include "lint/facts/speed_model.h"
 #include "lint/model/job.h"
 #include "lint/rule/rule.h"
 
@@ -72,7 +73,11 @@ struct Evaluation {
   std::optional<double> bubble;
   int64_t microbatches = 0;
   Locality locality;
-  double score = 0;  // estimated step-time overhead fraction; lower is better
+  // With the speed model: microseconds per token per GPU (1e6 / predicted
+  // tokens/s/GPU); without it (GPU not modelled): the estimated step-time
+  // overhead fraction. Lower is better either way.
+  double score = 0;
+  std::optional<SpeedEstimate> speed;  // the predicted step of this layout
   std::vector<std::string> reasons;
   int64_t min_gpus = 0;      // PP · lcm(TP·CP, EP·ETP)
   int64_t full_product = 0;  // PP · TP · CP · EP · ETP
