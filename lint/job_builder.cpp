@@ -17,6 +17,7 @@
 #include "lint/megatron_lm_args.h"
 #include "lint/megatron_lm_flags.h"
 #include "lint/megatron_lm_test_config.h"
+#include "lint/nemo_rl.h"
 #include "lint/nemo_yaml.h"
 #include "lint/overrides.h"
 #include "lint/recipe_layer.h"
@@ -342,6 +343,9 @@ std::string display_path(const fs::path& path, const fs::path& base_dir) {
 
 // --- launch scripts ----------------------------------------------------------------
 
+// How far above a script its repository's root may be.
+constexpr int kRepositoryLevels = 8;
+
 struct ScriptContext {
   SourceSet& sources;
   const LintOptions& options;
@@ -536,6 +540,123 @@ void apply_named_model(Job& job, const Launch& launch) {
   put("moe_router_topk", model->moe_router_topk);
 }
 
+// A YAML file a launch names indirectly (a NeMo-RL `defaults:` parent),
+// read once per run and linted with the launch; nullopt with `why`.
+std::optional<ConfigValue> read_launch_yaml(Job& job, ScriptContext& context, const fs::path& path, Span named_at,
+                                            std::string& why) {
+  std::error_code error;
+  if (!fs::is_regular_file(path, error)) {
+    why = fmt::format("there is no file `{}`", display_path(path, context.options.base_dir));
+    return std::nullopt;
+  }
+  fs::path canonical = canonical_or_same(context.sources.canonical, path);
+  FileId file = kNoFile;
+  if (auto it = context.loaded.find(canonical); it != context.loaded.end()) {
+    file = it->second;
+  } else {
+    ReadResult read = read_source_file(context.sources, path, display_path(path, context.options.base_dir),
+                                       named_at, kMaxInputBytes, &context.options.overlay);
+    if (read.problem) {
+      why = read.problem->message;
+      return std::nullopt;
+    }
+    file = read.file;
+    context.loaded[canonical] = file;
+  }
+  context.referenced.insert(canonical);
+  if (std::find(job.files.begin(), job.files.end(), file) == job.files.end()) job.files.push_back(file);
+  LoadedYaml yaml = load_config_yaml(context.sources, file, context.options.yaml_cache);
+  for (Diagnostic& d : yaml.problems) job.problems.push_back(std::move(d));
+  if (!yaml.ok) {
+    why = fmt::format("`{}` is not valid YAML", display_path(path, context.options.base_dir));
+    return std::nullopt;
+  }
+  return std::move(yaml.root);
+}
+
+// Where NeMo-RL's `--config PATH` is: as written (absolute), next to the
+// script, in the current directory, or from the repository's root above the
+// script (the scripts `cd` there first).
+std::optional<fs::path> locate_launch_file(const ScriptContext& context, const fs::path& named) {
+  std::error_code error;
+  if (named.is_absolute()) return fs::is_regular_file(named, error) ? std::optional(named) : std::nullopt;
+  std::vector<fs::path> candidates = {context.script_dir / named, context.options.base_dir / named};
+  fs::path above = fs::absolute(context.script_dir, error).lexically_normal();
+  for (int level = 0; level < kRepositoryLevels && above.has_parent_path() && above != above.parent_path(); ++level) {
+    above = above.parent_path();
+    candidates.push_back(above / named);
+  }
+  for (const fs::path& candidate : candidates) {
+    if (fs::is_regular_file(candidate, error)) return candidate;
+  }
+  return std::nullopt;
+}
+
+// NeMo-RL: the policy's settings from --config (and the files it inherits
+// from) and the overrides, as Megatron-LM flags for the job.
+// On/off flags NeMo-RL's config leaves unknown: unknown settings, not
+// Megatron-LM's defaults (applied after the flags are read).
+void mark_unknown_flags(Job& job, const std::vector<std::string_view>& flags, Span where_written) {
+  for (std::string_view flag : flags) {
+    const MegatronLmFlag* spec = find_megatron_lm_flag(flag);
+    if (!spec) continue;
+    Provenance where;
+    where.layer = Layer::ConfigFile;
+    where.statement = where_written;
+    where.origin = fmt::format("NeMo-RL's config does not make {} known", flag);
+    for (std::string_view path : {spec->path, spec->also}) {
+      if (!path.empty()) assign_path(job.config, split_path(path), make_unknown(std::string(flag), where));
+    }
+  }
+}
+
+Launch with_nemo_rl_policy(const Launch& launch, Job& job, ScriptContext& context,
+                           std::vector<std::string_view>& unknown_flags) {
+  Launch expanded = launch;
+  Span command = launch.span;
+  if (!launch.config_file) {
+    job.unresolved.push_back(Unresolved{"config file", "NeMo-RL's trainer is run without --config: its settings are "
+                                        "the program's built-in default config, which mblint does not have",
+                                        "pass --config FILE on the launch line", command});
+  }
+  ConfigValue root = make_map();
+  if (launch.config_file && has_unknown(*launch.config_file)) {
+    job.unresolved.push_back(Unresolved{
+        "config file", fmt::format("the --config path is `{}`, which is not known here", launch.config_file->text),
+        "write the path on the launch line, or give the script's arguments after `--`",
+        span_of(*launch.config_file, 0, launch.config_file->text.size())});
+  } else if (launch.config_file) {
+    Span named_at = span_of(*launch.config_file, 0, launch.config_file->text.size());
+    std::optional<fs::path> path = locate_launch_file(context, launch.config_file->text);
+    if (!path) {
+      job.unresolved.push_back(Unresolved{
+          "config file",
+          fmt::format("there is no file `{}` (looked next to the script, in the current directory and in the "
+                      "directories above the script)",
+                      launch.config_file->text),
+          "check the path", named_at});
+    } else {
+      ReadNemoRlYaml read = [&](const fs::path& file, Span at, std::string& why) {
+        return read_launch_yaml(job, context, file, at, why);
+      };
+      NemoRlConfig config = read_nemo_rl_config(*path, named_at, launch.overrides, read);
+      root = std::move(config.root);
+      for (Unresolved& gap : config.unresolved) job.unresolved.push_back(std::move(gap));
+    }
+  }
+  if (!find_child(root, "policy") && !find_child(root, "cluster")) apply_nemo_rl_overrides(root, launch.overrides);
+  NemoRlPolicy policy = nemo_rl_policy(root, command);
+  expanded.arguments = std::move(policy.arguments);
+  expanded.cluster = policy.cluster;
+  if (policy.model) {
+    expanded.named_model = policy.model;
+    expanded.named_model_statement = policy.model_statement;
+  }
+  if (policy.megatron == false) job.trains = false;  // a DTensor policy: not a Megatron training
+  unknown_flags = std::move(policy.unknown_flags);
+  return expanded;
+}
+
 Job job_from_launch(const Launch& launch, FileId script, ScriptContext& context) {
   Job job;
   job.primary = script;
@@ -552,11 +673,15 @@ Job job_from_launch(const Launch& launch, FileId script, ScriptContext& context)
   job.launch_span = launch.span;
   job.files.push_back(script);
   job.config = make_map();
-  job.cluster = launch.cluster;
-  job.env = launch.env;
-  job.problems = launch.problems;
-  apply_launch_layers(job, launch, context);
-  apply_named_model(job, launch);
+  Launch nemo_rl;
+  std::vector<std::string_view> unknown_flags;
+  const Launch& read = launch.nemo_rl ? (nemo_rl = with_nemo_rl_policy(launch, job, context, unknown_flags)) : launch;
+  job.cluster = read.cluster;
+  job.env = read.env;
+  job.problems.insert(job.problems.begin(), read.problems.begin(), read.problems.end());
+  apply_launch_layers(job, read, context);
+  mark_unknown_flags(job, unknown_flags, read.config_file_statement.valid() ? read.config_file_statement : read.span);
+  apply_named_model(job, read);
   finish_job(job, context.options, context.sources);
   return job;
 }
@@ -595,9 +720,6 @@ bool system_path(const fs::path& path) {
   }
   return false;
 }
-
-// How far above a script its repository's root may be.
-constexpr int kRepositoryLevels = 8;
 
 // `source FILE` / `bash FILE` as the walk asks for it: relative to the file
 // that names it, then to the script, then to the current directory. Only
@@ -647,7 +769,7 @@ std::optional<ShellFile> read_followed_file(ScriptContext& context, const std::s
     }
     fs::path absolute = fs::absolute(candidate, error);
     return ShellFile{read.file, context.sources.files[read.file].text,
-                     absolute.lexically_normal().parent_path().string()};
+                     absolute.lexically_normal().parent_path().string(), absolute.lexically_normal().string()};
   }
   why = fmt::format("there is no file `{}` next to the script or in the current directory", path);
   return std::nullopt;
@@ -674,6 +796,10 @@ std::vector<Job> jobs_from_script(FileId file, ScriptContext& context) {
   ShellFiles files;
   std::error_code error;
   files.script_directory = fs::absolute(context.script_dir, error).lexically_normal().string();
+  files.script_path =
+      fs::absolute(resolve_relative(context.sources.files[file].path, context.options.base_dir), error)
+          .lexically_normal()
+          .string();
   files.read = [&context](const std::string& path, const std::string& from, std::string& why) {
     return read_followed_file(context, path, from, why);
   };

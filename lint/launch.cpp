@@ -703,6 +703,45 @@ Cluster self_launching_cluster(const Launch& launch, Span span) {
   return cluster;
 }
 
+// NeMo-RL's trainers (examples/run_dpo.py, run_grpo_math.py, run_sft.py, ...):
+// `--config FILE` and `key=value` overrides of its own key space (policy.*,
+// cluster.*); the program starts its Ray workers itself.
+bool is_nemo_rl(std::string_view name, const std::vector<MappedString>& argv, size_t i) {
+  if (!starts_with(name, "run_") || !ends_with(name, ".py") || name == "run_recipe.py") return false;
+  bool config = false;
+  bool own_keys = false;
+  for (; i < argv.size(); ++i) {
+    std::string_view text = argv[i].text;
+    if (option_name(text) == "--config") config = true;
+    std::string_view key = text.substr(0, text.find('='));
+    while (!key.empty() && (key[0] == '+' || key[0] == '~')) key.remove_prefix(1);
+    if (starts_with(key, "policy.") || starts_with(key, "cluster.")) own_keys = true;
+  }
+  return config || own_keys;
+}
+
+Launch launch_nemo_rl(const std::vector<MappedString>& argv, size_t i, const MappedString& program,
+                      const Context& context) {
+  Launch launch = make_launch(EntryPoint::MegatronLM, program, context, Torchrun{});
+  launch.wrapper = fmt::format("NeMo-RL {}", basename(program.text));
+  launch.nemo_rl = true;
+  while (i < argv.size()) {
+    const MappedString& word = argv[i];
+    if (option_name(word.text) == "--config") {
+      Options options(argv, i);
+      if (auto value = options.take_value()) {
+        launch.config_file = value->value;
+        launch.config_file_statement = value->statement;
+      }
+      continue;
+    }
+    if (!starts_with(word.text, "-") && word.text.find('=') != std::string::npos) launch.overrides.push_back(word);
+    ++i;
+  }
+  launch.cluster = Cluster{};  // cluster.num_nodes x cluster.gpus_per_node, read with the config
+  return launch;
+}
+
 // The Python program and its arguments, after the launcher.
 void scan_program(const std::vector<MappedString>& argv, size_t i, const Context& context,
                   const Torchrun& torchrun, std::vector<Launch>& out) {
@@ -723,6 +762,10 @@ void scan_program(const std::vector<MappedString>& argv, size_t i, const Context
   }
   if (is_slime_train(name, argv, i)) {
     out.push_back(launch_slime(argv, i, program, context));
+    return;
+  }
+  if (is_nemo_rl(name, argv, i)) {
+    out.push_back(launch_nemo_rl(argv, i, program, context));
     return;
   }
   if (ends_with(name, ".py") && is_verl_megatron(argv, i)) {  // a verl entry script of a project's own

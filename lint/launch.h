@@ -47,6 +47,9 @@ struct Launch {
 
   std::vector<ConvenienceFlag> flags;
   std::vector<MappedString> overrides;  // trailing KEY=VALUE words, in order
+  // NeMo-RL's run_*.py: config_file is its --config, overrides its KEY=VALUE
+  // words; the job builder reads the policy's settings from them.
+  bool nemo_rl = false;
   // Megatron-LM: every word after the program, for read_megatron_lm_args.
   std::vector<MappedString> arguments;
 

@@ -305,10 +305,12 @@ Piece value_piece(const MappedString& value, Span expression, const std::string&
   return piece;
 }
 
-// `$(...)` is never run; only `$(dirname "$0")` and its variants have a value
-// mblint knows: the script's directory (without splitting: paths keep spaces).
-Piece substitution_piece(const Walker& w, const Part& part) {
+// `$(...)` is never run; only `$(dirname "$0")` and its variants and the pure
+// commands of shell_substitution.cpp have a value mblint knows (kept as one
+// word: paths keep spaces).
+Piece substitution_piece(Walker& w, const Part& part) {
   std::optional<std::string> directory = script_directory_idiom(w, written(w, part.begin, part.end));
+  if (!directory) directory = pure_substitution(w, part.begin, part.end);
   if (!directory) return unknown_piece(w, part, "", {});
   Piece piece;
   piece.text = uniform_text(*directory, source_span(w.source, part.begin, part.end));

@@ -203,12 +203,17 @@ TEST_CASE("resolve on the launch-script corpus, per field", "[shared][launch-cor
   // shapes taken from the catalog for a Hugging Face id or a catalogued
   // recipe model, which issue 15 asks for (with a note) and the truth leaves
   // null (its rule 3: shapes that live in a Hugging Face config); they are
-  // reported above, not counted as wrong. Raise the floors as more launches
-  // are followed; the issue's targets are in the header.
-  CHECK(found >= 83);
-  CHECK(total.correct >= 691);
+  // reported above, not counted as wrong. Then (wip/launch2): NeMo-RL's
+  // `--config` with its `defaults:` chain and overrides, and command
+  // substitutions that are pure functions of known text (`basename "$0" .sh`,
+  // `realpath /abs/..`, `echo X | sed 's#a#b#'`): 84 found, 731 correct, 0
+  // wrong; 2 more catalog shapes (Qwen/Qwen3-0.6B named by policy.model_name).
+  // Raise the floors as more launches are followed; the issue's targets are
+  // in the header.
+  CHECK(found >= 84);
+  CHECK(total.correct >= 731);
   CHECK(total.wrong == 0);
-  CHECK(total.guessed <= 54);
+  CHECK(total.guessed <= 56);
   CHECK(negatives_with_job <= 1);
   CHECK(percent(total.wrong, total.known) <= 2.0);  // the issue's target, met today
 }
