@@ -4,6 +4,7 @@
 #include <charconv>
 #include <map>
 #include <set>
+#include <sstream>
 
 #include <fmt/format.h>
 
@@ -291,7 +292,8 @@ void finish_job(Job& job, const LintOptions& options, const SourceSet& sources) 
   // The other dialects' defaults, after every layer (--set, --nodes) so
   // they follow what the job finally says.
   if (job.dialect == Dialect::MegatronLM) apply_megatron_lm_defaults(job);
-  if (job.kind == InputKind::NemoYaml) apply_nemo_defaults(job);
+  if (job.kind == InputKind::NemoYaml || (job.kind == InputKind::LaunchScript && job.dialect == Dialect::NeMo))
+    apply_nemo_defaults(job);
   if (options.bridge_version) {
     if (auto v = parse_version(options.bridge_version->text)) {
       job.versions.bridge = *v;
@@ -644,7 +646,7 @@ Launch with_nemo_rl_policy(const Launch& launch, Job& job, ScriptContext& contex
       for (Unresolved& gap : config.unresolved) job.unresolved.push_back(std::move(gap));
     }
   }
-  if (!find_child(root, "policy") && !find_child(root, "cluster")) apply_nemo_rl_overrides(root, launch.overrides);
+  if (!find_child(root, "policy") && !find_child(root, "cluster")) apply_dotted_overrides(root, launch.overrides);
   NemoRlPolicy policy = nemo_rl_policy(root, command);
   expanded.arguments = std::move(policy.arguments);
   expanded.cluster = policy.cluster;
@@ -655,6 +657,127 @@ Launch with_nemo_rl_policy(const Launch& launch, Job& job, ScriptContext& contex
   if (policy.megatron == false) job.trains = false;  // a DTensor policy: not a Megatron training
   unknown_flags = std::move(policy.unknown_flags);
   return expanded;
+}
+
+// The last `key=value` word of `launch` with exactly this key.
+const MappedString* launcher_override(const Launch& launch, std::string_view key) {
+  const MappedString* found = nullptr;
+  for (const MappedString& word : launch.overrides) {
+    if (std::string_view(word.text).substr(0, word.text.find('=')) == key) found = &word;
+  }
+  return found;
+}
+
+std::string override_text(const MappedString& word) { return word.text.substr(word.text.find('=') + 1); }
+
+// NeMo-Framework-Launcher's main.py: the training stage it runs, from
+// `stages=[...]` or the stage whose config is chosen; "" when unknown,
+// "-" when no stage trains (conversion, evaluation, data preparation).
+std::string launcher_stage(const Launch& launch) {
+  static constexpr std::array<std::string_view, 3> kTraining = {"training", "fine_tuning", "peft"};
+  if (const MappedString* stages = launcher_override(launch, "stages")) {
+    if (has_unknown(*stages)) return "";
+    std::string list = override_text(*stages);
+    for (char& c : list) {
+      if (c == '[' || c == ']' || c == ',' || c == '"' || c == '\'') c = ' ';
+    }
+    std::istringstream names(list);
+    for (std::string name; names >> name;) {
+      if (std::find(kTraining.begin(), kTraining.end(), name) != kTraining.end()) return name;
+    }
+    return "-";
+  }
+  for (std::string_view stage : kTraining) {
+    if (launcher_override(launch, stage)) return std::string(stage);
+  }
+  return "";
+}
+
+// NeMo-Framework-Launcher: main.py composes the stage's config,
+// launcher_scripts/conf/<stage>/<group>.yaml next to main.py, and applies
+// the `<stage>.*` overrides; the NeMo 1.x job is that config. When main.py's
+// own path is not known (an installed launcher, /opt/NeMo-Framework-Launcher),
+// the config is looked up in the repository above the script.
+// The stage config (or, when it was not read, only the overrides) as the
+// job's NeMo config. Without the file, what NeMo would default is unknown:
+// the file may set it.
+void take_launcher_config(Job& job, ConfigValue root, const Launch& launch, const std::string& stage, bool read) {
+  apply_dotted_overrides(root, launch.overrides, stage + ".");
+  NemoConfig nemo = read_nemo_config(root);
+  merge_into(job.config, nemo.config);
+  job.cluster = nemo.cluster;
+  job.trains = !nemo.inference;
+  if (read) return;
+  Provenance where;
+  where.layer = Layer::ConfigFile;
+  where.statement = launch.span;
+  where.origin = "set in the stage config, which mblint did not read";
+  for (std::string_view path : {"model.tensor_model_parallel_size", "model.pipeline_model_parallel_size",
+                                "model.context_parallel_size", "model.expert_model_parallel_size",
+                                "model.expert_tensor_parallel_size", "model.sequence_parallel",
+                                "model.virtual_pipeline_model_parallel_size", "model.num_moe_experts"}) {
+    if (!find_path(job.config, path)) assign_path(job.config, split_path(path), make_unknown(std::string(path), where));
+  }
+}
+
+// NeMo-Framework-Launcher: main.py composes the stage's config,
+// launcher_scripts/conf/<stage>/<group>.yaml next to main.py, and applies
+// the `<stage>.*` overrides; the NeMo 1.x job is that config. When main.py's
+// own path is not known (an installed launcher, /opt/NeMo-Framework-Launcher),
+// the config is looked up in the repository above the script.
+void build_nemo_launcher_job(Job& job, const Launch& launch, ScriptContext& context) {
+  job.dialect = Dialect::NeMo;
+  Span command = launch.span;
+  std::string stage = launcher_stage(launch);
+  if (stage == "-") {
+    job.trains = false;
+    return;
+  }
+  std::string supply = "pass stages=[training] and training=GROUP/NAME on the launch line";
+  if (stage.empty()) {
+    job.unresolved.push_back(Unresolved{"config file", "the stage main.py runs is set in launcher_scripts/conf/"
+                                        "config.yaml, not on the launch line", supply, command});
+    take_launcher_config(job, make_map(), launch, "training", false);
+    return;
+  }
+  const MappedString* group = launcher_override(launch, stage);
+  if (!group || has_unknown(*group)) {
+    job.unresolved.push_back(Unresolved{
+        "config file",
+        group ? fmt::format("the {} config is `{}`, which is not known here", stage, override_text(*group))
+              : fmt::format("the {} config is the default of launcher_scripts/conf/config.yaml", stage),
+        supply, group ? span_of(*group, 0, group->text.size()) : command});
+    take_launcher_config(job, make_map(), launch, stage, false);
+    return;
+  }
+  fs::path relative = fs::path("conf") / stage / (override_text(*group) + ".yaml");
+  std::vector<fs::path> candidates;
+  if (!has_unknown(launch.program)) candidates.push_back(fs::path(launch.program.text).parent_path() / relative);
+  std::error_code error;
+  fs::path above = fs::absolute(context.script_dir, error).lexically_normal();
+  for (int level = 0; level < kRepositoryLevels && above.has_parent_path() && above != above.parent_path(); ++level) {
+    above = above.parent_path();
+    candidates.push_back(above / "launcher_scripts" / relative);
+  }
+  Span named_at = span_of(*group, 0, group->text.size());
+  for (const fs::path& candidate : candidates) {
+    if (!fs::is_regular_file(candidate, error)) continue;
+    std::string why;
+    std::optional<ConfigValue> root = read_launch_yaml(job, context, candidate, named_at, why);
+    if (!root) {
+      job.unresolved.push_back(Unresolved{"config file", why, "check the file", named_at});
+      take_launcher_config(job, make_map(), launch, stage, false);
+      return;
+    }
+    take_launcher_config(job, std::move(*root), launch, stage, true);
+    return;
+  }
+  job.unresolved.push_back(Unresolved{
+      "config file",
+      fmt::format("there is no {} next to main.py or in a launcher_scripts/ directory above the script",
+                  relative.string()),
+      "check the config group's name", named_at});
+  take_launcher_config(job, make_map(), launch, stage, false);
 }
 
 Job job_from_launch(const Launch& launch, FileId script, ScriptContext& context) {
@@ -679,7 +802,8 @@ Job job_from_launch(const Launch& launch, FileId script, ScriptContext& context)
   job.cluster = read.cluster;
   job.env = read.env;
   job.problems.insert(job.problems.begin(), read.problems.begin(), read.problems.end());
-  apply_launch_layers(job, read, context);
+  if (launch.nemo_launcher) build_nemo_launcher_job(job, read, context);
+  else apply_launch_layers(job, read, context);
   mark_unknown_flags(job, unknown_flags, read.config_file_statement.valid() ? read.config_file_statement : read.span);
   apply_named_model(job, read);
   finish_job(job, context.options, context.sources);

@@ -742,6 +742,17 @@ Launch launch_nemo_rl(const std::vector<MappedString>& argv, size_t i, const Map
   return launch;
 }
 
+// NeMo-Framework-Launcher: launcher_scripts/main.py with `stages=[...]` or a
+// stage's config group chosen (`training=gpt3/175b`, `peft=llama/squad`).
+bool is_nemo_launcher(std::string_view name, const std::vector<MappedString>& argv, size_t i) {
+  if (name != "main.py") return false;
+  for (; i < argv.size(); ++i) {
+    std::string_view key = argv[i].text.substr(0, argv[i].text.find('='));
+    if (key == "stages" || key == "training" || key == "fine_tuning" || key == "peft") return true;
+  }
+  return false;
+}
+
 // The Python program and its arguments, after the launcher.
 void scan_program(const std::vector<MappedString>& argv, size_t i, const Context& context,
                   const Torchrun& torchrun, std::vector<Launch>& out) {
@@ -762,6 +773,17 @@ void scan_program(const std::vector<MappedString>& argv, size_t i, const Context
   }
   if (is_slime_train(name, argv, i)) {
     out.push_back(launch_slime(argv, i, program, context));
+    return;
+  }
+  if (is_nemo_launcher(name, argv, i)) {
+    Launch launch = make_launch(EntryPoint::ConfigFileScript, program, context, torchrun);
+    launch.nemo_launcher = true;
+    for (; i < argv.size(); ++i) {
+      if (!starts_with(argv[i].text, "-") && argv[i].text.find('=') != std::string::npos)
+        launch.overrides.push_back(argv[i]);
+    }
+    launch.cluster = Cluster{};  // the stage config's trainer.num_nodes x trainer.devices
+    out.push_back(std::move(launch));
     return;
   }
   if (is_nemo_rl(name, argv, i)) {

@@ -50,6 +50,10 @@ struct Launch {
   // NeMo-RL's run_*.py: config_file is its --config, overrides its KEY=VALUE
   // words; the job builder reads the policy's settings from them.
   bool nemo_rl = false;
+  // NeMo-Framework-Launcher's launcher_scripts/main.py: `stages=[training]`
+  // and `training=gpt3/175b` choose the stage config under conf/, the
+  // `training.*` overrides change it; the job builder reads it.
+  bool nemo_launcher = false;
   // Megatron-LM: every word after the program, for read_megatron_lm_args.
   std::vector<MappedString> arguments;
 

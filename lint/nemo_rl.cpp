@@ -85,12 +85,14 @@ std::optional<ConfigValue> load_with_parents(Chain& chain, const fs::path& path,
 
 // `key=value`, `+key=value`, `++key=value` and `~key` as NeMo-RL applies
 // them (OmegaConf's dotted update; the value typed as YAML).
-void apply_override(ConfigValue& root, const MappedString& word) {
+void apply_override(ConfigValue& root, const MappedString& word, std::string_view prefix) {
   std::string_view text = word.text;
   if (text.empty() || text[0] == '-') return;
   size_t eq = text.find('=');
   size_t start = text.find_first_not_of("+~");
   if (start == std::string_view::npos) return;
+  if (text.substr(start, prefix.size()) != prefix) return;
+  start += prefix.size();
   std::string key(text.substr(start, eq == std::string_view::npos ? std::string_view::npos : eq - start));
   if (key.empty() || has_unknown(word, 0, eq == std::string_view::npos ? text.size() : eq)) return;
   if (text[0] == '~') {
@@ -164,8 +166,8 @@ LocatedInt cluster_count(const ConfigValue& root, std::string_view key, Span com
 
 }  // namespace
 
-void apply_nemo_rl_overrides(ConfigValue& root, const std::vector<MappedString>& overrides) {
-  for (const MappedString& word : overrides) apply_override(root, word);
+void apply_dotted_overrides(ConfigValue& root, const std::vector<MappedString>& overrides, std::string_view prefix) {
+  for (const MappedString& word : overrides) apply_override(root, word, prefix);
 }
 
 NemoRlConfig read_nemo_rl_config(const fs::path& path, Span named_at, const std::vector<MappedString>& overrides,
@@ -174,7 +176,7 @@ NemoRlConfig read_nemo_rl_config(const fs::path& path, Span named_at, const std:
   NemoRlConfig out;
   std::optional<ConfigValue> loaded = load_with_parents(chain, path, named_at);
   out.root = loaded ? std::move(*loaded) : make_map();
-  apply_nemo_rl_overrides(out.root, overrides);
+  apply_dotted_overrides(out.root, overrides);
   resolve_interpolations(out.root);
   out.unresolved = std::move(chain.unresolved);
   return out;

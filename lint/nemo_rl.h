@@ -34,9 +34,11 @@ struct NemoRlConfig {
 NemoRlConfig read_nemo_rl_config(const std::filesystem::path& path, Span named_at,
                                  const std::vector<MappedString>& overrides, const ReadNemoRlYaml& read);
 
-// `key=value`, `+key=value`, `~key` applied in order, as NeMo-RL does
-// (OmegaConf's dotted update; values typed as YAML scalars).
-void apply_nemo_rl_overrides(ConfigValue& root, const std::vector<MappedString>& overrides);
+// `key=value`, `+key=value`, `~key` applied in order, as NeMo-RL and
+// Hydra do (OmegaConf's dotted update; values typed as YAML scalars). With
+// a `prefix` ("training."), only the keys under it, without it.
+void apply_dotted_overrides(ConfigValue& root, const std::vector<MappedString>& overrides,
+                            std::string_view prefix = {});
 
 struct NemoRlPolicy {
   // policy.megatron_cfg.enabled; nullopt when not known (then every size is

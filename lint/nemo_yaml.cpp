@@ -124,9 +124,12 @@ void map_model_fields(const ConfigValue& model, bool inference, ConfigValue& out
 }
 
 // encoder_seq_length is the model's; the data section and the position
-// embeddings stand in for it in configs that leave it out.
+// embeddings stand in for it in configs that leave it out. Fine-tuning and
+// PEFT configs give the samples' length as data.train_ds.max_seq_length: the
+// dataset's, not the (restored) model's.
 void map_sequence_length(const ConfigValue& model, ConfigValue& out) {
   const ConfigValue* data_length = find_path(model, "data.seq_length");
+  const ConfigValue* samples = data_length ? nullptr : find_path(model, "data.train_ds.max_seq_length");
   const ConfigValue* length = nullptr;
   for (std::string_view key : {"encoder_seq_length", "seq_length"}) {
     if (!length) length = find_child(model, key);
@@ -135,6 +138,7 @@ void map_sequence_length(const ConfigValue& model, ConfigValue& out) {
   if (!length) length = find_child(model, "max_position_embeddings");
   if (length && !length->is_null()) assign_path(out, {"model", "seq_length"}, *length);
   if (data_length && !data_length->is_null()) assign_path(out, {"dataset", "seq_length"}, *data_length);
+  if (samples && !samples->is_null()) assign_path(out, {"dataset", "seq_length"}, *samples);
 }
 
 void map_optimizer(const ConfigValue& model, ConfigValue& out) {

@@ -135,3 +135,38 @@ TEST_CASE("NeMo-RL: a missing or cyclic parent is reported; a DTensor policy is 
 }
 
 }  // namespace mblint
+
+namespace mblint {
+
+TEST_CASE("NeMo-Framework-Launcher: the stage config under launcher_scripts/conf with the stage's overrides",
+          "[launch][nemo-launcher]") {
+  test::LintRun run;
+  run.write("launcher_scripts/conf/peft/llama/squad.yaml",
+            "trainer:\n  devices: 8\n  num_nodes: 1\nmodel:\n  tensor_model_parallel_size: 2\n"
+            "  pipeline_model_parallel_size: 1\n  global_batch_size: 128\n  micro_batch_size: 4\n"
+            "  restore_from_path: /ckpt/llama.nemo\n  data:\n    train_ds:\n      max_seq_length: 4096\n");
+  run.write("examples/peft/llama/run.sh",
+            "#!/bin/bash\nDIR=$(readlink -f $(dirname $0)/../../..)\n"
+            "python3 ${DIR}/launcher_scripts/main.py stages=[peft] peft=${PEFT:-llama/squad} "
+            "peft.trainer.devices=4 peft.model.micro_batch_size=1 training.model.micro_batch_size=7\n");
+  const Job& job = run.lint("examples/peft/llama/run.sh");
+  CHECK(job.dialect == Dialect::NeMo);
+  CHECK(job.cluster.gpus_per_node.value == 4);  // the stage's override
+  CHECK(job.cluster.nodes.value == 1);
+  CHECK(run.derived().tensor_parallel.value == 2);
+  CHECK(as_int(find_path(job.config, "train.micro_batch_size")) == 1);  // not another stage's key
+  // A fine-tuning config gives the samples' length, not the restored model's.
+  CHECK(as_int(find_path(job.config, "dataset.seq_length")) == 4096);
+  CHECK(!find_path(job.config, "model.seq_length"));
+  // The restored checkpoint's model fills what the file leaves out: unknown, not NeMo's default.
+  CHECK(!run.derived().context_parallel.value);
+}
+
+TEST_CASE("NeMo-Framework-Launcher: a stage that does not train is no training job", "[launch][nemo-launcher]") {
+  test::LintRun run;
+  run.write("run.sh", "#!/bin/bash\npython3 /opt/launcher_scripts/main.py stages=[conversion] conversion=gpt3/convert\n");
+  const Job& job = run.lint("run.sh");
+  CHECK(!job.trains);
+}
+
+}  // namespace mblint
