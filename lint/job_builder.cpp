@@ -780,6 +780,81 @@ void build_nemo_launcher_job(Job& job, const Launch& launch, ScriptContext& cont
   take_launcher_config(job, make_map(), launch, stage, false);
 }
 
+// A word made by mblint for text read from a file, located where it is written.
+MappedString word_in_file(std::string_view text, Span at) {
+  MappedString word;
+  word.file = at.file;
+  for (char c : text) append_char(word, c, at.begin, at.end);
+  return word;
+}
+
+// ms-swift's `megatron sft config.yaml`: each top-level `key: value` of the
+// file is the option `--key value` (a list gives several values), before the
+// options written after the file on the command line. A file mblint cannot
+// read may set anything: an unknown word stands for it among the arguments.
+Launch with_ms_swift_config(const Launch& launch, Job& job, ScriptContext& context) {
+  Launch expanded = launch;
+  const MappedString& named = *launch.config_file;
+  Span named_at = span_of(named, 0, named.text.size());
+  std::optional<ConfigValue> root;
+  std::string why = fmt::format("the path `{}` is not known here", named.text);
+  if (!has_unknown(named)) {
+    if (std::optional<fs::path> path = locate_launch_file(context, named.text)) {
+      root = read_launch_yaml(job, context, *path, named_at, why);
+    } else {
+      why = fmt::format("there is no file `{}` (looked next to the script, in the current directory and in the "
+                        "directories above the script)", named.text);
+    }
+  }
+  std::vector<MappedString> words;
+  if (!root || !root->is_map()) {
+    job.unresolved.push_back(Unresolved{"config file", why, "check the path, or run mblint where the launch runs",
+                                        named_at});
+    MappedString opaque = word_in_file(named.text, named_at);
+    opaque.expansions.push_back(Expansion{0, opaque.text.size(), named_at, named_at, "the settings of " + named.text, false});
+    words.push_back(std::move(opaque));
+  } else {
+    for (const MapEntry& entry : root->entries) {
+      const ConfigValue& value = entry.value;
+      if (value.is_map() || value.is_null()) continue;
+      words.push_back(word_in_file("--" + entry.key, value.where.key.valid() ? value.where.key : named_at));
+      std::vector<const ConfigValue*> items;
+      if (value.is_list()) {
+        for (const ConfigValue& item : value.items) items.push_back(&item);
+      } else {
+        items.push_back(&value);
+      }
+      for (const ConfigValue* item : items) {
+        std::string text = item->kind == ValueKind::String ? item->text : to_display(*item);
+        words.push_back(word_in_file(text, item->where.value.valid() ? item->where.value : named_at));
+      }
+      if (entry.key == "model" && value.kind == ValueKind::String && !launch.named_model) {
+        expanded.named_model = words.back();
+        expanded.named_model_statement = value.where.value;
+      }
+    }
+    words = ms_swift_megatron_words(words);
+  }
+  words.insert(words.end(), launch.arguments.begin(), launch.arguments.end());
+  expanded.arguments = std::move(words);
+  return expanded;
+}
+
+// ms-swift builds the model from its Hugging Face config: whether it has
+// experts or grouped-query attention is that config's, not Megatron-LM's
+// defaults (a dense model, multi-head attention), unless the launch says so
+// or the catalog knows the model.
+void hf_model_shape_unknown(Job& job, const Launch& launch) {
+  if (launch.named_model && model_named(launch.named_model->text)) return;
+  Provenance where;
+  where.layer = Layer::Launcher;
+  where.statement = launch.named_model ? launch.named_model_statement : launch.span;
+  where.origin = "the model's Hugging Face config, which mblint does not read";
+  for (std::string_view path : {"model.num_moe_experts", "model.num_query_groups"}) {
+    if (!find_path(job.config, path)) assign_path(job.config, split_path(path), make_unknown(std::string(path), where));
+  }
+}
+
 Job job_from_launch(const Launch& launch, FileId script, ScriptContext& context) {
   Job job;
   job.primary = script;
@@ -796,16 +871,20 @@ Job job_from_launch(const Launch& launch, FileId script, ScriptContext& context)
   job.launch_span = launch.span;
   job.files.push_back(script);
   job.config = make_map();
-  Launch nemo_rl;
+  Launch expanded;  // a launch whose settings are in a file, with them read
   std::vector<std::string_view> unknown_flags;
-  const Launch& read = launch.nemo_rl ? (nemo_rl = with_nemo_rl_policy(launch, job, context, unknown_flags)) : launch;
+  const Launch& read = launch.reads == LaunchConfig::NemoRl
+                            ? (expanded = with_nemo_rl_policy(launch, job, context, unknown_flags))
+                        : launch.reads == LaunchConfig::MsSwift ? (expanded = with_ms_swift_config(launch, job, context))
+                                                                : launch;
   job.cluster = read.cluster;
   job.env = read.env;
   job.problems.insert(job.problems.begin(), read.problems.begin(), read.problems.end());
-  if (launch.nemo_launcher) build_nemo_launcher_job(job, read, context);
+  if (launch.reads == LaunchConfig::NemoLauncher) build_nemo_launcher_job(job, read, context);
   else apply_launch_layers(job, read, context);
   mark_unknown_flags(job, unknown_flags, read.config_file_statement.valid() ? read.config_file_statement : read.span);
   apply_named_model(job, read);
+  if (read.wrapper.rfind("ms-swift", 0) == 0) hf_model_shape_unknown(job, read);
   finish_job(job, context.options, context.sources);
   return job;
 }

@@ -724,7 +724,7 @@ Launch launch_nemo_rl(const std::vector<MappedString>& argv, size_t i, const Map
                       const Context& context) {
   Launch launch = make_launch(EntryPoint::MegatronLM, program, context, Torchrun{});
   launch.wrapper = fmt::format("NeMo-RL {}", basename(program.text));
-  launch.nemo_rl = true;
+  launch.reads = LaunchConfig::NemoRl;
   while (i < argv.size()) {
     const MappedString& word = argv[i];
     if (option_name(word.text) == "--config") {
@@ -777,7 +777,7 @@ void scan_program(const std::vector<MappedString>& argv, size_t i, const Context
   }
   if (is_nemo_launcher(name, argv, i)) {
     Launch launch = make_launch(EntryPoint::ConfigFileScript, program, context, torchrun);
-    launch.nemo_launcher = true;
+    launch.reads = LaunchConfig::NemoLauncher;
     for (; i < argv.size(); ++i) {
       if (!starts_with(argv[i].text, "-") && argv[i].text.find('=') != std::string::npos)
         launch.overrides.push_back(argv[i]);
@@ -970,6 +970,7 @@ std::vector<MappedString> megatron_lm_words(const std::vector<MappedString>& arg
 // Megatron-LM flags.
 std::vector<MappedString> ms_swift_arguments(const std::vector<MappedString>& argv, size_t i) {
   return megatron_lm_words(argv, i, [](std::string& flag) {
+    if (flag == "--loss_scale") return;  // ms-swift's own (a loss-scale preset name), not Megatron-LM's
     std::replace(flag.begin(), flag.end(), '_', '-');
     if (flag == "--max-length") flag = "--seq-length";
   });
@@ -999,11 +1000,20 @@ bool scan_ms_swift(const std::vector<MappedString>& argv, size_t i, const Contex
   if (i >= argv.size()) return false;
   std::string_view command = argv[i].text;
   if (command != "sft" && command != "pt" && command != "rlhf") return false;  // export, infer: no training
-  // `megatron sft config.yaml`: the settings are in a file mblint does not
-  // read yet; no job, so the hand-off note says so.
-  if (i + 1 < argv.size() && !starts_with(argv[i + 1].text, "-")) return false;
+  // `megatron sft config.yaml`: the settings are in the file (read by the
+  // job builder), then the options after it.
+  bool config = i + 1 < argv.size() && !starts_with(argv[i + 1].text, "-");
+  if (config && !ends_with(argv[i + 1].text, ".yaml") && !ends_with(argv[i + 1].text, ".yml") &&
+      !ends_with(argv[i + 1].text, ".json"))
+    return false;
   Launch launch = make_launch(EntryPoint::MegatronLM, argv[i - 1], context, Torchrun{});
   launch.wrapper = fmt::format("ms-swift megatron {}", command);
+  if (config) {
+    launch.reads = LaunchConfig::MsSwift;
+    launch.config_file = argv[i + 1];
+    launch.config_file_statement = span_of(argv[i + 1], 0, argv[i + 1].text.size());
+    ++i;
+  }
   launch.arguments = ms_swift_arguments(argv, i + 1);
   read_named_model(argv, i + 1, launch, {"--model", "--load"});
   launch.cluster = ms_swift_cluster(context, context.command_span);
@@ -1452,6 +1462,10 @@ void scan(const std::vector<MappedString>& argv, size_t i, Context context, cons
 }
 
 }  // namespace
+
+std::vector<MappedString> ms_swift_megatron_words(const std::vector<MappedString>& words) {
+  return ms_swift_arguments(words, 0);
+}
 
 ShellEnvironment slurm_environment(const std::vector<SbatchDirective>& directives) {
   SlurmRequest request = request_from_directives(directives);

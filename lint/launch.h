@@ -23,6 +23,21 @@ struct ConvenienceFlag {
   bool integer = false;           // argparse type=int
 };
 
+// A launch whose settings are in a file the job builder reads.
+enum class LaunchConfig : uint8_t {
+  None,
+  // NeMo-RL's run_*.py: config_file is its --config, overrides its KEY=VALUE
+  // words.
+  NemoRl,
+  // NeMo-Framework-Launcher's launcher_scripts/main.py: `stages=[training]`
+  // and `training=gpt3/175b` choose the stage config under conf/, the
+  // `training.*` overrides change it.
+  NemoLauncher,
+  // ms-swift's `megatron sft config.yaml`: the file holds the command line's
+  // options (`expert_model_parallel_size: 4`); `arguments` are the ones after it.
+  MsSwift,
+};
+
 struct Launch {
   EntryPoint entry = EntryPoint::Unknown;
   Span span;           // the launching command as written
@@ -47,13 +62,7 @@ struct Launch {
 
   std::vector<ConvenienceFlag> flags;
   std::vector<MappedString> overrides;  // trailing KEY=VALUE words, in order
-  // NeMo-RL's run_*.py: config_file is its --config, overrides its KEY=VALUE
-  // words; the job builder reads the policy's settings from them.
-  bool nemo_rl = false;
-  // NeMo-Framework-Launcher's launcher_scripts/main.py: `stages=[training]`
-  // and `training=gpt3/175b` choose the stage config under conf/, the
-  // `training.*` overrides change it; the job builder reads it.
-  bool nemo_launcher = false;
+  LaunchConfig reads = LaunchConfig::None;
   // Megatron-LM: every word after the program, for read_megatron_lm_args.
   std::vector<MappedString> arguments;
 
@@ -65,6 +74,10 @@ struct Launch {
 // Slurm environment variables that #SBATCH directives determine
 // (SLURM_NNODES from --nodes, ...), for expanding the script.
 ShellEnvironment slurm_environment(const std::vector<SbatchDirective>& directives);
+
+// ms-swift's Megatron-LM options among `words` (`--expert_model_parallel_size
+// 4`, `--max_length 2048`), in Megatron-LM's spelling; its own are dropped.
+std::vector<MappedString> ms_swift_megatron_words(const std::vector<MappedString>& words);
 
 // Every training launch reached in `script`, in order. `directives` give the
 // allocation the launches run in.

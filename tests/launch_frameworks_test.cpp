@@ -170,3 +170,32 @@ TEST_CASE("NeMo-Framework-Launcher: a stage that does not train is no training j
 }
 
 }  // namespace mblint
+
+namespace mblint {
+
+TEST_CASE("ms-swift megatron sft CONFIG: the file's options, then the command line's", "[launch][ms-swift]") {
+  SECTION("read") {
+    test::LintRun run;
+    run.write("conf/sft.yaml", "model: some/unknown-model\ntensor_model_parallel_size: 2\nmax_length: 2048\n"
+                               "micro_batch_size: 4\nloss_scale: default\n");
+    run.write("run.sh", "#!/bin/bash\nNPROC_PER_NODE=8 megatron sft conf/sft.yaml --micro_batch_size 1\n");
+    const Job& job = run.lint("run.sh");
+    CHECK(run.derived().tensor_parallel.value == 2);
+    CHECK(as_int(find_path(job.config, "train.micro_batch_size")) == 1);  // the command line wins
+    CHECK(as_int(find_path(job.config, "model.seq_length")) == 2048);
+    CHECK(!run.fired("entry-point-argument"));  // ms-swift's loss_scale is not Megatron-LM's --loss-scale
+    // The Hugging Face config decides whether the model has experts.
+    const ConfigValue* experts = find_path(job.config, "model.num_moe_experts");
+    REQUIRE(experts);
+    CHECK(experts->is_unknown());
+  }
+  SECTION("missing: anything it sets is unknown, not Megatron-LM's default") {
+    test::LintRun run;
+    run.write("run.sh", "#!/bin/bash\nNPROC_PER_NODE=8 megatron sft conf/gone.yaml\n");
+    const Job& job = run.lint("run.sh");
+    CHECK(!run.derived().tensor_parallel.value);
+    CHECK(unresolved_says(job, "conf/gone.yaml"));
+  }
+}
+
+}  // namespace mblint
