@@ -161,6 +161,10 @@ void expand_fields_into(Walker& w, const Word& word, std::vector<MappedString>& 
 // Without word splitting: an assignment's value, a [[ ]] operand.
 MappedString expand_string(Walker& w, const std::vector<Part>& parts, size_t skip = 0);
 MappedString expand_word_string(Walker& w, const Word& word);
+// `X="$X more"` (parts: `X=`, `$X`, the rest) with X's `old` value taken
+// over, not copied: a script that builds a long list one line at a time
+// stays linear. The same result as expand_string of the parts.
+MappedString expand_self_append(Walker& w, const std::vector<Part>& parts, MappedString old, Span definition);
 
 struct Pattern {
   MappedString text;
