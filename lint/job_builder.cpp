@@ -934,6 +934,25 @@ std::optional<ShellFile> read_followed_file(ScriptContext& context, const std::s
   std::vector<fs::path> candidates;
   if (named.is_absolute()) {
     candidates.push_back(named);
+    // `/root/slime/scripts/models/qwen3-4B.sh`: a path in the container the
+    // repository is installed in; its last three or more components name the
+    // file from the repository's root, one of the directories above the script.
+    fs::path normal = named.lexically_normal();  // one object: begin and end must come from the same path
+    std::vector<fs::path> parts(normal.begin(), normal.end());
+    std::error_code error;
+    fs::path above = fs::absolute(context.script_dir, error).lexically_normal();
+    // Only a path outside the script's own tree: one the script computes from
+    // its directory names exactly that file (present or not).
+    auto [outside, unused] = std::mismatch(normal.begin(), normal.end(), above.begin(), above.end());
+    if (std::distance(normal.begin(), outside) > 1) parts.clear();
+    for (int level = 0; level < kRepositoryLevels && above.has_parent_path() && above != above.parent_path(); ++level) {
+      above = above.parent_path();
+      for (size_t first = 1; first + 3 <= parts.size(); ++first) {
+        fs::path tail;
+        for (size_t k = first; k < parts.size(); ++k) tail /= parts[k];
+        candidates.push_back(above / tail);
+      }
+    }
   } else {
     candidates = {fs::path(from_directory) / named, context.script_dir / named, context.options.base_dir / named};
     // `cd /workspace/megatron-lm; ./tests/x/run.sh`: a path of several

@@ -647,6 +647,8 @@ Launch launch_verl(const std::vector<MappedString>& argv, size_t i, const Mapped
                    const Context& context);
 
 bool is_slime_train(std::string_view name, const std::vector<MappedString>& argv, size_t i);
+MappedString made_word(std::string_view text, Span at);
+MappedString unknown_word(std::string_view what, Span at);
 std::optional<OptionValue> option_value(const std::vector<MappedString>& argv, size_t i, std::string_view name);
 
 // The first of `options` given: the model a launch names by id or path.
@@ -1051,11 +1053,35 @@ bool is_slime_train(std::string_view name, const std::vector<MappedString>& argv
                                 has_option(argv, i, "--actor-num-gpus-per-node"));
 }
 
+// slime's validate_args: with --num-steps-per-rollout, the global batch is
+// rollout_batch_size x n_samples_per_prompt // num_steps_per_rollout (a
+// --global-batch-size given must equal it). The value is located at the
+// --num-steps-per-rollout option; unknown when one of the three is.
+void add_slime_global_batch(const std::vector<MappedString>& argv, size_t i, Launch& launch) {
+  std::optional<OptionValue> steps = option_value(argv, i, "--num-steps-per-rollout");
+  if (!steps || has_option(argv, i, "--global-batch-size")) return;
+  std::optional<int64_t> product = 1;
+  for (std::string_view name : {"--rollout-batch-size", "--n-samples-per-prompt"}) {
+    std::optional<OptionValue> value = option_value(argv, i, name);
+    std::optional<int64_t> number = value && !has_unknown(value->value) ? parse_count(value->value.text) : std::nullopt;
+    product = product && number ? std::optional<int64_t>(*product * *number) : std::nullopt;
+  }
+  std::optional<int64_t> divisor = has_unknown(steps->value) ? std::nullopt : parse_count(steps->value.text);
+  launch.arguments.push_back(made_word("--global-batch-size", steps->statement));
+  if (product && divisor && *divisor > 0) {
+    launch.arguments.push_back(made_word(std::to_string(*product / *divisor), steps->statement));
+  } else {
+    launch.arguments.push_back(unknown_word("rollout_batch_size x n_samples_per_prompt // num_steps_per_rollout",
+                                            steps->statement));
+  }
+}
+
 Launch launch_slime(const std::vector<MappedString>& argv, size_t i, const MappedString& program,
                     const Context& context) {
   Launch launch = make_launch(EntryPoint::MegatronLM, program, context, Torchrun{});
   launch.wrapper = "slime train.py";
   launch.arguments = megatron_lm_words(argv, i, [](std::string&) {});
+  add_slime_global_batch(argv, i, launch);
   read_named_model(argv, i, launch, {"--hf-checkpoint", "--load"});
   Cluster cluster;
   if (auto nodes = option_value(argv, i, "--actor-num-nodes")) {

@@ -199,3 +199,38 @@ TEST_CASE("ms-swift megatron sft CONFIG: the file's options, then the command li
 }
 
 }  // namespace mblint
+
+namespace mblint {
+
+TEST_CASE("a container path is found in the repository above the script; a path the script computes is not",
+          "[shell][follow]") {
+  test::LintRun run;
+  run.write("repo/scripts/models/m.sh", "TP=4\n");
+  std::string launch = "torchrun --nproc-per-node 8 pretrain_gpt.py --tensor-model-parallel-size ${TP:-2}"
+                       " --num-layers 32 --hidden-size 4096 --num-attention-heads 32 --seq-length 4096"
+                       " --max-position-embeddings 4096 --micro-batch-size 1 --global-batch-size 256\n";
+  run.write("repo/examples/x/run.sh", "#!/bin/bash\nsource /root/repo/scripts/models/m.sh\n" + launch);
+  run.write("repo/examples/x/wrong.sh",
+            "#!/bin/bash\nsource \"$(dirname \"$0\")/../scripts/models/m.sh\"\n" + launch);
+  run.lint("repo/examples/x/run.sh");
+  CHECK(run.derived().tensor_parallel.value == 4);
+  const Job& job = run.lint("repo/examples/x/wrong.sh");  // repo/examples/scripts/models/m.sh: not there
+  CHECK(run.derived().tensor_parallel.value == 2);
+  CHECK(std::any_of(job.unresolved.begin(), job.unresolved.end(),
+                    [](const Unresolved& u) { return u.what == "sourced file"; }));
+}
+
+TEST_CASE("slime: the global batch from --num-steps-per-rollout", "[launch][slime]") {
+  test::LintRun run;
+  run.write("run.sh", "#!/bin/bash\npython3 train.py --actor-num-nodes 1 --actor-num-gpus-per-node 8 "
+                      "--rollout-batch-size 128 --n-samples-per-prompt 8 --num-steps-per-rollout 4\n");
+  const Job& job = run.lint("run.sh");
+  CHECK(as_int(find_path(job.config, "train.global_batch_size")) == 256);
+  test::LintRun unknown;
+  unknown.write("run.sh", "#!/bin/bash\npython3 train.py --actor-num-nodes 1 --actor-num-gpus-per-node 8 "
+                          "--rollout-batch-size $RB --n-samples-per-prompt 8 --num-steps-per-rollout 4\n");
+  const Job& other = unknown.lint("run.sh");
+  CHECK(!as_int(find_path(other.config, "train.global_batch_size")));
+}
+
+}  // namespace mblint
