@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "lint/chatlearn.h"
 #include "lint/config_yaml.h"
 #include "lint/file_reader.h"
 #include "lint/hand_off.h"
@@ -855,6 +856,41 @@ void hf_model_shape_unknown(Job& job, const Launch& launch) {
   }
 }
 
+// ChatLearn: --config-file (read next to the script, where the run script
+// starts it) with the overrides applied; a file mblint cannot read may set
+// anything.
+Launch with_chatlearn_config(const Launch& launch, Job& job, ScriptContext& context) {
+  Launch expanded = launch;
+  std::optional<ConfigValue> root;
+  std::string why = "the trainer is run without --config-file";
+  Span named_at = launch.span;
+  if (launch.config_file) {
+    named_at = span_of(*launch.config_file, 0, launch.config_file->text.size());
+    why = fmt::format("the --config-file path `{}` is not known here", launch.config_file->text);
+    if (!has_unknown(*launch.config_file)) {
+      if (std::optional<fs::path> path = locate_launch_file(context, launch.config_file->text)) {
+        root = read_launch_yaml(job, context, *path, named_at, why);
+      } else {
+        why = fmt::format("there is no file `{}` next to the script or in the current directory",
+                          launch.config_file->text);
+      }
+    }
+  }
+  std::vector<MappedString> words;
+  if (!root || !root->is_map()) {
+    job.unresolved.push_back(Unresolved{"config file", why, "check the path", named_at});
+    MappedString opaque = word_in_file(launch.config_file ? launch.config_file->text : "the config", named_at);
+    opaque.expansions.push_back(Expansion{0, opaque.text.size(), named_at, named_at, "the config file", false});
+    words.push_back(std::move(opaque));
+    root = make_map();
+  }
+  apply_dotted_overrides(*root, launch.overrides);
+  resolve_interpolations(*root);
+  for (MappedString& word : chatlearn_megatron_words(*root, launch.span)) words.push_back(std::move(word));
+  expanded.arguments = std::move(words);
+  return expanded;
+}
+
 Job job_from_launch(const Launch& launch, FileId script, ScriptContext& context) {
   Job job;
   job.primary = script;
@@ -876,6 +912,7 @@ Job job_from_launch(const Launch& launch, FileId script, ScriptContext& context)
   const Launch& read = launch.reads == LaunchConfig::NemoRl
                             ? (expanded = with_nemo_rl_policy(launch, job, context, unknown_flags))
                         : launch.reads == LaunchConfig::MsSwift ? (expanded = with_ms_swift_config(launch, job, context))
+                        : launch.reads == LaunchConfig::ChatLearn ? (expanded = with_chatlearn_config(launch, job, context))
                                                                 : launch;
   job.cluster = read.cluster;
   job.env = read.env;

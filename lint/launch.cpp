@@ -788,6 +788,21 @@ void scan_program(const std::vector<MappedString>& argv, size_t i, const Context
     out.push_back(std::move(launch));
     return;
   }
+  if (name == "chatlearn_entrypoint.py") {
+    Launch launch = make_launch(EntryPoint::MegatronLM, program, context, torchrun);
+    launch.wrapper = "ChatLearn policy trainer";
+    launch.reads = LaunchConfig::ChatLearn;
+    parse_config_file_script_args(argv, i, launch);
+    // The trainer's GPUs are models.policy_trainer.num_gpu, placed by Ray.
+    launch.cluster = Cluster{};
+    for (LocatedInt* count : {&launch.cluster.nodes, &launch.cluster.gpus_per_node}) {
+      count->unknown_because = "ChatLearn places models.policy_trainer.num_gpu GPUs on its Ray cluster";
+      count->where.layer = Layer::Launcher;
+      count->where.statement = context.command_span;
+    }
+    out.push_back(std::move(launch));
+    return;
+  }
   if (is_nemo_rl(name, argv, i)) {
     out.push_back(launch_nemo_rl(argv, i, program, context));
     return;

@@ -36,6 +36,9 @@ enum class LaunchConfig : uint8_t {
   // ms-swift's `megatron sft config.yaml`: the file holds the command line's
   // options (`expert_model_parallel_size: 4`); `arguments` are the ones after it.
   MsSwift,
+  // ChatLearn's chatlearn_entrypoint.py: --config-file plus
+  // models.policy_trainer.* / runtime_args.* overrides (lint/chatlearn.h).
+  ChatLearn,
 };
 
 struct Launch {

@@ -204,16 +204,21 @@ TEST_CASE("resolve on the launch-script corpus, per field", "[shared][launch-cor
   // recipe model, which issue 15 asks for (with a note) and the truth leaves
   // null (its rule 3: shapes that live in a Hugging Face config); they are
   // reported above, not counted as wrong. Then (wip/launch2): NeMo-RL's
-  // `--config` with its `defaults:` chain and overrides, and command
+  // `--config` with its `defaults:` chain and overrides; command
   // substitutions that are pure functions of known text (`basename "$0" .sh`,
-  // `realpath /abs/..`, `echo X | sed 's#a#b#'`): 84 found, 731 correct, 0
-  // wrong; 2 more catalog shapes (Qwen/Qwen3-0.6B named by policy.model_name).
-  // Raise the floors as more launches are followed; the issue's targets are
-  // in the header.
-  CHECK(found >= 84);
-  CHECK(total.correct >= 731);
+  // `realpath /abs/..`, `echo X | sed 's#a#b#'`); NeMo-Framework-Launcher's
+  // stage config under launcher_scripts/conf; ms-swift's `megatron sft
+  // CONFIG.yaml`; ChatLearn's policy trainer; slime's global batch from
+  // --num-steps-per-rollout; container paths (/root/slime/...) found in the
+  // repository above the script: 85 found, 788 correct (87.6%), 112 unknown,
+  // 0 wrong; 54 guessed (2 more catalog shapes for NeMo-RL's
+  // policy.model_name, 2 fewer: ChatLearn's allocation is no longer one
+  // process). Raise the floors as more launches are followed; the issue's
+  // targets are in the header.
+  CHECK(found >= 85);
+  CHECK(total.correct >= 788);
   CHECK(total.wrong == 0);
-  CHECK(total.guessed <= 56);
+  CHECK(total.guessed <= 54);
   CHECK(negatives_with_job <= 1);
   CHECK(percent(total.wrong, total.known) <= 2.0);  // the issue's target, met today
 }
