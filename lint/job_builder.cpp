@@ -703,10 +703,12 @@ std::string launcher_stage(const Launch& launch) {
 // job's NeMo config. Without the file, what NeMo would default is unknown:
 // the file may set it.
 void take_launcher_config(Job& job, ConfigValue root, const Launch& launch, const std::string& stage, bool read) {
-  apply_dotted_overrides(root, launch.overrides, stage + ".");
+  apply_dotted_overrides(root, launch.overrides, stage.empty() ? std::string() : stage + ".");
   NemoConfig nemo = read_nemo_config(root);
   merge_into(job.config, nemo.config);
-  job.cluster = nemo.cluster;
+  // Under torchrun or srun the processes are the launcher's (NeMo's
+  // trainer.devices must match them); otherwise the config's trainer.
+  if (!job.cluster.requests.torchrun && !job.cluster.requests.srun) job.cluster = nemo.cluster;
   job.trains = !nemo.inference;
   if (read) return;
   Provenance where;
@@ -891,6 +893,47 @@ Launch with_chatlearn_config(const Launch& launch, Job& job, ScriptContext& cont
   return expanded;
 }
 
+// A NeMo 1.x Hydra application: --config-path (as written, then relative to
+// the program, the script and the current directory) / --config-name .yaml
+// with the overrides, read as a NeMo config; when it is not read, only the
+// overrides, and what NeMo would default stays unknown.
+void build_nemo_hydra_job(Job& job, const Launch& launch, ScriptContext& context) {
+  job.dialect = Dialect::NeMo;
+  bool known = launch.config_dir && launch.config_file && !has_unknown(*launch.config_dir) &&
+               !has_unknown(*launch.config_file);
+  Span named_at = launch.config_file ? launch.config_file_statement : launch.span;
+  if (known) {
+    fs::path dir = launch.config_dir->text;
+    std::string name = launch.config_file->text;
+    if (!ends_with(name, ".yaml")) name += ".yaml";
+    std::vector<fs::path> candidates = {dir / name};
+    if (!dir.is_absolute()) {
+      if (!has_unknown(launch.program)) candidates.push_back(fs::path(launch.program.text).parent_path() / dir / name);
+      candidates.push_back(context.script_dir / dir / name);
+      candidates.push_back(context.options.base_dir / dir / name);
+    }
+    std::error_code error;
+    for (const fs::path& candidate : candidates) {
+      if (!fs::is_regular_file(candidate, error)) continue;
+      std::string why;
+      if (std::optional<ConfigValue> root = read_launch_yaml(job, context, candidate, named_at, why)) {
+        take_launcher_config(job, std::move(*root), launch, "", true);
+        return;
+      }
+      job.unresolved.push_back(Unresolved{"config file", why, "check the file", named_at});
+      take_launcher_config(job, make_map(), launch, "", false);
+      return;
+    }
+  }
+  job.unresolved.push_back(Unresolved{
+      "config file",
+      known ? fmt::format("there is no {}/{}.yaml next to the program, the script or in the current directory",
+                          launch.config_dir->text, launch.config_file->text)
+            : "the Hydra config (--config-path / --config-name) is not known here",
+      "write --config-path and --config-name on the launch line", named_at});
+  take_launcher_config(job, make_map(), launch, "", false);
+}
+
 Job job_from_launch(const Launch& launch, FileId script, ScriptContext& context) {
   Job job;
   job.primary = script;
@@ -918,6 +961,7 @@ Job job_from_launch(const Launch& launch, FileId script, ScriptContext& context)
   job.env = read.env;
   job.problems.insert(job.problems.begin(), read.problems.begin(), read.problems.end());
   if (launch.reads == LaunchConfig::NemoLauncher) build_nemo_launcher_job(job, read, context);
+  else if (launch.reads == LaunchConfig::NemoHydra) build_nemo_hydra_job(job, read, context);
   else apply_launch_layers(job, read, context);
   mark_unknown_flags(job, unknown_flags, read.config_file_statement.valid() ? read.config_file_statement : read.span);
   apply_named_model(job, read);

@@ -755,6 +755,23 @@ bool is_nemo_launcher(std::string_view name, const std::vector<MappedString>& ar
   return false;
 }
 
+// A NeMo 1.x Hydra application: `--config-path`/`--config-name` and
+// overrides of NeMo's own sections (trainer.*, model.*, exp_manager.*).
+bool is_nemo_hydra_app(const std::vector<MappedString>& argv, size_t i) {
+  if (is_verl_megatron(argv, i)) return false;  // verl's trainer takes trainer.* too
+  bool hydra = false;
+  bool nemo_keys = false;
+  for (; i < argv.size(); ++i) {
+    std::string_view text = argv[i].text;
+    std::string_view option = option_name(text);
+    if (option == "--config-path" || option == "--config-name") hydra = true;
+    std::string_view key = text.substr(0, text.find('='));
+    while (!key.empty() && key[0] == '+') key.remove_prefix(1);
+    if (starts_with(key, "trainer.") || starts_with(key, "exp_manager.")) nemo_keys = true;
+  }
+  return hydra && nemo_keys;
+}
+
 // The Python program and its arguments, after the launcher.
 void scan_program(const std::vector<MappedString>& argv, size_t i, const Context& context,
                   const Torchrun& torchrun, std::vector<Launch>& out) {
@@ -785,6 +802,21 @@ void scan_program(const std::vector<MappedString>& argv, size_t i, const Context
         launch.overrides.push_back(argv[i]);
     }
     launch.cluster = Cluster{};  // the stage config's trainer.num_nodes x trainer.devices
+    out.push_back(std::move(launch));
+    return;
+  }
+  if (is_nemo_hydra_app(argv, i)) {
+    Launch launch = make_launch(EntryPoint::ConfigFileScript, program, context, torchrun);
+    launch.reads = LaunchConfig::NemoHydra;
+    if (auto dir = option_value(argv, i, "--config-path")) launch.config_dir = dir->value;
+    if (auto name_value = option_value(argv, i, "--config-name")) {
+      launch.config_file = name_value->value;
+      launch.config_file_statement = name_value->statement;
+    }
+    for (; i < argv.size(); ++i) {
+      if (!starts_with(argv[i].text, "-") && argv[i].text.find('=') != std::string::npos)
+        launch.overrides.push_back(argv[i]);
+    }
     out.push_back(std::move(launch));
     return;
   }

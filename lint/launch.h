@@ -36,6 +36,10 @@ enum class LaunchConfig : uint8_t {
   // ms-swift's `megatron sft config.yaml`: the file holds the command line's
   // options (`expert_model_parallel_size: 4`); `arguments` are the ones after it.
   MsSwift,
+  // A NeMo 1.x Hydra application (NeMo-Aligner's train_gpt_sft.py, NeMo's
+  // examples): `--config-path DIR --config-name NAME` (config_dir and
+  // config_file) plus `trainer.*` / `model.*` overrides.
+  NemoHydra,
   // ChatLearn's chatlearn_entrypoint.py: --config-file plus
   // models.policy_trainer.* / runtime_args.* overrides (lint/chatlearn.h).
   ChatLearn,
@@ -56,6 +60,7 @@ struct Launch {
   std::optional<MappedString> mode;    // --mode
   Span model_statement;
   std::optional<MappedString> config_file;  // --config-file PATH
+  std::optional<MappedString> config_dir;   // a Hydra application's --config-path
   Span config_file_statement;
 
   // The model named only by a Hugging Face id or checkpoint directory

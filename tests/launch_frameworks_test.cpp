@@ -234,3 +234,37 @@ TEST_CASE("slime: the global batch from --num-steps-per-rollout", "[launch][slim
 }
 
 }  // namespace mblint
+
+namespace mblint {
+
+TEST_CASE("NeMo Hydra application: --config-path/--config-name with trainer.* and model.* overrides",
+          "[launch][nemo-hydra]") {
+  SECTION("read") {
+    test::LintRun run;
+    run.write("conf/sft.yaml", "trainer:\n  devices: 8\n  num_nodes: 1\nmodel:\n  tensor_model_parallel_size: 2\n"
+                               "  micro_batch_size: 4\n  global_batch_size: 64\n  data:\n    train_ds:\n"
+                               "      micro_batch_size: ${model.micro_batch_size}\n      global_batch_size: 32\n");
+    run.write("run.sh", "#!/bin/bash\ntorchrun --nproc_per_node=2 train_gpt_sft.py --config-path=conf "
+                        "--config-name=sft trainer.devices=2 model.data.train_ds.micro_batch_size=1\n");
+    const Job& job = run.lint("run.sh");
+    CHECK(job.dialect == Dialect::NeMo);
+    CHECK(run.derived().tensor_parallel.value == 2);
+    CHECK(job.cluster.gpus_per_node.value == 2);  // torchrun's processes
+    // NeMo's fine-tuning takes the batch from data.train_ds.
+    CHECK(as_int(find_path(job.config, "train.micro_batch_size")) == 1);
+    CHECK(as_int(find_path(job.config, "train.global_batch_size")) == 32);
+    CHECK(!run.fired("override-syntax"));  // NeMo's keys are not Bridge overrides
+  }
+  SECTION("not read: the overrides only, NeMo's defaults unknown") {
+    test::LintRun run;
+    run.write("run.sh", "#!/bin/bash\ntorchrun --nproc_per_node=2 train_gpt_sft.py --config-path=$(pwd)/conf "
+                        "--config-name=sft trainer.devices=2 model.data.train_ds.global_batch_size=4\n");
+    const Job& job = run.lint("run.sh");
+    CHECK(!run.derived().tensor_parallel.value);
+    CHECK(as_int(find_path(job.config, "train.global_batch_size")) == 4);
+    CHECK(std::any_of(job.unresolved.begin(), job.unresolved.end(),
+                      [](const Unresolved& u) { return u.what == "config file"; }));
+  }
+}
+
+}  // namespace mblint
