@@ -203,10 +203,21 @@ TEST_CASE("resolve on the launch-script corpus, per field", "[shared][launch-cor
   // shapes taken from the catalog for a Hugging Face id or a catalogued
   // recipe model, which issue 15 asks for (with a note) and the truth leaves
   // null (its rule 3: shapes that live in a Hugging Face config); they are
-  // reported above, not counted as wrong. Raise the floors as more launches
-  // are followed; the issue's targets are in the header.
-  CHECK(found >= 83);
-  CHECK(total.correct >= 691);
+  // reported above, not counted as wrong. Then (wip/launch2): NeMo-RL's
+  // `--config` with its `defaults:` chain and overrides; command
+  // substitutions that are pure functions of known text (`basename "$0" .sh`,
+  // `realpath /abs/..`, `echo X | sed 's#a#b#'`); NeMo-Framework-Launcher's
+  // stage config under launcher_scripts/conf; ms-swift's `megatron sft
+  // CONFIG.yaml`; ChatLearn's policy trainer; NeMo 1.x Hydra applications
+  // (--config-path/--config-name, NeMo-Aligner); slime's global batch from
+  // --num-steps-per-rollout; container paths (/root/slime/...) found in the
+  // repository above the script: 85 found, 791 correct (87.9%), 109 unknown,
+  // 0 wrong; 54 guessed (2 more catalog shapes for NeMo-RL's
+  // policy.model_name, 2 fewer: ChatLearn's allocation is no longer one
+  // process). Raise the floors as more launches are followed; the issue's
+  // targets are in the header.
+  CHECK(found >= 85);
+  CHECK(total.correct >= 791);
   CHECK(total.wrong == 0);
   CHECK(total.guessed <= 54);
   CHECK(negatives_with_job <= 1);

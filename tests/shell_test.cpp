@@ -1348,4 +1348,13 @@ TEST_CASE("shell: broken continuations are warnings at the backslash", "[shell]"
   CHECK(run("echo 'a \\  \n'\n").script.problems.empty());  // inside single quotes a backslash is literal
 }
 
+TEST_CASE("shell: X=\"$X more\" appends (also in a branch, and reading X twice)", "[shell]") {
+  Run r = run("X=a\nX=\"$X b\"\nX=\"${X} c $Y\"\nif [ -n \"$Z\" ]; then X=\"$X d\"; X=\"$X e\"; fi\n"
+              "W=ab\nW=\"$W$W\"\n");
+  CHECK(var(r.script, "W").value.text == "abab");
+  CHECK_FALSE(var(r.script, "X").known);  // differs between the branch and the path around it
+  Run known = run("X=a\nX=\"$X b\"\nX=\"${X} c\"\nif true; then X=\"$X d\"; X=\"$X e\"; fi\n");
+  CHECK(var(known.script, "X").value.text == "a b c d e");
+}
+
 }  // namespace mblint

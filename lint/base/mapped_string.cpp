@@ -83,11 +83,11 @@ MappedString substring(const MappedString& s, size_t begin, size_t end) {
   out.text = s.text.substr(begin, end - begin);
   out.begins.assign(s.begins.begin() + begin, s.begins.begin() + end);
   out.ends.assign(s.ends.begin() + begin, s.ends.begin() + end);
-  for (Expansion expansion : s.expansions) {
-    if (expansion.end <= begin || expansion.begin >= end) continue;
-    expansion.begin = std::max(expansion.begin, begin) - begin;
-    expansion.end = std::min(expansion.end, end) - begin;
-    out.expansions.push_back(std::move(expansion));
+  for (const Expansion& record : s.expansions) {
+    if (record.end <= begin || record.begin >= end) continue;  // copy only what overlaps (a record owns a name)
+    Expansion& expansion = out.expansions.emplace_back(record);
+    expansion.begin = std::max(record.begin, begin) - begin;
+    expansion.end = std::min(record.end, end) - begin;
   }
   return out;
 }

@@ -115,7 +115,8 @@ ChangedJob changed_job(const Job& job, const std::vector<SettingChange>& changes
     assign_path(copy.config, split_path(change.path), value_of(change.value, at));
     add_section(sections, top_level_key(change.path));
   }
-  if (copy.dialect == Dialect::MegatronLM || copy.kind == InputKind::NemoYaml) {
+  bool nemo = copy.kind == InputKind::NemoYaml || (copy.kind == InputKind::LaunchScript && copy.dialect == Dialect::NeMo);
+  if (copy.dialect == Dialect::MegatronLM || nemo) {
     drop_defaults(copy.config);
     if (copy.dialect == Dialect::MegatronLM) apply_megatron_lm_defaults(copy);
     else apply_nemo_defaults(copy);

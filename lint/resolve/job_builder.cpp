@@ -4,13 +4,16 @@
 #include <charconv>
 #include <map>
 #include <set>
+#include <sstream>
 
 #include <fmt/format.h>
 
 #include "lint/base/file_reader.h"
+#include "lint/load/dialects/chatlearn.h"
 #include "lint/load/dialects/megatron_lm_args.h"
 #include "lint/load/dialects/megatron_lm_flags.h"
 #include "lint/load/dialects/megatron_lm_test_config.h"
+#include "lint/load/dialects/nemo_rl.h"
 #include "lint/load/dialects/nemo_yaml.h"
 #include "lint/load/hydra/hydra_override.h"
 #include "lint/load/hydra/overrides.h"
@@ -290,7 +293,8 @@ void finish_job(Job& job, const LintOptions& options, const SourceSet& sources) 
   // The other dialects' defaults, after every layer (--set, --nodes) so
   // they follow what the job finally says.
   if (job.dialect == Dialect::MegatronLM) apply_megatron_lm_defaults(job);
-  if (job.kind == InputKind::NemoYaml) apply_nemo_defaults(job);
+  if (job.kind == InputKind::NemoYaml || (job.kind == InputKind::LaunchScript && job.dialect == Dialect::NeMo))
+    apply_nemo_defaults(job);
   if (options.bridge_version) {
     if (auto v = parse_version(options.bridge_version->text)) {
       job.versions.bridge = *v;
@@ -341,6 +345,9 @@ std::string display_path(const fs::path& path, const fs::path& base_dir) {
 }
 
 // --- launch scripts ----------------------------------------------------------------
+
+// How far above a script its repository's root may be.
+constexpr int kRepositoryLevels = 8;
 
 struct ScriptContext {
   SourceSet& sources;
@@ -536,6 +543,397 @@ void apply_named_model(Job& job, const Launch& launch) {
   put("moe_router_topk", model->moe_router_topk);
 }
 
+// A YAML file a launch names indirectly (a NeMo-RL `defaults:` parent),
+// read once per run and linted with the launch; nullopt with `why`.
+std::optional<ConfigValue> read_launch_yaml(Job& job, ScriptContext& context, const fs::path& path, Span named_at,
+                                            std::string& why) {
+  std::error_code error;
+  if (!fs::is_regular_file(path, error)) {
+    why = fmt::format("there is no file `{}`", display_path(path, context.options.base_dir));
+    return std::nullopt;
+  }
+  fs::path canonical = canonical_or_same(context.sources.canonical, path);
+  FileId file = kNoFile;
+  if (auto it = context.loaded.find(canonical); it != context.loaded.end()) {
+    file = it->second;
+  } else {
+    ReadResult read = read_source_file(context.sources, path, display_path(path, context.options.base_dir),
+                                       named_at, kMaxInputBytes, &context.options.overlay);
+    if (read.problem) {
+      why = read.problem->message;
+      return std::nullopt;
+    }
+    file = read.file;
+    context.loaded[canonical] = file;
+  }
+  context.referenced.insert(canonical);
+  if (std::find(job.files.begin(), job.files.end(), file) == job.files.end()) job.files.push_back(file);
+  LoadedYaml yaml = load_config_yaml(context.sources, file, context.options.yaml_cache);
+  for (Diagnostic& d : yaml.problems) job.problems.push_back(std::move(d));
+  if (!yaml.ok) {
+    why = fmt::format("`{}` is not valid YAML", display_path(path, context.options.base_dir));
+    return std::nullopt;
+  }
+  return std::move(yaml.root);
+}
+
+// Where NeMo-RL's `--config PATH` is: as written (absolute), next to the
+// script, in the current directory, or from the repository's root above the
+// script (the scripts `cd` there first).
+std::optional<fs::path> locate_launch_file(const ScriptContext& context, const fs::path& named) {
+  std::error_code error;
+  if (named.is_absolute()) return fs::is_regular_file(named, error) ? std::optional(named) : std::nullopt;
+  std::vector<fs::path> candidates = {context.script_dir / named, context.options.base_dir / named};
+  fs::path above = fs::absolute(context.script_dir, error).lexically_normal();
+  for (int level = 0; level < kRepositoryLevels && above.has_parent_path() && above != above.parent_path(); ++level) {
+    above = above.parent_path();
+    candidates.push_back(above / named);
+  }
+  for (const fs::path& candidate : candidates) {
+    if (fs::is_regular_file(candidate, error)) return candidate;
+  }
+  return std::nullopt;
+}
+
+// NeMo-RL: the policy's settings from --config (and the files it inherits
+// from) and the overrides, as Megatron-LM flags for the job.
+// On/off flags NeMo-RL's config leaves unknown: unknown settings, not
+// Megatron-LM's defaults (applied after the flags are read).
+void mark_unknown_flags(Job& job, const std::vector<std::string_view>& flags, Span where_written) {
+  for (std::string_view flag : flags) {
+    const MegatronLmFlag* spec = find_megatron_lm_flag(flag);
+    if (!spec) continue;
+    Provenance where;
+    where.layer = Layer::ConfigFile;
+    where.statement = where_written;
+    where.origin = fmt::format("NeMo-RL's config does not make {} known", flag);
+    for (std::string_view path : {spec->path, spec->also}) {
+      if (!path.empty()) assign_path(job.config, split_path(path), make_unknown(std::string(flag), where));
+    }
+  }
+}
+
+Launch with_nemo_rl_policy(const Launch& launch, Job& job, ScriptContext& context,
+                           std::vector<std::string_view>& unknown_flags) {
+  Launch expanded = launch;
+  Span command = launch.span;
+  if (!launch.config_file) {
+    job.unresolved.push_back(Unresolved{"config file", "NeMo-RL's trainer is run without --config: its settings are "
+                                        "the program's built-in default config, which mblint does not have",
+                                        "pass --config FILE on the launch line", command});
+  }
+  ConfigValue root = make_map();
+  if (launch.config_file && has_unknown(*launch.config_file)) {
+    job.unresolved.push_back(Unresolved{
+        "config file", fmt::format("the --config path is `{}`, which is not known here", launch.config_file->text),
+        "write the path on the launch line, or give the script's arguments after `--`",
+        span_of(*launch.config_file, 0, launch.config_file->text.size())});
+  } else if (launch.config_file) {
+    Span named_at = span_of(*launch.config_file, 0, launch.config_file->text.size());
+    std::optional<fs::path> path = locate_launch_file(context, launch.config_file->text);
+    if (!path) {
+      job.unresolved.push_back(Unresolved{
+          "config file",
+          fmt::format("there is no file `{}` (looked next to the script, in the current directory and in the "
+                      "directories above the script)",
+                      launch.config_file->text),
+          "check the path", named_at});
+    } else {
+      ReadNemoRlYaml read = [&](const fs::path& file, Span at, std::string& why) {
+        return read_launch_yaml(job, context, file, at, why);
+      };
+      NemoRlConfig config = read_nemo_rl_config(*path, named_at, launch.overrides, read);
+      root = std::move(config.root);
+      for (Unresolved& gap : config.unresolved) job.unresolved.push_back(std::move(gap));
+    }
+  }
+  if (!find_child(root, "policy") && !find_child(root, "cluster")) apply_dotted_overrides(root, launch.overrides);
+  NemoRlPolicy policy = nemo_rl_policy(root, command);
+  expanded.arguments = std::move(policy.arguments);
+  expanded.cluster = policy.cluster;
+  if (policy.model) {
+    expanded.named_model = policy.model;
+    expanded.named_model_statement = policy.model_statement;
+  }
+  if (policy.megatron == false) job.trains = false;  // a DTensor policy: not a Megatron training
+  unknown_flags = std::move(policy.unknown_flags);
+  return expanded;
+}
+
+// The last `key=value` word of `launch` with exactly this key.
+const MappedString* launcher_override(const Launch& launch, std::string_view key) {
+  const MappedString* found = nullptr;
+  for (const MappedString& word : launch.overrides) {
+    if (std::string_view(word.text).substr(0, word.text.find('=')) == key) found = &word;
+  }
+  return found;
+}
+
+std::string override_text(const MappedString& word) { return word.text.substr(word.text.find('=') + 1); }
+
+// NeMo-Framework-Launcher's main.py: the training stage it runs, from
+// `stages=[...]` or the stage whose config is chosen; "" when unknown,
+// "-" when no stage trains (conversion, evaluation, data preparation).
+std::string launcher_stage(const Launch& launch) {
+  static constexpr std::array<std::string_view, 3> kTraining = {"training", "fine_tuning", "peft"};
+  if (const MappedString* stages = launcher_override(launch, "stages")) {
+    if (has_unknown(*stages)) return "";
+    std::string list = override_text(*stages);
+    for (char& c : list) {
+      if (c == '[' || c == ']' || c == ',' || c == '"' || c == '\'') c = ' ';
+    }
+    std::istringstream names(list);
+    for (std::string name; names >> name;) {
+      if (std::find(kTraining.begin(), kTraining.end(), name) != kTraining.end()) return name;
+    }
+    return "-";
+  }
+  for (std::string_view stage : kTraining) {
+    if (launcher_override(launch, stage)) return std::string(stage);
+  }
+  return "";
+}
+
+// NeMo-Framework-Launcher: main.py composes the stage's config,
+// launcher_scripts/conf/<stage>/<group>.yaml next to main.py, and applies
+// the `<stage>.*` overrides; the NeMo 1.x job is that config. When main.py's
+// own path is not known (an installed launcher, /opt/NeMo-Framework-Launcher),
+// the config is looked up in the repository above the script.
+// The stage config (or, when it was not read, only the overrides) as the
+// job's NeMo config. Without the file, what NeMo would default is unknown:
+// the file may set it.
+void take_launcher_config(Job& job, ConfigValue root, const Launch& launch, const std::string& stage, bool read) {
+  apply_dotted_overrides(root, launch.overrides, stage.empty() ? std::string() : stage + ".");
+  NemoConfig nemo = read_nemo_config(root);
+  merge_into(job.config, nemo.config);
+  // Under torchrun or srun the processes are the launcher's (NeMo's
+  // trainer.devices must match them); otherwise the config's trainer.
+  if (!job.cluster.requests.torchrun && !job.cluster.requests.srun) job.cluster = nemo.cluster;
+  job.trains = !nemo.inference;
+  if (read) return;
+  Provenance where;
+  where.layer = Layer::ConfigFile;
+  where.statement = launch.span;
+  where.origin = "set in the stage config, which mblint did not read";
+  for (std::string_view path : {"model.tensor_model_parallel_size", "model.pipeline_model_parallel_size",
+                                "model.context_parallel_size", "model.expert_model_parallel_size",
+                                "model.expert_tensor_parallel_size", "model.sequence_parallel",
+                                "model.virtual_pipeline_model_parallel_size", "model.num_moe_experts"}) {
+    if (!find_path(job.config, path)) assign_path(job.config, split_path(path), make_unknown(std::string(path), where));
+  }
+}
+
+// NeMo-Framework-Launcher: main.py composes the stage's config,
+// launcher_scripts/conf/<stage>/<group>.yaml next to main.py, and applies
+// the `<stage>.*` overrides; the NeMo 1.x job is that config. When main.py's
+// own path is not known (an installed launcher, /opt/NeMo-Framework-Launcher),
+// the config is looked up in the repository above the script.
+void build_nemo_launcher_job(Job& job, const Launch& launch, ScriptContext& context) {
+  job.dialect = Dialect::NeMo;
+  Span command = launch.span;
+  std::string stage = launcher_stage(launch);
+  if (stage == "-") {
+    job.trains = false;
+    return;
+  }
+  std::string supply = "pass stages=[training] and training=GROUP/NAME on the launch line";
+  if (stage.empty()) {
+    job.unresolved.push_back(Unresolved{"config file", "the stage main.py runs is set in launcher_scripts/conf/"
+                                        "config.yaml, not on the launch line", supply, command});
+    take_launcher_config(job, make_map(), launch, "training", false);
+    return;
+  }
+  const MappedString* group = launcher_override(launch, stage);
+  if (!group || has_unknown(*group)) {
+    job.unresolved.push_back(Unresolved{
+        "config file",
+        group ? fmt::format("the {} config is `{}`, which is not known here", stage, override_text(*group))
+              : fmt::format("the {} config is the default of launcher_scripts/conf/config.yaml", stage),
+        supply, group ? span_of(*group, 0, group->text.size()) : command});
+    take_launcher_config(job, make_map(), launch, stage, false);
+    return;
+  }
+  fs::path relative = fs::path("conf") / stage / (override_text(*group) + ".yaml");
+  std::vector<fs::path> candidates;
+  if (!has_unknown(launch.program)) candidates.push_back(fs::path(launch.program.text).parent_path() / relative);
+  std::error_code error;
+  fs::path above = fs::absolute(context.script_dir, error).lexically_normal();
+  for (int level = 0; level < kRepositoryLevels && above.has_parent_path() && above != above.parent_path(); ++level) {
+    above = above.parent_path();
+    candidates.push_back(above / "launcher_scripts" / relative);
+  }
+  Span named_at = span_of(*group, 0, group->text.size());
+  for (const fs::path& candidate : candidates) {
+    if (!fs::is_regular_file(candidate, error)) continue;
+    std::string why;
+    std::optional<ConfigValue> root = read_launch_yaml(job, context, candidate, named_at, why);
+    if (!root) {
+      job.unresolved.push_back(Unresolved{"config file", why, "check the file", named_at});
+      take_launcher_config(job, make_map(), launch, stage, false);
+      return;
+    }
+    take_launcher_config(job, std::move(*root), launch, stage, true);
+    return;
+  }
+  job.unresolved.push_back(Unresolved{
+      "config file",
+      fmt::format("there is no {} next to main.py or in a launcher_scripts/ directory above the script",
+                  relative.string()),
+      "check the config group's name", named_at});
+  take_launcher_config(job, make_map(), launch, stage, false);
+}
+
+// A word made by mblint for text read from a file, located where it is written.
+MappedString word_in_file(std::string_view text, Span at) {
+  MappedString word;
+  word.file = at.file;
+  for (char c : text) append_char(word, c, at.begin, at.end);
+  return word;
+}
+
+// ms-swift's `megatron sft config.yaml`: each top-level `key: value` of the
+// file is the option `--key value` (a list gives several values), before the
+// options written after the file on the command line. A file mblint cannot
+// read may set anything: an unknown word stands for it among the arguments.
+Launch with_ms_swift_config(const Launch& launch, Job& job, ScriptContext& context) {
+  Launch expanded = launch;
+  const MappedString& named = *launch.config_file;
+  Span named_at = span_of(named, 0, named.text.size());
+  std::optional<ConfigValue> root;
+  std::string why = fmt::format("the path `{}` is not known here", named.text);
+  if (!has_unknown(named)) {
+    if (std::optional<fs::path> path = locate_launch_file(context, named.text)) {
+      root = read_launch_yaml(job, context, *path, named_at, why);
+    } else {
+      why = fmt::format("there is no file `{}` (looked next to the script, in the current directory and in the "
+                        "directories above the script)", named.text);
+    }
+  }
+  std::vector<MappedString> words;
+  if (!root || !root->is_map()) {
+    job.unresolved.push_back(Unresolved{"config file", why, "check the path, or run mblint where the launch runs",
+                                        named_at});
+    MappedString opaque = word_in_file(named.text, named_at);
+    opaque.expansions.push_back(Expansion{0, opaque.text.size(), named_at, named_at, "the settings of " + named.text, false});
+    words.push_back(std::move(opaque));
+  } else {
+    for (const MapEntry& entry : root->entries) {
+      const ConfigValue& value = entry.value;
+      if (value.is_map() || value.is_null()) continue;
+      words.push_back(word_in_file("--" + entry.key, value.where.key.valid() ? value.where.key : named_at));
+      std::vector<const ConfigValue*> items;
+      if (value.is_list()) {
+        for (const ConfigValue& item : value.items) items.push_back(&item);
+      } else {
+        items.push_back(&value);
+      }
+      for (const ConfigValue* item : items) {
+        std::string text = item->kind == ValueKind::String ? item->text : to_display(*item);
+        words.push_back(word_in_file(text, item->where.value.valid() ? item->where.value : named_at));
+      }
+      if (entry.key == "model" && value.kind == ValueKind::String && !launch.named_model) {
+        expanded.named_model = words.back();
+        expanded.named_model_statement = value.where.value;
+      }
+    }
+    words = ms_swift_megatron_words(words);
+  }
+  words.insert(words.end(), launch.arguments.begin(), launch.arguments.end());
+  expanded.arguments = std::move(words);
+  return expanded;
+}
+
+// ms-swift builds the model from its Hugging Face config: whether it has
+// experts or grouped-query attention is that config's, not Megatron-LM's
+// defaults (a dense model, multi-head attention), unless the launch says so
+// or the catalog knows the model.
+void hf_model_shape_unknown(Job& job, const Launch& launch) {
+  if (launch.named_model && model_named(launch.named_model->text)) return;
+  Provenance where;
+  where.layer = Layer::Launcher;
+  where.statement = launch.named_model ? launch.named_model_statement : launch.span;
+  where.origin = "the model's Hugging Face config, which mblint does not read";
+  for (std::string_view path : {"model.num_moe_experts", "model.num_query_groups"}) {
+    if (!find_path(job.config, path)) assign_path(job.config, split_path(path), make_unknown(std::string(path), where));
+  }
+}
+
+// ChatLearn: --config-file (read next to the script, where the run script
+// starts it) with the overrides applied; a file mblint cannot read may set
+// anything.
+Launch with_chatlearn_config(const Launch& launch, Job& job, ScriptContext& context) {
+  Launch expanded = launch;
+  std::optional<ConfigValue> root;
+  std::string why = "the trainer is run without --config-file";
+  Span named_at = launch.span;
+  if (launch.config_file) {
+    named_at = span_of(*launch.config_file, 0, launch.config_file->text.size());
+    why = fmt::format("the --config-file path `{}` is not known here", launch.config_file->text);
+    if (!has_unknown(*launch.config_file)) {
+      if (std::optional<fs::path> path = locate_launch_file(context, launch.config_file->text)) {
+        root = read_launch_yaml(job, context, *path, named_at, why);
+      } else {
+        why = fmt::format("there is no file `{}` next to the script or in the current directory",
+                          launch.config_file->text);
+      }
+    }
+  }
+  std::vector<MappedString> words;
+  if (!root || !root->is_map()) {
+    job.unresolved.push_back(Unresolved{"config file", why, "check the path", named_at});
+    MappedString opaque = word_in_file(launch.config_file ? launch.config_file->text : "the config", named_at);
+    opaque.expansions.push_back(Expansion{0, opaque.text.size(), named_at, named_at, "the config file", false});
+    words.push_back(std::move(opaque));
+    root = make_map();
+  }
+  apply_dotted_overrides(*root, launch.overrides);
+  resolve_interpolations(*root);
+  for (MappedString& word : chatlearn_megatron_words(*root, launch.span)) words.push_back(std::move(word));
+  expanded.arguments = std::move(words);
+  return expanded;
+}
+
+// A NeMo 1.x Hydra application: --config-path (as written, then relative to
+// the program, the script and the current directory) / --config-name .yaml
+// with the overrides, read as a NeMo config; when it is not read, only the
+// overrides, and what NeMo would default stays unknown.
+void build_nemo_hydra_job(Job& job, const Launch& launch, ScriptContext& context) {
+  job.dialect = Dialect::NeMo;
+  bool known = launch.config_dir && launch.config_file && !has_unknown(*launch.config_dir) &&
+               !has_unknown(*launch.config_file);
+  Span named_at = launch.config_file ? launch.config_file_statement : launch.span;
+  if (known) {
+    fs::path dir = launch.config_dir->text;
+    std::string name = launch.config_file->text;
+    if (!ends_with(name, ".yaml")) name += ".yaml";
+    std::vector<fs::path> candidates = {dir / name};
+    if (!dir.is_absolute()) {
+      if (!has_unknown(launch.program)) candidates.push_back(fs::path(launch.program.text).parent_path() / dir / name);
+      candidates.push_back(context.script_dir / dir / name);
+      candidates.push_back(context.options.base_dir / dir / name);
+    }
+    std::error_code error;
+    for (const fs::path& candidate : candidates) {
+      if (!fs::is_regular_file(candidate, error)) continue;
+      std::string why;
+      if (std::optional<ConfigValue> root = read_launch_yaml(job, context, candidate, named_at, why)) {
+        take_launcher_config(job, std::move(*root), launch, "", true);
+        return;
+      }
+      job.unresolved.push_back(Unresolved{"config file", why, "check the file", named_at});
+      take_launcher_config(job, make_map(), launch, "", false);
+      return;
+    }
+  }
+  job.unresolved.push_back(Unresolved{
+      "config file",
+      known ? fmt::format("there is no {}/{}.yaml next to the program, the script or in the current directory",
+                          launch.config_dir->text, launch.config_file->text)
+            : "the Hydra config (--config-path / --config-name) is not known here",
+      "write --config-path and --config-name on the launch line", named_at});
+  take_launcher_config(job, make_map(), launch, "", false);
+}
+
 Job job_from_launch(const Launch& launch, FileId script, ScriptContext& context) {
   Job job;
   job.primary = script;
@@ -552,11 +950,22 @@ Job job_from_launch(const Launch& launch, FileId script, ScriptContext& context)
   job.launch_span = launch.span;
   job.files.push_back(script);
   job.config = make_map();
-  job.cluster = launch.cluster;
-  job.env = launch.env;
-  job.problems = launch.problems;
-  apply_launch_layers(job, launch, context);
-  apply_named_model(job, launch);
+  Launch expanded;  // a launch whose settings are in a file, with them read
+  std::vector<std::string_view> unknown_flags;
+  const Launch& read = launch.reads == LaunchConfig::NemoRl
+                            ? (expanded = with_nemo_rl_policy(launch, job, context, unknown_flags))
+                        : launch.reads == LaunchConfig::MsSwift ? (expanded = with_ms_swift_config(launch, job, context))
+                        : launch.reads == LaunchConfig::ChatLearn ? (expanded = with_chatlearn_config(launch, job, context))
+                                                                : launch;
+  job.cluster = read.cluster;
+  job.env = read.env;
+  job.problems.insert(job.problems.begin(), read.problems.begin(), read.problems.end());
+  if (launch.reads == LaunchConfig::NemoLauncher) build_nemo_launcher_job(job, read, context);
+  else if (launch.reads == LaunchConfig::NemoHydra) build_nemo_hydra_job(job, read, context);
+  else apply_launch_layers(job, read, context);
+  mark_unknown_flags(job, unknown_flags, read.config_file_statement.valid() ? read.config_file_statement : read.span);
+  apply_named_model(job, read);
+  if (read.wrapper.rfind("ms-swift", 0) == 0) hf_model_shape_unknown(job, read);
   finish_job(job, context.options, context.sources);
   return job;
 }
@@ -596,9 +1005,6 @@ bool system_path(const fs::path& path) {
   return false;
 }
 
-// How far above a script its repository's root may be.
-constexpr int kRepositoryLevels = 8;
-
 // `source FILE` / `bash FILE` as the walk asks for it: relative to the file
 // that names it, then to the script, then to the current directory. Only
 // regular files are read; they may lie outside the checked tree (a script
@@ -609,6 +1015,25 @@ std::optional<ShellFile> read_followed_file(ScriptContext& context, const std::s
   std::vector<fs::path> candidates;
   if (named.is_absolute()) {
     candidates.push_back(named);
+    // `/root/slime/scripts/models/qwen3-4B.sh`: a path in the container the
+    // repository is installed in; its last three or more components name the
+    // file from the repository's root, one of the directories above the script.
+    fs::path normal = named.lexically_normal();  // one object: begin and end must come from the same path
+    std::vector<fs::path> parts(normal.begin(), normal.end());
+    std::error_code error;
+    fs::path above = fs::absolute(context.script_dir, error).lexically_normal();
+    // Only a path outside the script's own tree: one the script computes from
+    // its directory names exactly that file (present or not).
+    auto [outside, unused] = std::mismatch(normal.begin(), normal.end(), above.begin(), above.end());
+    if (std::distance(normal.begin(), outside) > 1) parts.clear();
+    for (int level = 0; level < kRepositoryLevels && above.has_parent_path() && above != above.parent_path(); ++level) {
+      above = above.parent_path();
+      for (size_t first = 1; first + 3 <= parts.size(); ++first) {
+        fs::path tail;
+        for (size_t k = first; k < parts.size(); ++k) tail /= parts[k];
+        candidates.push_back(above / tail);
+      }
+    }
   } else {
     candidates = {fs::path(from_directory) / named, context.script_dir / named, context.options.base_dir / named};
     // `cd /workspace/megatron-lm; ./tests/x/run.sh`: a path of several
@@ -647,7 +1072,7 @@ std::optional<ShellFile> read_followed_file(ScriptContext& context, const std::s
     }
     fs::path absolute = fs::absolute(candidate, error);
     return ShellFile{read.file, context.sources.files[read.file].text,
-                     absolute.lexically_normal().parent_path().string()};
+                     absolute.lexically_normal().parent_path().string(), absolute.lexically_normal().string()};
   }
   why = fmt::format("there is no file `{}` next to the script or in the current directory", path);
   return std::nullopt;
@@ -674,6 +1099,10 @@ std::vector<Job> jobs_from_script(FileId file, ScriptContext& context) {
   ShellFiles files;
   std::error_code error;
   files.script_directory = fs::absolute(context.script_dir, error).lexically_normal().string();
+  files.script_path =
+      fs::absolute(resolve_relative(context.sources.files[file].path, context.options.base_dir), error)
+          .lexically_normal()
+          .string();
   files.read = [&context](const std::string& path, const std::string& from, std::string& why) {
     return read_followed_file(context, path, from, why);
   };

@@ -123,10 +123,24 @@ void map_model_fields(const ConfigValue& model, bool inference, ConfigValue& out
   }
 }
 
+// Fine-tuning (SFT, PEFT, NeMo-Aligner): NeMo sets the model's micro and
+// global batch from data.train_ds when the config has a train_ds
+// (merge_cfg_with / _modify_config).
+void map_fine_tuning_batch(const ConfigValue& model, bool inference, ConfigValue& out) {
+  if (inference) return;
+  for (std::string_view key : {"micro_batch_size", "global_batch_size"}) {
+    const ConfigValue* value = find_path(model, fmt::format("data.train_ds.{}", key));
+    if (value && !value->is_null()) assign_path(out, {"train", std::string(key)}, *value);
+  }
+}
+
 // encoder_seq_length is the model's; the data section and the position
-// embeddings stand in for it in configs that leave it out.
+// embeddings stand in for it in configs that leave it out. Fine-tuning and
+// PEFT configs give the samples' length as data.train_ds.max_seq_length: the
+// dataset's, not the (restored) model's.
 void map_sequence_length(const ConfigValue& model, ConfigValue& out) {
   const ConfigValue* data_length = find_path(model, "data.seq_length");
+  const ConfigValue* samples = data_length ? nullptr : find_path(model, "data.train_ds.max_seq_length");
   const ConfigValue* length = nullptr;
   for (std::string_view key : {"encoder_seq_length", "seq_length"}) {
     if (!length) length = find_child(model, key);
@@ -135,6 +149,7 @@ void map_sequence_length(const ConfigValue& model, ConfigValue& out) {
   if (!length) length = find_child(model, "max_position_embeddings");
   if (length && !length->is_null()) assign_path(out, {"model", "seq_length"}, *length);
   if (data_length && !data_length->is_null()) assign_path(out, {"dataset", "seq_length"}, *data_length);
+  if (samples && !samples->is_null()) assign_path(out, {"dataset", "seq_length"}, *samples);
 }
 
 void map_optimizer(const ConfigValue& model, ConfigValue& out) {
@@ -247,6 +262,7 @@ NemoConfig read_nemo_config(const ConfigValue& root) {
   if (const ConfigValue* model = find_child(resolved, "model"); model && model->is_map()) {
     out.inference = find_child(resolved, "inference") && find_child(resolved, "inference")->is_map();
     map_model_fields(*model, out.inference, out.config);
+    map_fine_tuning_batch(*model, out.inference, out.config);
     map_sequence_length(*model, out.config);
     map_optimizer(*model, out.config);
   }

@@ -647,6 +647,8 @@ Launch launch_verl(const std::vector<MappedString>& argv, size_t i, const Mapped
                    const Context& context);
 
 bool is_slime_train(std::string_view name, const std::vector<MappedString>& argv, size_t i);
+MappedString made_word(std::string_view text, Span at);
+MappedString unknown_word(std::string_view what, Span at);
 std::optional<OptionValue> option_value(const std::vector<MappedString>& argv, size_t i, std::string_view name);
 
 // The first of `options` given: the model a launch names by id or path.
@@ -703,6 +705,73 @@ Cluster self_launching_cluster(const Launch& launch, Span span) {
   return cluster;
 }
 
+// NeMo-RL's trainers (examples/run_dpo.py, run_grpo_math.py, run_sft.py, ...):
+// `--config FILE` and `key=value` overrides of its own key space (policy.*,
+// cluster.*); the program starts its Ray workers itself.
+bool is_nemo_rl(std::string_view name, const std::vector<MappedString>& argv, size_t i) {
+  if (!starts_with(name, "run_") || !ends_with(name, ".py") || name == "run_recipe.py") return false;
+  bool config = false;
+  bool own_keys = false;
+  for (; i < argv.size(); ++i) {
+    std::string_view text = argv[i].text;
+    if (option_name(text) == "--config") config = true;
+    std::string_view key = text.substr(0, text.find('='));
+    while (!key.empty() && (key[0] == '+' || key[0] == '~')) key.remove_prefix(1);
+    if (starts_with(key, "policy.") || starts_with(key, "cluster.")) own_keys = true;
+  }
+  return config || own_keys;
+}
+
+Launch launch_nemo_rl(const std::vector<MappedString>& argv, size_t i, const MappedString& program,
+                      const Context& context) {
+  Launch launch = make_launch(EntryPoint::MegatronLM, program, context, Torchrun{});
+  launch.wrapper = fmt::format("NeMo-RL {}", basename(program.text));
+  launch.reads = LaunchConfig::NemoRl;
+  while (i < argv.size()) {
+    const MappedString& word = argv[i];
+    if (option_name(word.text) == "--config") {
+      Options options(argv, i);
+      if (auto value = options.take_value()) {
+        launch.config_file = value->value;
+        launch.config_file_statement = value->statement;
+      }
+      continue;
+    }
+    if (!starts_with(word.text, "-") && word.text.find('=') != std::string::npos) launch.overrides.push_back(word);
+    ++i;
+  }
+  launch.cluster = Cluster{};  // cluster.num_nodes x cluster.gpus_per_node, read with the config
+  return launch;
+}
+
+// NeMo-Framework-Launcher: launcher_scripts/main.py with `stages=[...]` or a
+// stage's config group chosen (`training=gpt3/175b`, `peft=llama/squad`).
+bool is_nemo_launcher(std::string_view name, const std::vector<MappedString>& argv, size_t i) {
+  if (name != "main.py") return false;
+  for (; i < argv.size(); ++i) {
+    std::string_view key = argv[i].text.substr(0, argv[i].text.find('='));
+    if (key == "stages" || key == "training" || key == "fine_tuning" || key == "peft") return true;
+  }
+  return false;
+}
+
+// A NeMo 1.x Hydra application: `--config-path`/`--config-name` and
+// overrides of NeMo's own sections (trainer.*, model.*, exp_manager.*).
+bool is_nemo_hydra_app(const std::vector<MappedString>& argv, size_t i) {
+  if (is_verl_megatron(argv, i)) return false;  // verl's trainer takes trainer.* too
+  bool hydra = false;
+  bool nemo_keys = false;
+  for (; i < argv.size(); ++i) {
+    std::string_view text = argv[i].text;
+    std::string_view option = option_name(text);
+    if (option == "--config-path" || option == "--config-name") hydra = true;
+    std::string_view key = text.substr(0, text.find('='));
+    while (!key.empty() && key[0] == '+') key.remove_prefix(1);
+    if (starts_with(key, "trainer.") || starts_with(key, "exp_manager.")) nemo_keys = true;
+  }
+  return hydra && nemo_keys;
+}
+
 // The Python program and its arguments, after the launcher.
 void scan_program(const std::vector<MappedString>& argv, size_t i, const Context& context,
                   const Torchrun& torchrun, std::vector<Launch>& out) {
@@ -723,6 +792,51 @@ void scan_program(const std::vector<MappedString>& argv, size_t i, const Context
   }
   if (is_slime_train(name, argv, i)) {
     out.push_back(launch_slime(argv, i, program, context));
+    return;
+  }
+  if (is_nemo_launcher(name, argv, i)) {
+    Launch launch = make_launch(EntryPoint::ConfigFileScript, program, context, torchrun);
+    launch.reads = LaunchConfig::NemoLauncher;
+    for (; i < argv.size(); ++i) {
+      if (!starts_with(argv[i].text, "-") && argv[i].text.find('=') != std::string::npos)
+        launch.overrides.push_back(argv[i]);
+    }
+    launch.cluster = Cluster{};  // the stage config's trainer.num_nodes x trainer.devices
+    out.push_back(std::move(launch));
+    return;
+  }
+  if (is_nemo_hydra_app(argv, i)) {
+    Launch launch = make_launch(EntryPoint::ConfigFileScript, program, context, torchrun);
+    launch.reads = LaunchConfig::NemoHydra;
+    if (auto dir = option_value(argv, i, "--config-path")) launch.config_dir = dir->value;
+    if (auto name_value = option_value(argv, i, "--config-name")) {
+      launch.config_file = name_value->value;
+      launch.config_file_statement = name_value->statement;
+    }
+    for (; i < argv.size(); ++i) {
+      if (!starts_with(argv[i].text, "-") && argv[i].text.find('=') != std::string::npos)
+        launch.overrides.push_back(argv[i]);
+    }
+    out.push_back(std::move(launch));
+    return;
+  }
+  if (name == "chatlearn_entrypoint.py") {
+    Launch launch = make_launch(EntryPoint::MegatronLM, program, context, torchrun);
+    launch.wrapper = "ChatLearn policy trainer";
+    launch.reads = LaunchConfig::ChatLearn;
+    parse_config_file_script_args(argv, i, launch);
+    // The trainer's GPUs are models.policy_trainer.num_gpu, placed by Ray.
+    launch.cluster = Cluster{};
+    for (LocatedInt* count : {&launch.cluster.nodes, &launch.cluster.gpus_per_node}) {
+      count->unknown_because = "ChatLearn places models.policy_trainer.num_gpu GPUs on its Ray cluster";
+      count->where.layer = Layer::Launcher;
+      count->where.statement = context.command_span;
+    }
+    out.push_back(std::move(launch));
+    return;
+  }
+  if (is_nemo_rl(name, argv, i)) {
+    out.push_back(launch_nemo_rl(argv, i, program, context));
     return;
   }
   if (ends_with(name, ".py") && is_verl_megatron(argv, i)) {  // a verl entry script of a project's own
@@ -905,6 +1019,7 @@ std::vector<MappedString> megatron_lm_words(const std::vector<MappedString>& arg
 // Megatron-LM flags.
 std::vector<MappedString> ms_swift_arguments(const std::vector<MappedString>& argv, size_t i) {
   return megatron_lm_words(argv, i, [](std::string& flag) {
+    if (flag == "--loss_scale") return;  // ms-swift's own (a loss-scale preset name), not Megatron-LM's
     std::replace(flag.begin(), flag.end(), '_', '-');
     if (flag == "--max-length") flag = "--seq-length";
   });
@@ -934,11 +1049,20 @@ bool scan_ms_swift(const std::vector<MappedString>& argv, size_t i, const Contex
   if (i >= argv.size()) return false;
   std::string_view command = argv[i].text;
   if (command != "sft" && command != "pt" && command != "rlhf") return false;  // export, infer: no training
-  // `megatron sft config.yaml`: the settings are in a file mblint does not
-  // read yet; no job, so the hand-off note says so.
-  if (i + 1 < argv.size() && !starts_with(argv[i + 1].text, "-")) return false;
+  // `megatron sft config.yaml`: the settings are in the file (read by the
+  // job builder), then the options after it.
+  bool config = i + 1 < argv.size() && !starts_with(argv[i + 1].text, "-");
+  if (config && !ends_with(argv[i + 1].text, ".yaml") && !ends_with(argv[i + 1].text, ".yml") &&
+      !ends_with(argv[i + 1].text, ".json"))
+    return false;
   Launch launch = make_launch(EntryPoint::MegatronLM, argv[i - 1], context, Torchrun{});
   launch.wrapper = fmt::format("ms-swift megatron {}", command);
+  if (config) {
+    launch.reads = LaunchConfig::MsSwift;
+    launch.config_file = argv[i + 1];
+    launch.config_file_statement = span_of(argv[i + 1], 0, argv[i + 1].text.size());
+    ++i;
+  }
   launch.arguments = ms_swift_arguments(argv, i + 1);
   read_named_model(argv, i + 1, launch, {"--model", "--load"});
   launch.cluster = ms_swift_cluster(context, context.command_span);
@@ -976,11 +1100,35 @@ bool is_slime_train(std::string_view name, const std::vector<MappedString>& argv
                                 has_option(argv, i, "--actor-num-gpus-per-node"));
 }
 
+// slime's validate_args: with --num-steps-per-rollout, the global batch is
+// rollout_batch_size x n_samples_per_prompt // num_steps_per_rollout (a
+// --global-batch-size given must equal it). The value is located at the
+// --num-steps-per-rollout option; unknown when one of the three is.
+void add_slime_global_batch(const std::vector<MappedString>& argv, size_t i, Launch& launch) {
+  std::optional<OptionValue> steps = option_value(argv, i, "--num-steps-per-rollout");
+  if (!steps || has_option(argv, i, "--global-batch-size")) return;
+  std::optional<int64_t> product = 1;
+  for (std::string_view name : {"--rollout-batch-size", "--n-samples-per-prompt"}) {
+    std::optional<OptionValue> value = option_value(argv, i, name);
+    std::optional<int64_t> number = value && !has_unknown(value->value) ? parse_count(value->value.text) : std::nullopt;
+    product = product && number ? std::optional<int64_t>(*product * *number) : std::nullopt;
+  }
+  std::optional<int64_t> divisor = has_unknown(steps->value) ? std::nullopt : parse_count(steps->value.text);
+  launch.arguments.push_back(made_word("--global-batch-size", steps->statement));
+  if (product && divisor && *divisor > 0) {
+    launch.arguments.push_back(made_word(std::to_string(*product / *divisor), steps->statement));
+  } else {
+    launch.arguments.push_back(unknown_word("rollout_batch_size x n_samples_per_prompt // num_steps_per_rollout",
+                                            steps->statement));
+  }
+}
+
 Launch launch_slime(const std::vector<MappedString>& argv, size_t i, const MappedString& program,
                     const Context& context) {
   Launch launch = make_launch(EntryPoint::MegatronLM, program, context, Torchrun{});
   launch.wrapper = "slime train.py";
   launch.arguments = megatron_lm_words(argv, i, [](std::string&) {});
+  add_slime_global_batch(argv, i, launch);
   read_named_model(argv, i, launch, {"--hf-checkpoint", "--load"});
   Cluster cluster;
   if (auto nodes = option_value(argv, i, "--actor-num-nodes")) {
@@ -1387,6 +1535,10 @@ void scan(const std::vector<MappedString>& argv, size_t i, Context context, cons
 }
 
 }  // namespace
+
+std::vector<MappedString> ms_swift_megatron_words(const std::vector<MappedString>& words) {
+  return ms_swift_arguments(words, 0);
+}
 
 ShellEnvironment slurm_environment(const std::vector<SbatchDirective>& directives) {
   SlurmRequest request = request_from_directives(directives);

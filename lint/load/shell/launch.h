@@ -23,6 +23,28 @@ struct ConvenienceFlag {
   bool integer = false;           // argparse type=int
 };
 
+// A launch whose settings are in a file the job builder reads.
+enum class LaunchConfig : uint8_t {
+  None,
+  // NeMo-RL's run_*.py: config_file is its --config, overrides its KEY=VALUE
+  // words.
+  NemoRl,
+  // NeMo-Framework-Launcher's launcher_scripts/main.py: `stages=[training]`
+  // and `training=gpt3/175b` choose the stage config under conf/, the
+  // `training.*` overrides change it.
+  NemoLauncher,
+  // ms-swift's `megatron sft config.yaml`: the file holds the command line's
+  // options (`expert_model_parallel_size: 4`); `arguments` are the ones after it.
+  MsSwift,
+  // A NeMo 1.x Hydra application (NeMo-Aligner's train_gpt_sft.py, NeMo's
+  // examples): `--config-path DIR --config-name NAME` (config_dir and
+  // config_file) plus `trainer.*` / `model.*` overrides.
+  NemoHydra,
+  // ChatLearn's chatlearn_entrypoint.py: --config-file plus
+  // models.policy_trainer.* / runtime_args.* overrides (lint/load/dialects/chatlearn.h).
+  ChatLearn,
+};
+
 struct Launch {
   EntryPoint entry = EntryPoint::Unknown;
   Span span;           // the launching command as written
@@ -38,6 +60,7 @@ struct Launch {
   std::optional<MappedString> mode;    // --mode
   Span model_statement;
   std::optional<MappedString> config_file;  // --config-file PATH
+  std::optional<MappedString> config_dir;   // a Hydra application's --config-path
   Span config_file_statement;
 
   // The model named only by a Hugging Face id or checkpoint directory
@@ -47,6 +70,7 @@ struct Launch {
 
   std::vector<ConvenienceFlag> flags;
   std::vector<MappedString> overrides;  // trailing KEY=VALUE words, in order
+  LaunchConfig reads = LaunchConfig::None;
   // Megatron-LM: every word after the program, for read_megatron_lm_args.
   std::vector<MappedString> arguments;
 
@@ -58,6 +82,10 @@ struct Launch {
 // Slurm environment variables that #SBATCH directives determine
 // (SLURM_NNODES from --nodes, ...), for expanding the script.
 ShellEnvironment slurm_environment(const std::vector<SbatchDirective>& directives);
+
+// ms-swift's Megatron-LM options among `words` (`--expert_model_parallel_size
+// 4`, `--max_length 2048`), in Megatron-LM's spelling; its own are dropped.
+std::vector<MappedString> ms_swift_megatron_words(const std::vector<MappedString>& words);
 
 // Every training launch reached in `script`, in order. `directives` give the
 // allocation the launches run in.

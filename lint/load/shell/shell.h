@@ -84,12 +84,14 @@ struct ShellFile {
   FileId file = kNoFile;
   std::string text;       // a copy: the SourceSet may grow while the walk reads it
   std::string directory;  // the file's directory, absolute (`$(dirname "$0")`)
+  std::string path;       // the file, absolute (`$0` of a child, `${BASH_SOURCE[0]}`)
 };
 
 // How a walk reaches the files a script names. Without it (or with an empty
 // `read`), `source FILE` and `bash FILE` are recorded but not followed.
 struct ShellFiles {
   std::string script_directory;  // absolute directory of the script walked
+  std::string script_path;       // the script walked, absolute (`$(basename "$0" .sh)`)
   // `path` as written in a file of `from_directory`; nullopt with `why` set
   // when it is not read (missing, a device, too large).
   std::function<std::optional<ShellFile>(const std::string& path, const std::string& from_directory,

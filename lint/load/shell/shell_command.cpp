@@ -106,6 +106,31 @@ MappedString integer_value(Walker& w, const MappedString& value, Span definition
   return number ? uniform_text(std::to_string(*number), definition) : MappedString{};
 }
 
+// `X="$X more"` where X's old value may be taken over: a known scalar
+// whose old state no open branch still needs (it is replaced right after).
+bool self_append(const Walker& w, const Word& word, const AssignmentTarget& target, const AssignOptions& options,
+                 const VarState* old) {
+  if (options.integer || target.subscript || target.append || word.parts.size() < 2) return false;
+  if (!old || old->presence != Presence::Set || old->opaque || old->var.is_array || !old->var.known) return false;
+  const Part& name = word.parts[0];
+  const Part& self = word.parts[1];
+  if (name.kind != PartKind::Literal || name.text.size() != target.value_offset) return false;
+  if (self.kind != PartKind::Parameter || self.op != ParamOp::None || self.subscript != Subscript::None ||
+      !self.quoted || self.text != target.name)
+    return false;
+  // The rest must not read X again (it would find the value taken): plain
+  // text and other variables only.
+  for (size_t i = 2; i < word.parts.size(); ++i) {
+    const Part& part = word.parts[i];
+    if (part.kind == PartKind::Literal) continue;
+    if (part.kind != PartKind::Parameter || part.op != ParamOp::None || part.subscript == Subscript::Index ||
+        part.text == target.name)
+      return false;
+  }
+  // In an open branch the old state is kept for the undo log by the first change only.
+  return w.undo.empty() || w.undo.back().count(target.name) != 0;
+}
+
 void assign_word(Walker& w, const Word& word, const AssignmentTarget& target,
                  const AssignOptions& options) {
   Span definition = word_span(w, word);
@@ -114,7 +139,10 @@ void assign_word(Walker& w, const Word& word, const AssignmentTarget& target,
   bool exported = options.exported || (old && old->var.exported);
   if (options.assoc) return set_var(w, target.name, opaque_var(definition, exported));
   if (word.is_array) return assign_array(w, word, target, definition, exported);
-  MappedString value = expand_string(w, word.parts, target.value_offset);
+  MappedString value = self_append(w, word, target, options, old)
+                           ? expand_self_append(w, word.parts, std::move(w.vars.find(target.name)->second.var.value),
+                                                old->var.definition)
+                           : expand_string(w, word.parts, target.value_offset);
   if (options.integer) {
     bool known = false;
     value = integer_value(w, value, definition, known);

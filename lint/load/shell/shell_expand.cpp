@@ -305,10 +305,12 @@ Piece value_piece(const MappedString& value, Span expression, const std::string&
   return piece;
 }
 
-// `$(...)` is never run; only `$(dirname "$0")` and its variants have a value
-// mblint knows: the script's directory (without splitting: paths keep spaces).
-Piece substitution_piece(const Walker& w, const Part& part) {
+// `$(...)` is never run; only `$(dirname "$0")` and its variants and the pure
+// commands of shell_substitution.cpp have a value mblint knows (kept as one
+// word: paths keep spaces).
+Piece substitution_piece(Walker& w, const Part& part) {
   std::optional<std::string> directory = script_directory_idiom(w, written(w, part.begin, part.end));
+  if (!directory) directory = pure_substitution(w, part.begin, part.end);
   if (!directory) return unknown_piece(w, part, "", {});
   Piece piece;
   piece.text = uniform_text(*directory, source_span(w.source, part.begin, part.end));
@@ -328,7 +330,7 @@ void empty_result(bool quoted, Pieces& out) {
   if (quoted) out.emplace_back().quoted = true;  // "$EMPTY" is still a word
 }
 
-void expand_parts_into(Walker& w, const std::vector<Part>& parts, bool operand, size_t skip,
+void expand_parts_into(Walker& w, std::span<const Part> parts, bool operand, size_t skip,
                        Pieces& pieces) {
   for (const Part& part : parts) {
     if (w.stopped) break;
@@ -394,6 +396,25 @@ std::vector<MappedString> expand_fields(Walker& w, const Word& word) {
 MappedString expand_string(Walker& w, const std::vector<Part>& parts, size_t skip) {
   MappedString out;
   for (Piece& piece : expand_parts(w, parts, false, skip)) append_piece(out, std::move(piece));
+  compact(out);
+  check_length(w, out);
+  if (!out.text.empty()) charge(w, out.text.size(), span_of(out, 0, 1));
+  return out;
+}
+
+MappedString expand_self_append(Walker& w, const std::vector<Part>& parts, MappedString old, Span definition) {
+  const Part& self = parts[1];
+  Span expression = source_span(w.source, self.begin, self.end);
+  // As value_piece maps `$X`: every character at the expression, a record
+  // saying where X got its value; but in place, without a copy.
+  old.file = expression.file;
+  std::fill(old.begins.begin(), old.begins.end(), expression.begin);
+  std::fill(old.ends.begin(), old.ends.end(), expression.end);
+  if (!old.text.empty()) old.expansions.push_back(Expansion{0, old.text.size(), expression, definition, self.text, true});
+  MappedString out = std::move(old);
+  Pieces pieces;
+  expand_parts_into(w, std::span<const Part>(parts).subspan(2), false, 0, pieces);
+  for (Piece& piece : pieces) append_piece(out, std::move(piece));
   compact(out);
   check_length(w, out);
   if (!out.text.empty()) charge(w, out.text.size(), span_of(out, 0, 1));

@@ -2,6 +2,8 @@
 // patterns and arithmetic; shell_parameter.cpp: `$X` and `${X...}`).
 #pragma once
 
+#include <span>
+
 #include <string>
 #include <string_view>
 #include <vector>
@@ -33,7 +35,7 @@ void empty_result(bool quoted, Pieces& out);
 
 // Appends the pieces of `parts`; `operand`: unquoted literal characters split
 // like a value (the word of `${X:-a b}`); `skip`: see expand_parts.
-void expand_parts_into(Walker& w, const std::vector<Part>& parts, bool operand, size_t skip,
+void expand_parts_into(Walker& w, std::span<const Part> parts, bool operand, size_t skip,
                        Pieces& out);
 
 // shell_parameter.cpp: `$X`, `${A[@]}`, `${X:-d}`, ...

@@ -87,9 +87,11 @@ Outcome walk_file(Walker& w, ShellFile file, std::optional<std::vector<MappedStr
   if (arguments) w.positional = std::move(arguments);
   w.directories.push_back(std::move(file.directory));
   w.walking.push_back(file.file);
+  w.paths.push_back(std::move(file.path));
   ++w.follow_depth;
   Outcome outcome = walk_text(w, file_source(file.file, text), certain);
   --w.follow_depth;
+  w.paths.pop_back();
   w.walking.pop_back();
   w.directories.pop_back();
   if (arguments) w.positional = std::move(caller);
@@ -119,10 +121,13 @@ Outcome follow_source(Walker& w, size_t index, bool certain) {
 // ShellCommand::launcher).
 // `expanded_here`: the code is an unquoted here-document, whose `$VAR`s this
 // shell expands before the child reads it, so every variable is seen.
+// `zero`: the child's $0 ("" when mblint does not know it).
 template <typename Walk>
 Outcome in_child(Walker& w, const std::vector<std::pair<std::string, VarState>>& prefix,
-                 std::vector<MappedString> launcher, Walk walk, bool expanded_here = false) {
+                 std::vector<MappedString> launcher, Walk walk, bool expanded_here = false,
+                 std::string zero = {}) {
   push_branch(w);
+  std::string caller_zero = std::exchange(w.dollar_zero, std::move(zero));
   std::vector<std::string> hidden;
   for (const auto& [name, state] : w.vars) {
     if (!state.var.exported && !expanded_here) hidden.push_back(name);
@@ -136,6 +141,7 @@ Outcome in_child(Walker& w, const std::vector<std::pair<std::string, VarState>>&
   std::vector<MappedString> outer = std::exchange(w.launcher, std::move(launcher));
   Outcome outcome = walk();
   w.launcher = std::move(outer);
+  w.dollar_zero = std::move(caller_zero);
   w.locals = std::move(locals);
   w.functions = std::move(functions);
   pop_branch(w, outcome);
@@ -150,9 +156,11 @@ Outcome follow_child(Walker& w, size_t index, size_t file_word,
   std::optional<ShellFile> file = read_named(w, index, argv[file_word]);
   if (!file) return {Flow::Normal, Status::Unknown};
   recorded(w, index).followed = true;
-  return in_child(w, prefix, std::move(launcher), [&]() {
-    return walk_file(w, std::move(*file), arguments_after(argv, file_word + 1), certain);
-  });
+  std::string zero = file->path;
+  return in_child(
+      w, prefix, std::move(launcher),
+      [&]() { return walk_file(w, std::move(*file), arguments_after(argv, file_word + 1), certain); }, false,
+      std::move(zero));
 }
 
 // `bash -c CODE [NAME ARGS]`: CODE read as a child's script, NAME its $0

@@ -386,6 +386,8 @@ void walk_into(ShellScript& out, const Source& source, const ShellEnvironment& i
     w.files = files;
     w.directories.push_back(files->script_directory);
     w.walking.push_back(source.file);
+    w.paths.push_back(files->script_path);
+    w.dollar_zero = files->script_path;
   }
   bool walking = true;
   while (std::optional<TopLevel> top = read_top_level(parser)) {

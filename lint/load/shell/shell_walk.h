@@ -94,6 +94,8 @@ struct Walker {
   const ShellFiles* files = nullptr;
   std::vector<std::string> directories;  // of the files being walked: the script first
   std::vector<FileId> walking;           // files being walked, outermost first
+  std::vector<std::string> paths;        // their absolute paths ("" when not known)
+  std::string dollar_zero;               // `$0` of the shell being walked ("" when not known)
   size_t follow_depth = 0;
   // While a child runs under a launcher (`srun ... bash train.sh`): the
   // launcher's words, recorded with every command of the child.
@@ -159,6 +161,10 @@ void expand_fields_into(Walker& w, const Word& word, std::vector<MappedString>& 
 // Without word splitting: an assignment's value, a [[ ]] operand.
 MappedString expand_string(Walker& w, const std::vector<Part>& parts, size_t skip = 0);
 MappedString expand_word_string(Walker& w, const Word& word);
+// `X="$X more"` (parts: `X=`, `$X`, the rest) with X's `old` value taken
+// over, not copied: a script that builds a long list one line at a time
+// stays linear. The same result as expand_string of the parts.
+MappedString expand_self_append(Walker& w, const std::vector<Part>& parts, MappedString old, Span definition);
 
 struct Pattern {
   MappedString text;
@@ -214,5 +220,9 @@ std::optional<Outcome> follow_heredoc(Walker& w, const Node& node, size_t index,
 // directory of the script (or of the file being walked), when the text of a
 // command substitution is one of these idioms.
 std::optional<std::string> script_directory_idiom(const Walker& w, std::string_view code);
+// The output of the command substitution at source [begin, end) when it is
+// a pure function of known arguments (`basename`, `dirname`, `realpath` of
+// an absolute path, `echo TEXT | sed 's#A#B#'`; shell_substitution.cpp).
+std::optional<std::string> pure_substitution(Walker& w, uint32_t begin, uint32_t end);
 
 }  // namespace mblint::shell
