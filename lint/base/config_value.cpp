@@ -326,4 +326,9 @@ std::string to_display(const ConfigValue& value) {
   return "";
 }
 
+std::string last_segment(std::string_view dotted) {
+  size_t dot = dotted.rfind('.');
+  return std::string(dot == std::string_view::npos ? dotted : dotted.substr(dot + 1));
+}
+
 }  // namespace mblint

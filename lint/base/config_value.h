@@ -94,6 +94,9 @@ ConfigValue make_list(Provenance where = {});
 
 // Split "a.b.0.c" at dots.
 std::vector<std::string> split_path(std::string_view dotted);
+
+// "model.tensor_model_parallel_size" -> "tensor_model_parallel_size".
+std::string last_segment(std::string_view dotted);
 std::string join_path(const std::vector<std::string>& segments, size_t count = SIZE_MAX);
 
 // Child lookups. A numeric segment indexes a list.

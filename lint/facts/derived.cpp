@@ -46,11 +46,6 @@ int layer_rank(Layer layer) {
 
 namespace {
 
-std::string last_segment(std::string_view path) {
-  size_t dot = path.rfind('.');
-  return std::string(dot == std::string_view::npos ? path : path.substr(dot + 1));
-}
-
 const ConfigValue* schema_default_node(const Job& job, std::string_view path, ConfigValue& storage) {
   if (!job.config_complete) return nullptr;
   size_t dot = path.find('.');

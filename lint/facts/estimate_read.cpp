@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "lint/facts/estimate.h"
+#include "lint/model/pipeline_layout.h"
 
 namespace mblint {
 
@@ -92,64 +93,12 @@ std::vector<bool> moe_pattern(const Reader& r, int64_t layers, int64_t experts) 
   return pattern;
 }
 
-// A layout such as "Et*3|(tt|)*6mL" or "Et*4|(t*4|)*14tmL" without its
-// repetitions: `(...)*n` and `x*n` repeat, also inside parentheses.
-std::optional<std::string> expand_layout(const std::string& layout, int depth = 0) {
-  if (depth > 8) return std::nullopt;
-  std::string out;
-  for (size_t i = 0; i < layout.size();) {
-    std::string unit;
-    size_t next = i + 1;
-    if (layout[i] == '(') {
-      size_t close = i + 1;
-      for (int open = 1; close < layout.size(); ++close) {
-        open += layout[close] == '(' ? 1 : layout[close] == ')' ? -1 : 0;
-        if (open == 0) break;
-      }
-      if (close >= layout.size()) return std::nullopt;
-      auto inner = expand_layout(layout.substr(i + 1, close - i - 1), depth + 1);
-      if (!inner) return std::nullopt;
-      unit = *inner;
-      next = close + 1;
-    } else {
-      unit = layout.substr(i, 1);
-    }
-    int64_t times = 1;
-    if (next < layout.size() && layout[next] == '*') {
-      size_t end = next + 1;
-      while (end < layout.size() && std::isdigit(static_cast<unsigned char>(layout[end]))) ++end;
-      if (end == next + 1 || end - next > 6) return std::nullopt;
-      times = std::stoll(layout.substr(next + 1, end - next - 1));
-      next = end;
-    }
-    for (int64_t k = 0; k < times && out.size() < 100000; ++k) out += unit;
-    i = next;
-  }
-  return out;
-}
-
-// The layout's virtual stages: `|` separates them, `t` is a decoder layer,
-// `m` an MTP layer.
-std::optional<std::vector<std::string>> unroll_layout(std::string layout) {
-  layout.erase(std::remove(layout.begin(), layout.end(), ','), layout.end());
-  auto out = expand_layout(layout);
-  if (!out) return std::nullopt;
-  std::vector<std::string> stages(1);
-  for (char c : *out) {
-    if (c == '|') {
-      stages.emplace_back();
-    } else {
-      stages.back() += c;
-    }
-  }
-  return stages;
-}
-
 void split_layers(const Reader& r, MemoryModel& m) {
   m.stage_layers.assign(static_cast<size_t>(m.pp), 0);
   m.stage_mtp.assign(static_cast<size_t>(m.pp), 0);
   if (r.derived.pipeline_layout) {
-    auto stages = unroll_layout(*r.derived.pipeline_layout);
+    std::optional<ExpandedLayout> layout = expand_layout(*r.derived.pipeline_layout);
+    const std::vector<std::string>* stages = layout && layout->error.empty() ? &layout->stages : nullptr;
     if (stages && static_cast<int64_t>(stages->size()) % m.pp == 0) {
       for (size_t v = 0; v < stages->size(); ++v) {
         size_t stage = v % static_cast<size_t>(m.pp);

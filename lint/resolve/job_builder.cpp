@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "lint/base/file_reader.h"
+#include "lint/base/python_number.h"
 #include "lint/load/dialects/chatlearn.h"
 #include "lint/load/dialects/megatron_lm_args.h"
 #include "lint/load/dialects/megatron_lm_flags.h"
@@ -149,13 +150,8 @@ ConfigValue flag_value(const ConvenienceFlag& flag, std::vector<Diagnostic>& pro
   where.via = definitions_in(flag.value, 0, flag.value.text.size());
   ok = true;
   if (has_unknown(flag.value)) return make_unknown(flag.value.text, where);
-  std::string text = flag.value.text;
-  text.erase(std::remove(text.begin(), text.end(), '_'), text.end());  // Python int("1_024")
   if (flag.integer) {
-    int64_t value = 0;
-    const char* begin = text.data() + (text.size() > 1 && text[0] == '+' ? 1 : 0);
-    auto [ptr, ec] = std::from_chars(begin, text.data() + text.size(), value);
-    if (ec == std::errc() && ptr == text.data() + text.size() && !text.empty()) return make_int(value, where);
+    if (std::optional<int64_t> value = python_int(flag.value.text)) return make_int(*value, where);
     ok = false;
     problems.push_back(problem("entry-point-argument", Severity::Error,
                                fmt::format("argument {}: invalid int value: '{}'", flag.flag, flag.value.text),
@@ -163,9 +159,7 @@ ConfigValue flag_value(const ConvenienceFlag& flag, std::vector<Diagnostic>& pro
     return make_null();
   }
   if (flag.key.back() == "lr" || flag.key.back() == "min_lr") {
-    char* end = nullptr;
-    double value = std::strtod(text.c_str(), &end);
-    if (!text.empty() && end == text.c_str() + text.size()) return make_float(value, where);
+    if (std::optional<double> value = python_float(flag.value.text)) return make_float(*value, where);
     ok = false;
     problems.push_back(problem("entry-point-argument", Severity::Error,
                                fmt::format("argument {}: invalid float value: '{}'", flag.flag, flag.value.text),

@@ -11,11 +11,6 @@ namespace mblint::moe {
 
 namespace {
 
-std::string last_segment(std::string_view path) {
-  size_t dot = path.rfind('.');
-  return std::string(dot == std::string_view::npos ? path : path.substr(dot + 1));
-}
-
 // `field( default=True, metadata=... )` -> `True`.
 std::string_view default_literal(std::string_view text) {
   if (text.rfind("field(", 0) != 0) return text;

@@ -85,11 +85,6 @@ bool chosen_by_recipe(std::initializer_list<const Provenance*> values) {
 
 namespace {
 
-std::string last_segment(std::string_view path) {
-  size_t dot = path.rfind('.');
-  return std::string(dot == std::string_view::npos ? path : path.substr(dot + 1));
-}
-
 // A full dump leaves these at their dataclass default of None.
 bool dump_default_none(const Job& job, const ConfigValue* node) { return !node && job.config_complete; }
 

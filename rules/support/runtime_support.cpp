@@ -10,11 +10,6 @@ namespace mblint {
 
 namespace {
 
-std::string last_segment(std::string_view path) {
-  size_t dot = path.rfind('.');
-  return std::string(dot == std::string_view::npos ? path : path.substr(dot + 1));
-}
-
 Provenance default_where(std::string origin) {
   Provenance where;
   where.layer = Layer::SchemaDefault;

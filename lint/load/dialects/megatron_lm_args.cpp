@@ -12,6 +12,9 @@
 
 #include <fmt/format.h>
 
+#include "lint/base/python_number.h"
+#include "lint/model/pipeline_layout.h"
+
 namespace mblint {
 
 namespace {
@@ -240,42 +243,6 @@ bool starts_with(std::string_view text, std::string_view prefix) {
 }
 
 // --- values ------------------------------------------------------------------------
-
-// Python's int(): optional sign, digits, single underscores between digits,
-// surrounding whitespace.
-std::optional<int64_t> parse_python_int(std::string_view text) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.remove_prefix(1);
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.remove_suffix(1);
-  std::string digits;
-  bool negative = false;
-  if (!text.empty() && (text[0] == '+' || text[0] == '-')) {
-    negative = text[0] == '-';
-    text.remove_prefix(1);
-  }
-  for (size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (c == '_' && i > 0 && i + 1 < text.size() && text[i - 1] != '_') continue;
-    if (c < '0' || c > '9') return std::nullopt;
-    digits += c;
-  }
-  if (digits.empty()) return std::nullopt;
-  int64_t value = 0;
-  auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
-  if (ec != std::errc() || ptr != digits.data() + digits.size()) return std::nullopt;
-  return negative ? -value : value;
-}
-
-std::optional<double> parse_python_float(std::string_view text) {
-  std::string cleaned;
-  for (char c : text) {
-    if (c != '_' && !std::isspace(static_cast<unsigned char>(c))) cleaned += c;
-  }
-  if (cleaned.empty()) return std::nullopt;
-  char* end = nullptr;
-  double value = std::strtod(cleaned.c_str(), &end);
-  if (end != cleaned.c_str() + cleaned.size()) return std::nullopt;
-  return value;
-}
 
 bool in_choices(std::string_view value, std::string_view choices) {
   while (!choices.empty()) {
@@ -634,10 +601,10 @@ class ArgvReader {
     switch (spec.type) {
       case ArgType::Int:
       case ArgType::IntList:
-        if (auto v = parse_python_int(word.text)) return make_int(*v, where);
+        if (auto v = python_int(word.text)) return make_int(*v, where);
         return invalid("int");
       case ArgType::Float:
-        if (auto v = parse_python_float(word.text)) return make_float(*v, where);
+        if (auto v = python_float(word.text)) return make_float(*v, where);
         return invalid("float");
       default: break;
     }
@@ -655,7 +622,7 @@ class ArgvReader {
     if (has_unknown(word)) return make_unknown(word.text, where);
     const std::string& text = word.text;
     if (text.find('[') == std::string::npos) {
-      if (auto v = parse_python_int(text)) return make_int(*v, where);
+      if (auto v = python_int(text)) return make_int(*v, where);
     } else if (text.find_first_not_of("0123456789,[]()+*") == std::string::npos) {
       if (auto items = evaluate_layer_pattern(text)) {
         ConfigValue list = make_list(where);
@@ -718,7 +685,7 @@ class ArgvReader {
   std::optional<int64_t> seen_int(std::string_view flag) const {
     const Occurrence* o = seen(flag);
     if (!o || o->values.empty() || has_unknown(o->values.front())) return std::nullopt;
-    return parse_python_int(o->values.front().text);
+    return python_int(o->values.front().text);
   }
 
   std::optional<int64_t> config_int_at(std::string_view path, int64_t absent) const {
@@ -759,7 +726,7 @@ class ArgvReader {
     std::string how;
     if (layout && !layout->values.empty() && !has_unknown(layout->values.front()) && pp && *pp > 0) {
       int64_t count = layout_stage_count(layout->values.front().text);
-      if (count % *pp == 0) vpp = count / *pp;
+      if (count > 0 && count % *pp == 0) vpp = count / *pp;
       how = fmt::format("the layout has {} stages over pipeline_model_parallel_size {}", count, *pp);
     } else if (stages) {
       vpp = seen_int("--num-virtual-stages-per-pipeline-rank");
@@ -783,7 +750,7 @@ class ArgvReader {
   // per stage.
   void keep_layers_per_virtual_stage(const Occurrence& o) {
     if (o.values.empty() || has_unknown(o.values.front())) return;
-    std::optional<int64_t> value = parse_python_int(o.values.front().text);
+    std::optional<int64_t> value = python_int(o.values.front().text);
     if (!value) return;
     assign_path(result_.config, {"model", "num_layers_per_virtual_pipeline_stage"}, make_int(*value, provenance(o)));
   }
@@ -805,35 +772,12 @@ class ArgvReader {
     return units / *pp / *per_virtual;
   }
 
-  // Stages of a layout string such as "Et*3|(tt|)*6mL": commas are
-  // cosmetic, `(...)*n` and `x*n` repeat, `|` separates stages.
-  static int64_t layout_stage_count(std::string layout) {
-    layout.erase(std::remove(layout.begin(), layout.end(), ','), layout.end());
-    std::string unrolled;
-    for (size_t i = 0; i < layout.size();) {
-      std::string unit;
-      size_t next = i + 1;
-      if (layout[i] == '(') {
-        size_t close = layout.find(')', i);
-        if (close == std::string::npos) return 0;
-        unit = layout.substr(i + 1, close - i - 1);
-        next = close + 1;
-      } else {
-        unit = layout.substr(i, 1);
-      }
-      int64_t times = 1;
-      if (next < layout.size() && layout[next] == '*') {
-        size_t end = next + 1;
-        while (end < layout.size() && std::isdigit(static_cast<unsigned char>(layout[end]))) ++end;
-        auto count = parse_python_int(std::string_view(layout).substr(next + 1, end - next - 1));
-        if (!count || *count > 100000) return 0;
-        times = *count;
-        next = end;
-      }
-      for (int64_t t = 0; t < times; ++t) unrolled += unit;
-      i = next;
-    }
-    return 1 + static_cast<int64_t>(std::count(unrolled.begin(), unrolled.end(), '|'));
+  // Stages of a layout string such as "Et*3|(tt|)*6mL"; 0 when Megatron-Core
+  // would reject it or it is too large to expand.
+  static int64_t layout_stage_count(std::string_view layout) {
+    std::optional<ExpandedLayout> expanded = expand_layout(layout);
+    if (!expanded || !expanded->error.empty()) return 0;
+    return static_cast<int64_t>(expanded->stages.size());
   }
 
   // Without --group-query-attention the query groups are ignored (multi-head

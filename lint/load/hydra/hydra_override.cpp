@@ -21,6 +21,8 @@
 
 #include <fmt/format.h>
 
+#include "lint/base/python_number.h"
+
 namespace mblint {
 namespace {
 
@@ -1072,30 +1074,6 @@ std::optional<double> python_float(std::string_view s) {
   return decimal_to_double(digits, negative);
 }
 
-// Python's int() of a string in base 10. nullopt when Python would raise;
-// `overflow` when the number does not fit in 64 bits.
-std::optional<int64_t> python_int(std::string_view s, bool& overflow) {
-  overflow = false;
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  std::string digits;
-  if (!s.empty() && (s.front() == '-' || s.front() == '+')) {
-    if (s.front() == '-') digits += '-';
-    s.remove_prefix(1);
-  }
-  if (s.empty() || digits_end(s, 0) != s.size()) return std::nullopt;
-  for (char c : s) {
-    if (c != '_') digits += c;
-  }
-  int64_t value = 0;
-  auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
-  if (ec != std::errc() || ptr != digits.data() + digits.size()) {
-    overflow = true;
-    return std::nullopt;
-  }
-  return value;
-}
-
 // Python's repr() of a float, which str() uses: shortest round-trip digits,
 // positional for exponents -4..15, otherwise `1e-05` / `1.5e+16`.
 std::string python_float_repr(double x) {
@@ -1226,7 +1204,7 @@ std::string Evaluator::key_text(const Node& node) const {
 
 ConfigValue int_value(std::string_view token, Provenance where) {
   bool overflow = false;
-  std::optional<int64_t> value = python_int(token, overflow);
+  std::optional<int64_t> value = python_int(token, &overflow);
   // Python ints are unbounded; one beyond 64 bits is kept as its text.
   if (!value) return make_unknown(std::string(token), std::move(where));
   return make_int(*value, std::move(where));
@@ -1400,7 +1378,7 @@ std::optional<ConfigValue> Evaluator::cast_value(Cast cast, const ConfigValue& v
         return make_int(static_cast<int64_t>(truncated), where);
       }
       bool overflow = false;
-      std::optional<int64_t> parsed = python_int(value.text, overflow);
+      std::optional<int64_t> parsed = python_int(value.text, &overflow);
       if (parsed) return make_int(*parsed, where);
       if (overflow) return make_unknown(value.text, where);
       why = {"ValueError", fmt::format("invalid literal for int() with base 10: '{}'", value.text)};
