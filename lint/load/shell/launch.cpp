@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <limits>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -1107,16 +1108,19 @@ bool is_slime_train(std::string_view name, const std::vector<MappedString>& argv
 void add_slime_global_batch(const std::vector<MappedString>& argv, size_t i, Launch& launch) {
   std::optional<OptionValue> steps = option_value(argv, i, "--num-steps-per-rollout");
   if (!steps || has_option(argv, i, "--global-batch-size")) return;
-  std::optional<int64_t> product = 1;
+  // Plain integers, 0 for unknown: GCC 12 at -O2 warns that optionals
+  // combined this way may be read uninitialized.
+  int64_t product = 1;
   for (std::string_view name : {"--rollout-batch-size", "--n-samples-per-prompt"}) {
     std::optional<OptionValue> value = option_value(argv, i, name);
     std::optional<int64_t> number = value && !has_unknown(value->value) ? parse_count(value->value.text) : std::nullopt;
-    product = product && number ? std::optional<int64_t>(*product * *number) : std::nullopt;
+    bool fits = number && number.value() > 0 && product <= std::numeric_limits<int64_t>::max() / number.value();
+    product = fits ? product * number.value() : 0;
   }
-  std::optional<int64_t> divisor = has_unknown(steps->value) ? std::nullopt : parse_count(steps->value.text);
+  int64_t divisor = has_unknown(steps->value) ? 0 : parse_count(steps->value.text).value_or(0);
   launch.arguments.push_back(made_word("--global-batch-size", steps->statement));
-  if (product && divisor && *divisor > 0) {
-    launch.arguments.push_back(made_word(std::to_string(*product / *divisor), steps->statement));
+  if (product > 0 && divisor > 0) {
+    launch.arguments.push_back(made_word(std::to_string(product / divisor), steps->statement));
   } else {
     launch.arguments.push_back(unknown_word("rollout_batch_size x n_samples_per_prompt // num_steps_per_rollout",
                                             steps->statement));
