@@ -126,6 +126,17 @@ std::optional<SpeedEstimate> estimate_step(const MemoryModel& m, const SpeedSett
 // The settings of a job (Bridge's defaults for what it leaves unset).
 SpeedSettings read_speed_settings(const Job& job, const Derived& derived, const MemoryModel& m);
 
+// What the estimate of a job reads: its model, its speed settings, its GPU's
+// figures; nullopt with `why_not` when the memory model cannot be read, the
+// GPU is unknown or has no figures, or the job is not modelled (PEFT). The
+// rules change the settings to price one part (rules/support/speed_support.h).
+struct SpeedInputs {
+  MemoryModel model;
+  SpeedSettings settings;
+  const GpuSpeed* gpu = nullptr;
+};
+std::optional<SpeedInputs> read_speed_inputs(const Job& job, const Derived& derived, std::string* why_not = nullptr);
+
 // The estimate of a resolved job; nullopt with `why_not` when the memory
 // model cannot be read or the GPU is unknown or not modelled.
 std::optional<SpeedEstimate> estimate_speed(const Job& job, const Derived& derived, std::string* why_not = nullptr,

@@ -79,8 +79,7 @@ SpeedSettings read_speed_settings(const Job& job, const Derived& derived, const 
   return s;
 }
 
-std::optional<SpeedEstimate> estimate_speed(const Job& job, const Derived& derived, std::string* why_not,
-                                            const SpeedConstants* constants) {
+std::optional<SpeedInputs> read_speed_inputs(const Job& job, const Derived& derived, std::string* why_not) {
   std::vector<std::string> assumptions;
   auto model = read_memory_model(job, derived, assumptions, why_not);
   if (!model) return std::nullopt;
@@ -98,7 +97,15 @@ std::optional<SpeedEstimate> estimate_speed(const Job& job, const Derived& deriv
     return std::nullopt;
   }
   SpeedSettings settings = read_speed_settings(job, derived, *model);
-  return estimate_step(*model, settings, *gpu, constants ? *constants : default_speed_constants(), why_not);
+  return SpeedInputs{std::move(*model), settings, gpu};
+}
+
+std::optional<SpeedEstimate> estimate_speed(const Job& job, const Derived& derived, std::string* why_not,
+                                            const SpeedConstants* constants) {
+  auto inputs = read_speed_inputs(job, derived, why_not);
+  if (!inputs) return std::nullopt;
+  return estimate_step(inputs->model, inputs->settings, *inputs->gpu,
+                       constants ? *constants : default_speed_constants(), why_not);
 }
 
 }  // namespace mblint

@@ -1,6 +1,7 @@
 // The 1F1B pipeline idles (PP-1)/(VPP·m + PP-1) of each step: its bubble
 // lasts (PP-1)/(VPP·m) of the ideal step (Narayanan et al. 2021).
 #include "rules/support/pipeline_support.h"
+#include "rules/support/speed_support.h"
 
 namespace mblint {
 
@@ -15,11 +16,23 @@ int64_t microbatches_for(int64_t pp, int64_t chunks, double threshold) {
   return std::max<int64_t>(1, static_cast<int64_t>(std::ceil(needed - 1e-9)));
 }
 
+// A config path of a quantity, else the Bridge path it stands for.
+std::string path_of(const Quantity& q, const char* fallback) { return q.path.empty() ? fallback : q.path; }
+
+// ", about 18% more tokens/s/GPU" when the speed model predicts the job
+// with `path` set to `value`; "" when it cannot.
+std::string gain_of(const RuleContext& context, const std::optional<SpeedEstimate>& speed, const std::string& path,
+                    int64_t value) {
+  if (!speed) return "";
+  std::optional<std::string> gain = gain_text(context, *speed, {MemoryChange{path, make_int(value)}});
+  return gain ? ", " + *gain : "";
+}
+
 // The global batch that brings the bubble under the threshold. Under the
 // interleaved schedule the microbatch count must also be a multiple of the
 // microbatch group (PP by default) for the schedule to accept it.
-std::optional<std::string> batch_remedy(const RuleContext& context, const Interleaving& schedule, int64_t chunks,
-                                        int64_t m) {
+std::optional<std::string> batch_remedy(const RuleContext& context, const std::optional<SpeedEstimate>& speed,
+                                        const Interleaving& schedule, int64_t chunks, int64_t m) {
   const Derived& d = context.derived;
   int64_t pp = *d.pipeline_parallel;
   int64_t needed = microbatches_for(pp, chunks, context.thresholds.pipeline_bubble);
@@ -32,7 +45,8 @@ std::optional<std::string> batch_remedy(const RuleContext& context, const Interl
   const Quantity& dp = d.batch_data_parallel;
   if (!d.micro_batch_size.known() || !dp.known() || needed <= m) return std::nullopt;
   int64_t gbs = needed * *d.micro_batch_size * *dp;
-  return fmt::format("global_batch_size >= {} ({} microbatches)", gbs, needed);
+  std::string gain = gain_of(context, speed, path_of(d.global_batch_size, "train.global_batch_size"), gbs);
+  return fmt::format("global_batch_size >= {} ({} microbatches{})", gbs, needed, gain);
 }
 
 // Interleaving, where the layers allow it and the current microbatch count
@@ -78,15 +92,22 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   add_notes(diag, {&pp, &vpp}, &primary);
   diag.notes.push_back(Note{fmt::format("{} microbatches per step = {}", *m, m.how), span_for(d.global_batch_size)});
   std::vector<std::string> remedies;
-  if (auto batch = batch_remedy(context, schedule, chunks, *m)) remedies.push_back(*batch);
+  std::optional<SpeedEstimate> speed = job_speed(context);
+  if (auto batch = batch_remedy(context, speed, schedule, chunks, *m)) remedies.push_back(*batch);
   if (auto v = virtual_remedy(context, chunks, *m)) {
-    remedies.push_back(fmt::format("virtual_pipeline_model_parallel_size {} ({} idle)", *v,
-                                   percent(bubble_idle_share(*pp, *v, *m))));
+    std::string gain =
+        gain_of(context, speed, path_of(d.virtual_pipeline, "model.virtual_pipeline_model_parallel_size"), *v);
+    remedies.push_back(fmt::format("virtual_pipeline_model_parallel_size {} ({} idle{})", *v,
+                                   percent(bubble_idle_share(*pp, *v, *m)), gain));
     diag.fixes.push_back(set_value_fix(d.virtual_pipeline, *v));
   }
   remedies.push_back("a smaller pipeline_model_parallel_size");
-  std::string help = fmt::format("bring the idle share to {} or less (thresholds.pipeline_bubble) with ",
-                                 percent(context.thresholds.pipeline_bubble));
+  std::string help;
+  if (speed && speed->breakdown.bubble > 0) {
+    help = fmt::format("the speed model puts the bubble at {}; ", cost_text(*speed, speed->breakdown.bubble));
+  }
+  help += fmt::format("bring the idle share to {} or less (thresholds.pipeline_bubble) with ",
+                      percent(context.thresholds.pipeline_bubble));
   for (size_t i = 0; i < remedies.size(); ++i) {
     if (i) help += i + 1 == remedies.size() ? ", or " : ", ";
     help += remedies[i];
@@ -119,6 +140,13 @@ than 100%). The rule warns when the idle share is above `thresholds.pipeline_bub
 global batch, interleave (`virtual_pipeline_model_parallel_size`), or use less pipeline
 parallelism. Megatron-Core accepts fewer microbatches than stages without the virtual pipeline (it
 only idles more), so this is a warning.
+
+When the speed model can predict the job (a known GPU with published figures, a modelled
+model: see `mblint estimate` and docs/speed-model.md), the help also says what the bubble costs:
+its share of the predicted step time, which counts the real stages' times, the optimizer and
+the fixed costs (so it is smaller than the idle share above), and for each suggested global batch
+or virtual pipeline size the change in tokens/s/GPU the model predicts for the changed job.
+Otherwise the help leaves the cost out.
 
 The virtual stages count as the schedule runs them: from `virtual_pipeline_model_parallel_size`
 or from the stage count of a `pipeline_model_parallel_layout`. The suggested global batch also

@@ -12,6 +12,8 @@ bool is_memory_rule(std::string_view name) {
   return name == "estimated-oom" || name == "memory-headroom" || name == "distributed-optimizer-off";
 }
 
+}  // namespace
+
 // The error diagnostics the other rules report on a job (the memory rules
 // left out: the candidate's memory is what the re-estimate decides).
 std::vector<std::string> other_errors(const RuleContext& context, const Job& job, const Derived& derived) {
@@ -30,16 +32,22 @@ std::vector<std::string> other_errors(const RuleContext& context, const Job& job
   return keys;
 }
 
+namespace {
+
+}  // namespace
+
 Job changed_job(const Job& job, const std::vector<MemoryChange>& changes) {
   Job copy = job;
   for (const MemoryChange& c : changes) {
     ConfigValue value = c.value;
     value.where.layer = Layer::CommandLine;
-    value.where.origin = "changed by mblint's memory remedy";
+    value.where.origin = "changed by mblint's remedy";
     assign_path(copy.config, split_path(c.path), std::move(value));
   }
   return copy;
 }
+
+namespace {
 
 std::string flag_or_path(const Job& job, const std::string& path) {
   if (job.dialect != Dialect::MegatronLM) return path;

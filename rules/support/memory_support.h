@@ -27,6 +27,13 @@ struct MemoryRemedy {
   Fix fix;                           // "enable ...: -18.3 GiB -> 61.2 GiB, fits"
 };
 
+// A copy of the job with `changes` set on the command line.
+Job changed_job(const Job& job, const std::vector<MemoryChange>& changes);
+
+// The error diagnostics the rules other than the memory rules report on
+// `job` ("rule: message", sorted); none when the context cannot run rules.
+std::vector<std::string> other_errors(const RuleContext& context, const Job& job, const Derived& derived);
+
 // The estimate of a training job that states all its memory settings (a
 // Megatron-LM command line or a full config dump), or nullopt; worked out
 // once per job.

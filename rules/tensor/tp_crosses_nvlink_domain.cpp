@@ -3,6 +3,7 @@
 // The groups come from the same rank layout `mblint layout` draws.
 #include "lint/facts/job_layout.h"
 #include "rules/support/rule_support.h"
+#include "rules/support/speed_support.h"
 
 namespace mblint {
 
@@ -19,6 +20,21 @@ bool tp_groups_cross(const Derived& d, int64_t tp, int64_t domain) {
   if (world == 0) world = tp * ((2 * domain + tp - 1) / tp);
   RankGrid grid = decoder_grid(tp, 1, world / tp, 1, RankOrder::TpCpEpDpPp);
   return count_crossings(grid, "tp", domain).crossing > 0;
+}
+
+// "the speed model puts the exposed tensor-parallel communication at about
+// 31% of the predicted 12.4 s step (about 4% if the group fitted in one NVLink
+// domain); "
+// when it predicts the job and crossing costs something; "" otherwise. The
+// model sends a TP group over the network only when TP exceeds the domain.
+std::string crossing_cost(const RuleContext& context, const std::optional<SpeedEstimate>& speed, int64_t tp) {
+  if (!speed) return "";
+  std::optional<SpeedEstimate> inside = speed_with_domain(context, tp);
+  if (!inside || speed->breakdown.tp <= inside->breakdown.tp) return "";
+  return fmt::format("the speed model puts the exposed tensor-parallel communication at {} ({} if the "
+                     "group fitted in one NVLink domain); ",
+                     cost_text(*speed, speed->breakdown.tp),
+                     fmt::format("about {:.0f}%", step_share(*inside, inside->breakdown.tp) * 100));
 }
 
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {
@@ -44,11 +60,19 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
                               *tp, count_of(*domain, "GPU"));
   Diagnostic diag = make_diagnostic(kTpCrossesNvlinkDomain, std::move(message), span_for(tp));
   add_notes(diag, {&tp, &domain}, &tp);
-  diag.help = fitting.empty() ? "keep tensor parallelism inside one NVLink domain; scale across nodes with "
-                                "pipeline or data parallelism"
-                              : fmt::format("use tensor_model_parallel_size {} and scale across nodes with pipeline "
-                                            "or data parallelism",
-                                            join_or(fitting));
+  std::optional<SpeedEstimate> speed = job_speed(context);
+  std::string gain;
+  if (speed && !fitting.empty()) {
+    std::string path = tp.path.empty() ? "model.tensor_model_parallel_size" : tp.path;
+    auto g = gain_text(context, *speed, {MemoryChange{path, make_int(fitting.back())}});
+    if (g) gain = fmt::format(" (TP {}: {})", fitting.back(), *g);
+  }
+  diag.help = crossing_cost(context, speed, *tp);
+  diag.help += fitting.empty() ? "keep tensor parallelism inside one NVLink domain; scale across nodes with "
+                                 "pipeline or data parallelism"
+                               : fmt::format("use tensor_model_parallel_size {}{} and scale across nodes with "
+                                             "pipeline or data parallelism",
+                                             join_or(fitting), gain);
   if (!fitting.empty()) diag.fixes.push_back(set_value_fix(tp, fitting.back()));
   out.push_back(std::move(diag));
 }
@@ -72,7 +96,17 @@ without a GPU type mblint assumes one node is one domain. On single-node NVLink 
 A100, H100, H200, B200, B300 boards) NVLink stops at the node, so the domain is capped at the GPUs
 per node: TP 8 on nodes of 4 H100s crosses the network (`--nodes 8 --gpus-per-node 4 --gpu h100`).
 Rack-scale NVLink systems (GB200/GB300 NVL72, Vera Rubin) keep their 72-GPU domain across their
-4-GPU trays. The rank order is `parallel_state.initialize_model_parallel`'s (`order="tp-cp-ep-dp-pp"`
+4-GPU trays.
+
+When the speed model can predict the job (a known GPU with published figures, a modelled
+model: see docs/speed-model.md) and TP is larger than the domain, the help says what the
+exposed tensor-parallel communication costs as a share of the predicted step, next to what it
+would cost inside one NVLink domain, and what the suggested TP size does to tokens/s/GPU,
+predicted on the changed job (the other sizes as the job sets them, DP taking up the rest).
+The model does not price a group that straddles two domains without exceeding one, so for
+those the help leaves the cost out, as it does when the model cannot predict the job.
+
+The rank order is `parallel_state.initialize_model_parallel`'s (`order="tp-cp-ep-dp-pp"`
 in Megatron-LM and Megatron Bridge, every release from core_v0.12.0).)md",
     .bad = {"override.yaml",
      "model:\n  tensor_model_parallel_size: 16\n  pipeline_model_parallel_size: 2\n  context_parallel_size: 1\n",
