@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "lint/base/made_word.h"
 #include "lint/base/file_reader.h"
 #include "lint/base/python_number.h"
 #include "lint/load/dialects/chatlearn.h"
@@ -777,14 +778,6 @@ void build_nemo_launcher_job(Job& job, const Launch& launch, ScriptContext& cont
   take_launcher_config(job, make_map(), launch, stage, false);
 }
 
-// A word made by mblint for text read from a file, located where it is written.
-MappedString word_in_file(std::string_view text, Span at) {
-  MappedString word;
-  word.file = at.file;
-  for (char c : text) append_char(word, c, at.begin, at.end);
-  return word;
-}
-
 // ms-swift's `megatron sft config.yaml`: each top-level `key: value` of the
 // file is the option `--key value` (a list gives several values), before the
 // options written after the file on the command line. A file mblint cannot
@@ -807,14 +800,14 @@ Launch with_ms_swift_config(const Launch& launch, Job& job, ScriptContext& conte
   if (!root || !root->is_map()) {
     job.unresolved.push_back(Unresolved{"config file", why, "check the path, or run mblint where the launch runs",
                                         named_at});
-    MappedString opaque = word_in_file(named.text, named_at);
+    MappedString opaque = word_at(named.text, named_at);
     opaque.expansions.push_back(Expansion{0, opaque.text.size(), named_at, named_at, "the settings of " + named.text, false});
     words.push_back(std::move(opaque));
   } else {
     for (const MapEntry& entry : root->entries) {
       const ConfigValue& value = entry.value;
       if (value.is_map() || value.is_null()) continue;
-      words.push_back(word_in_file("--" + entry.key, value.where.key.valid() ? value.where.key : named_at));
+      words.push_back(word_at("--" + entry.key, value.where.key.valid() ? value.where.key : named_at));
       std::vector<const ConfigValue*> items;
       if (value.is_list()) {
         for (const ConfigValue& item : value.items) items.push_back(&item);
@@ -823,7 +816,7 @@ Launch with_ms_swift_config(const Launch& launch, Job& job, ScriptContext& conte
       }
       for (const ConfigValue* item : items) {
         std::string text = item->kind == ValueKind::String ? item->text : to_display(*item);
-        words.push_back(word_in_file(text, item->where.value.valid() ? item->where.value : named_at));
+        words.push_back(word_at(text, item->where.value.valid() ? item->where.value : named_at));
       }
       if (entry.key == "model" && value.kind == ValueKind::String && !launch.named_model) {
         expanded.named_model = words.back();
@@ -875,7 +868,7 @@ Launch with_chatlearn_config(const Launch& launch, Job& job, ScriptContext& cont
   std::vector<MappedString> words;
   if (!root || !root->is_map()) {
     job.unresolved.push_back(Unresolved{"config file", why, "check the path", named_at});
-    MappedString opaque = word_in_file(launch.config_file ? launch.config_file->text : "the config", named_at);
+    MappedString opaque = word_at(launch.config_file ? launch.config_file->text : "the config", named_at);
     opaque.expansions.push_back(Expansion{0, opaque.text.size(), named_at, named_at, "the config file", false});
     words.push_back(std::move(opaque));
     root = make_map();

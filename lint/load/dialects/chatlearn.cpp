@@ -4,22 +4,11 @@
 #include <string>
 #include <string_view>
 
+#include "lint/base/made_word.h"
+
 namespace mblint {
 
 namespace {
-
-MappedString word_at(std::string_view text, Span at) {
-  MappedString word;
-  word.file = at.file;
-  for (char c : text) append_char(word, c, at.begin, at.end);
-  return word;
-}
-
-MappedString unknown_at(std::string_view what, Span at) {
-  MappedString word = word_at(what, at);
-  word.expansions.push_back(Expansion{0, word.text.size(), at, {}, std::string(what), false});
-  return word;
-}
 
 Span located(const ConfigValue& value, Span fallback) {
   return value.where.value.valid() ? value.where.value : fallback;
@@ -55,7 +44,7 @@ std::vector<MappedString> chatlearn_megatron_words(const ConfigValue& root, Span
     if (value->kind == ValueKind::Int) {
       words.push_back(word_at(to_display(*value), at));
     } else {
-      words.push_back(unknown_at(value->kind == ValueKind::String ? value->text : to_display(*value), at));
+      words.push_back(unknown_word_at(value->kind == ValueKind::String ? value->text : to_display(*value), at));
     }
   }
   for (const auto& [key, flag] : kSwitches) {
@@ -65,7 +54,7 @@ std::vector<MappedString> chatlearn_megatron_words(const ConfigValue& root, Span
     if (on == true) {
       words.push_back(word_at(flag, located(*value, command)));
     } else if (!on) {  // may be on: an opaque word hides the default behind it
-      words.push_back(unknown_at(to_display(*value), located(*value, command)));
+      words.push_back(unknown_word_at(to_display(*value), located(*value, command)));
       words.back().expansions.back().definition = located(*value, command);
     }
   }

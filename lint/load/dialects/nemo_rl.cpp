@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "lint/base/made_word.h"
 #include "lint/base/yaml_scalar.h"
 #include "lint/load/yaml/interpolation.h"
 
@@ -112,35 +113,15 @@ void apply_override(ConfigValue& root, const MappedString& word, std::string_vie
   assign_path(root, split_path(key), std::move(typed));
 }
 
-// A word made by mblint for a value read from a file: its text, located at
-// the value as written there.
-MappedString word_at(std::string_view text, Span at) {
-  MappedString word;
-  word.file = at.file;
-  for (char c : text) append_char(word, c, at.begin, at.end);
-  return word;
-}
-
-MappedString unknown_at(std::string_view what, Span at) {
-  MappedString word = word_at(what, at);
-  Expansion unknown;
-  unknown.end = word.text.size();
-  unknown.expression = at;
-  unknown.name = std::string(what);
-  unknown.known = false;
-  word.expansions.push_back(std::move(unknown));
-  return word;
-}
-
 // The value of `key` as the text of a flag's argument: an integer as written,
 // anything else (absent, null, a string, an unresolved interpolation) unknown.
 MappedString size_word(const ConfigValue& root, const std::string& key, Span command) {
   const ConfigValue* value = find_path(root, key);
-  if (!value) return unknown_at(key, command);  // set in no file mblint read
+  if (!value) return unknown_word_at(key, command);  // set in no file mblint read
   if (auto number = as_int(value); number && value->kind == ValueKind::Int) {
     return word_at(std::to_string(*number), value->where.value.valid() ? value->where.value : command);
   }
-  return unknown_at(fmt::format("{} = {}", key, to_display(*value)), value->where.value.valid() ? value->where.value : command);
+  return unknown_word_at(fmt::format("{} = {}", key, to_display(*value)), value->where.value.valid() ? value->where.value : command);
 }
 
 LocatedInt cluster_count(const ConfigValue& root, std::string_view key, Span command) {

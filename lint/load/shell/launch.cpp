@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "lint/base/made_word.h"
 #include "lint/load/dialects/megatron_lm_flags.h"
 #include "lint/model/catalog.h"
 
@@ -648,8 +649,6 @@ Launch launch_verl(const std::vector<MappedString>& argv, size_t i, const Mapped
                    const Context& context);
 
 bool is_slime_train(std::string_view name, const std::vector<MappedString>& argv, size_t i);
-MappedString made_word(std::string_view text, Span at);
-MappedString unknown_word(std::string_view what, Span at);
 std::optional<OptionValue> option_value(const std::vector<MappedString>& argv, size_t i, std::string_view name);
 
 // The first of `options` given: the model a launch names by id or path.
@@ -1118,11 +1117,11 @@ void add_slime_global_batch(const std::vector<MappedString>& argv, size_t i, Lau
     product = fits ? product * number.value() : 0;
   }
   int64_t divisor = has_unknown(steps->value) ? 0 : parse_count(steps->value.text).value_or(0);
-  launch.arguments.push_back(made_word("--global-batch-size", steps->statement));
+  launch.arguments.push_back(word_at("--global-batch-size", steps->statement));
   if (product > 0 && divisor > 0) {
-    launch.arguments.push_back(made_word(std::to_string(product / divisor), steps->statement));
+    launch.arguments.push_back(word_at(std::to_string(product / divisor), steps->statement));
   } else {
-    launch.arguments.push_back(unknown_word("rollout_batch_size x n_samples_per_prompt // num_steps_per_rollout",
+    launch.arguments.push_back(unknown_word_at("rollout_batch_size x n_samples_per_prompt // num_steps_per_rollout",
                                             steps->statement));
   }
 }
@@ -1150,27 +1149,6 @@ Launch launch_slime(const std::vector<MappedString>& argv, size_t i, const Mappe
 }
 
 // --- verl ------------------------------------------------------------------------
-
-// A word made by mblint (a Megatron-LM flag standing for a verl key),
-// located at the text it stands for.
-MappedString made_word(std::string_view text, Span at) {
-  MappedString word;
-  word.file = at.file;
-  for (char c : text) append_char(word, c, at.begin, at.end);
-  return word;
-}
-
-// A value verl decides at run time: unknown, named after its key.
-MappedString unknown_word(std::string_view what, Span at) {
-  MappedString word = made_word(what, at);
-  Expansion unknown;
-  unknown.end = word.text.size();
-  unknown.expression = at;
-  unknown.name = std::string(what);
-  unknown.known = false;
-  word.expansions.push_back(std::move(unknown));
-  return word;
-}
 
 struct VerlOverride {
   std::string_view key;
@@ -1241,7 +1219,7 @@ Launch launch_verl(const std::vector<MappedString>& argv, size_t i, const Mapped
   for (const auto& [key, flag] : kSizes) {
     const VerlOverride* o = find_override(overrides, prefix + std::string(key));
     if (!o || o->value.text == "null") continue;
-    launch.arguments.push_back(made_word(flag, o->statement));
+    launch.arguments.push_back(word_at(flag, o->statement));
     launch.arguments.push_back(o->value);
   }
   for (std::string_view key : {"sequence_parallel", "use_distributed_optimizer"}) {  // on unless turned off
@@ -1249,18 +1227,18 @@ Launch launch_verl(const std::vector<MappedString>& argv, size_t i, const Mapped
     if (o && !is_true_word(o->value.text) && o->value.text != "true") continue;
     std::string flag = "--" + std::string(key);
     std::replace(flag.begin(), flag.end(), '_', '-');
-    launch.arguments.push_back(made_word(flag, o ? o->statement : context.command_span));
+    launch.arguments.push_back(word_at(flag, o ? o->statement : context.command_span));
   }
   // The micro batch per GPU, unless batches are sized by tokens; the global
   // batch is verl's to compute (ppo_mini_batch_size counts prompts).
   const VerlOverride* dynamic = find_override(overrides, "actor_rollout_ref.actor.use_dynamic_bsz");
   const VerlOverride* micro = find_override(overrides, "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu");
-  launch.arguments.push_back(made_word("--micro-batch-size", micro ? micro->statement : context.command_span));
+  launch.arguments.push_back(word_at("--micro-batch-size", micro ? micro->statement : context.command_span));
   bool by_tokens = dynamic && is_true_word(dynamic->value.text);
   launch.arguments.push_back(micro && !by_tokens ? micro->value
-                                                 : unknown_word("ppo_micro_batch_size_per_gpu", context.command_span));
-  launch.arguments.push_back(made_word("--global-batch-size", context.command_span));
-  launch.arguments.push_back(unknown_word("the global batch verl derives", context.command_span));
+                                                 : unknown_word_at("ppo_micro_batch_size_per_gpu", context.command_span));
+  launch.arguments.push_back(word_at("--global-batch-size", context.command_span));
+  launch.arguments.push_back(unknown_word_at("the global batch verl derives", context.command_span));
   if (const VerlOverride* model = find_override(overrides, "actor_rollout_ref.model.path")) {
     launch.named_model = model->value;
     launch.named_model_statement = model->statement;
