@@ -749,7 +749,7 @@ Launch launch_nemo_rl(const std::vector<MappedString>& argv, size_t i, const Map
 bool is_nemo_launcher(std::string_view name, const std::vector<MappedString>& argv, size_t i) {
   if (name != "main.py") return false;
   for (; i < argv.size(); ++i) {
-    std::string_view key = argv[i].text.substr(0, argv[i].text.find('='));
+    std::string_view key = std::string_view(argv[i].text).substr(0, argv[i].text.find('='));
     if (key == "stages" || key == "training" || key == "fine_tuning" || key == "peft") return true;
   }
   return false;
