@@ -21,7 +21,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       return std::nullopt;
     }
     FileId copy = add_source(sources, "sourced.sh", text);  // a new file each time: only the limits stop it
-    return ShellFile{copy, text, "/fuzz"};
+    return ShellFile{copy, text, "/fuzz", "/fuzz/sourced.sh"};
   };
   ShellScript script = walk_shell_script(sources, file, slurm_environment(directives), {}, &files);
   fuzz::check_spans(sources, script.problems);

@@ -24,7 +24,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
     diag.help = "set model.cross_entropy_loss_fusion to false";
     out.push_back(std::move(diag));
   }
-  EnvLookup algo = lookup_env(job, "NCCL_ALGO");
+  EnvLookup algo = lookup_launch_env(job, "NCCL_ALGO");
   if (algo.state == EnvState::Unknown || (algo.state == EnvState::Set && !algo.value)) return;
   if (algo.state == EnvState::Set) {
     for (std::string_view allowed : kAlgorithms) {

@@ -96,7 +96,7 @@ std::vector<Finding> expert_findings(const RuleContext& context) {
                      "use moe_token_dispatcher_type alltoall (or flex)",
                      {set_field_fix(dispatcher, "alltoall")}});
   }
-  Precision precision = model_precision(job);
+  ComputePrecision precision = model_precision(job);
   if (precision.bf16 == false && precision.fp16 == false) {
     Field bf16 = read_field(job, "model.bf16");
     if (primary_span(precision.where).valid()) bf16.value.where = precision.where;

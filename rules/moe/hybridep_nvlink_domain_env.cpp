@@ -1,9 +1,8 @@
 // HybridEP needs to know how many ranks of its group share one NVLink domain
 // (NUM_OF_HYBRID_EP_RANKS_PER_NVLINK_DOMAIN); a wrong count mis-plans its
 // intra- and inter-domain transfers.
+#include "rules/support/config_support.h"
 #include "rules/support/moe_support.h"
-
-#include <charconv>
 
 namespace mblint {
 
@@ -15,15 +14,6 @@ using namespace moe;
 
 constexpr std::string_view kVariable = "NUM_OF_HYBRID_EP_RANKS_PER_NVLINK_DOMAIN";
 
-std::optional<int64_t> parse_count(const std::optional<std::string>& text) {
-  if (!text) return std::nullopt;
-  int64_t value = 0;
-  const char* end = text->data() + text->size();
-  auto [ptr, ec] = std::from_chars(text->data(), end, value);
-  if (ec != std::errc() || ptr != end) return std::nullopt;
-  return value;
-}
-
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   const Job& job = context.job;
   const Derived& d = context.derived;
@@ -34,8 +24,8 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   if (!d.expert_parallel.known() || !d.expert_tensor_parallel.known() || !nvlink.size.known() || nvlink.assumed) {
     return;
   }
-  EnvValue env = env_value(job, kVariable);
-  std::optional<int64_t> set = parse_count(env.value);
+  EnvLookup env = lookup_env(job, kVariable);
+  std::optional<int64_t> set = env_int(env);
   if (!set) return;
   // The HybridEP group is the expert TP x EP group, contiguous in Megatron's rank order.
   int64_t group = *d.expert_tensor_parallel * *d.expert_parallel;
@@ -48,8 +38,10 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
                   "ranks) has {} ranks per NVLink domain of {}: HybridEP plans its NVLink and network transfers from "
                   "this count",
                   kVariable, *set, *d.expert_tensor_parallel, *d.expert_parallel, group, expected, domain),
-      env.where);
-  if (!env.recipe.empty()) diag.notes.push_back(Note{env.recipe, env.where});
+      primary_span(env.where));
+  if (env.from_config && env.where.layer == Layer::Recipe && !env.where.origin.empty()) {
+    diag.notes.push_back(Note{env.where.origin, primary_span(env.where)});
+  }
   add_notes(diag, {&d.expert_parallel, &d.expert_tensor_parallel, &nvlink.size}, nullptr);
   diag.help = fmt::format("set {}={} (NVIDIA's performance scripts use min(EP, 8) on 8-GPU nodes and EP on NVL72)",
                           kVariable, expected);

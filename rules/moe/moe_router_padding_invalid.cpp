@@ -23,7 +23,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   const Job& job = context.job;
   Field padding = padding_switch(job);
   if (padding.boolean() != true) return;
-  Precision precision = model_precision(job);
+  ComputePrecision precision = model_precision(job);
   if (precision.quantized == false) {
     Diagnostic diag = diagnostic_at(
         kMoeRouterPaddingInvalid,

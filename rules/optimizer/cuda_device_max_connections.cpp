@@ -119,7 +119,7 @@ void not_needed(const RuleContext& context, const EnvLookup& env, std::vector<Di
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   const Job& job = context.job;
   const Derived& d = context.derived;
-  EnvLookup env = lookup_env(job, kVariable);
+  EnvLookup env = lookup_launch_env(job, kVariable);
   if (env.state == EnvState::Unknown || (env.state == EnvState::Set && !env.value)) return;
   bool one = env.state == EnvState::Set && *env.value == "1";
   auto megatron_fsdp = any_of(flag(job, "ddp.use_megatron_fsdp"), flag(job, "dist.use_megatron_fsdp"));

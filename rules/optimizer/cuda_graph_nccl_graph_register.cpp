@@ -46,12 +46,12 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
                        (std::string_view(context.derived.gpu->architecture) == "hopper" ||
                         std::string_view(context.derived.gpu->architecture) == "ampere");
   if (!te && !local_old_gpu) return;
-  EnvLookup alloc = lookup_env(job, "PYTORCH_CUDA_ALLOC_CONF");
+  EnvLookup alloc = lookup_launch_env(job, "PYTORCH_CUDA_ALLOC_CONF");
   if (alloc.state != EnvState::Set || !alloc.value ||
       alloc.value->find("expandable_segments:True") == std::string::npos) {
     return;
   }
-  EnvLookup graph = lookup_env(job, "NCCL_GRAPH_REGISTER");
+  EnvLookup graph = lookup_launch_env(job, "NCCL_GRAPH_REGISTER");
   if (graph.state == EnvState::Unknown || (graph.state == EnvState::Set && (!graph.value || *graph.value == "0"))) {
     return;
   }

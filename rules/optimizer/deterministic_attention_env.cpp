@@ -15,7 +15,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   Resolved mode = resolve(job, "model.deterministic_mode");
   auto impl = transformer_impl(job);
   if (!truthy(mode).value_or(false) || impl != "transformer_engine") return;
-  EnvLookup env = lookup_env(job, kVariable);
+  EnvLookup env = lookup_launch_env(job, kVariable);
   if (env.state == EnvState::Unknown || (env.state == EnvState::Set && !env.value)) return;
   // int(os.getenv(name, "1")) != 0
   if (env.state == EnvState::Set && env.value->find_first_not_of('0') == std::string::npos && !env.value->empty()) {

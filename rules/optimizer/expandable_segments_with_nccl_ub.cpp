@@ -1,5 +1,6 @@
 // NCCL user-buffer registration allocates from a torch.cuda.MemPool, which
 // the expandable-segments allocator mode broke until PyTorch 2.11.
+#include "rules/support/config_support.h"
 #include "rules/support/runtime_support.h"
 
 namespace mblint {
@@ -15,8 +16,8 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   if (version < Version{0, 14, 0}) return;
   Setting ub = read_flag(job, "ddp.nccl_ub");
   if (!ub.value.value_or(false)) return;
-  EnvValue alloc = env_value(job, "PYTORCH_CUDA_ALLOC_CONF");
-  if (!alloc.set || !alloc.value || !has_expandable_segments(*alloc.value)) return;
+  EnvLookup alloc = lookup_env(job, "PYTORCH_CUDA_ALLOC_CONF");
+  if (alloc.state != EnvState::Set || !alloc.value || !has_expandable_segments(*alloc.value)) return;
   bool torch_dependent = version >= Version{0, 18, 0};
   std::string ub_name = for_dialect(job, "ddp.nccl_ub", "--use-nccl-ub");
   Diagnostic diag = make_diagnostic(

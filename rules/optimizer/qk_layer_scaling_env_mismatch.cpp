@@ -26,7 +26,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   auto impl = transformer_impl(job);
   if (!scaling.known() || impl != "transformer_engine") return;  // TE's attention is the one that checks
   auto config = truthy(scaling);
-  EnvLookup env = lookup_env(job, kVariable);
+  EnvLookup env = lookup_launch_env(job, kVariable);
   auto environment = env_flag(env);
   if (!config || !environment || *config == *environment) return;
   std::string env_text = env.state == EnvState::Unset ? "unset" : *env.value;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <map>
 #include <span>
 
@@ -310,7 +311,6 @@ std::optional<std::string> python_str(const ConfigValue& value) {
 
 EnvLookup lookup_env(const Job& job, std::string_view name) {
   EnvLookup result;
-  if (!has_launch_environment(job)) return result;
   for (auto it = job.env.rbegin(); it != job.env.rend(); ++it) {
     if (it->name != name) continue;
     result.state = EnvState::Set;
@@ -318,9 +318,10 @@ EnvLookup lookup_env(const Job& job, std::string_view name) {
     result.where = it->where;
     return result;
   }
+  bool launch_known = has_launch_environment(job);
   if (!is_bridge_job(job)) {
     // Megatron-LM and NeMo read the process environment only.
-    if (job.dialect == Dialect::MegatronLM) result.state = EnvState::Unset;
+    if (launch_known && job.dialect == Dialect::MegatronLM) result.state = EnvState::Unset;
     return result;
   }
   const ConfigValue* env_vars = find_path(job.config, "env_vars");
@@ -337,8 +338,28 @@ EnvLookup lookup_env(const Job& job, std::string_view name) {
   if (env_vars && env_vars->is_unknown()) return result;
   // A dump lists all of env_vars; so does the recipe layer for a catalog
   // recipe (the catalog records each recipe's env_vars).
-  if (job.config_complete || job.recipe) result.state = EnvState::Unset;
+  if (launch_known && (job.config_complete || job.recipe)) result.state = EnvState::Unset;
   return result;
+}
+
+EnvLookup lookup_launch_env(const Job& job, std::string_view name) {
+  if (!has_launch_environment(job)) return EnvLookup{};
+  return lookup_env(job, name);
+}
+
+std::optional<int64_t> env_int(const EnvLookup& env) {
+  if (env.state != EnvState::Set || !env.value || env.value->empty()) return std::nullopt;
+  int64_t value = 0;
+  const char* end = env.value->data() + env.value->size();
+  auto [ptr, ec] = std::from_chars(env.value->data(), end, value);
+  if (ec != std::errc() || ptr != end) return std::nullopt;
+  return value;
+}
+
+std::string env_source(const Job& job, const EnvLookup& env) {
+  if (!env.from_config) return "exported";
+  if (env.where.layer == Layer::Recipe && job.recipe) return fmt::format("env_vars of recipe {}", job.recipe->name);
+  return "env_vars";
 }
 
 Note note_for(const EnvLookup& env, std::string_view name) {

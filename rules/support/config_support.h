@@ -87,17 +87,32 @@ struct EnvLookup {
   bool from_config = false;          // from the config's env_vars section
 };
 
-// The job is started by a launch script mblint read, so the variables the
-// script exports are the environment (a YAML alone has none).
+// mblint read everything that sets the training processes' environment: a
+// launch script read whole. A YAML alone has no launch environment, and a
+// Megatron-LM functional-test config's ENV_VARS are set on top of the CI
+// runner's own environment, which mblint does not see.
 bool has_launch_environment(const Job& job);
 
-// `name` as the training processes see it: the launch script's environment
-// wins; Megatron Bridge then applies env_vars with os.environ.setdefault.
-// Unknown when there is no launch environment, or when the recipe's env_vars
-// (not in mblint's catalog) could set it: a catalog recipe only sets the
-// variables listed in config_support.cpp, a dump lists all of env_vars, and
-// Megatron-LM has no env_vars at all.
+// The one reading of an environment variable, as the training processes see
+// it: an export of the launch (or a test config's ENV_VARS) wins; Megatron
+// Bridge then applies env_vars with os.environ.setdefault, so an env_vars
+// entry is the value unless the shell exports another. Unset only when
+// nothing else can set it: the launch environment is known and, for Bridge,
+// so is all of env_vars (a dump lists all of it, and the catalog records each
+// recipe's); Megatron-LM has no env_vars at all. Unknown otherwise.
 EnvLookup lookup_env(const Job& job, std::string_view name);
+
+// lookup_env where mblint read the launch whole, Unknown elsewhere: for rules
+// whose verdict turns on what the shell exports, which stay silent for a YAML
+// alone (its env_vars apply only where the shell sets nothing).
+EnvLookup lookup_launch_env(const Job& job, std::string_view name);
+
+// The value as a whole number (NVLINK_DOMAIN_SIZE=8); nullopt otherwise.
+std::optional<int64_t> env_int(const EnvLookup& env);
+
+// Where the value comes from, for a message: "exported", "env_vars", or
+// "env_vars of recipe NAME".
+std::string env_source(const Job& job, const EnvLookup& env);
 
 Note note_for(const EnvLookup& env, std::string_view name);
 

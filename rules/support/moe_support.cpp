@@ -1,11 +1,12 @@
 #include "rules/support/moe_support.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 
 #include "lint/load/dialects/megatron_lm_args.h"
 #include "lint/model/schema.h"
+#include "rules/support/config_support.h"
+#include "rules/support/runtime_support.h"
 
 namespace mblint::moe {
 
@@ -311,30 +312,22 @@ bool is_moe(const Derived& d) { return d.num_moe_experts.known() && *d.num_moe_e
 
 namespace {
 
-Precision from_preset(const ConfigValue& node) {
-  Precision p;
-  std::string name = node.text;
-  std::replace(name.begin(), name.end(), '-', '_');
+// A preset name, read with Bridge's preset table (runtime_support's
+// effective_precision, the one place the presets are written down).
+ComputePrecision from_preset(const Job& job, const ConfigValue& node) {
+  Precision effective = effective_precision(job);
+  if (!effective.bf16.value || !effective.fp16.value) return ComputePrecision{};  // not a preset mblint knows
+  ComputePrecision p;
+  p.bf16 = effective.bf16.value;
+  p.fp16 = effective.fp16.value;
+  p.quantized = effective.fp8.is_set() || effective.fp4.is_set();
   p.describe = fmt::format("mixed_precision {}", node.text);
   p.where = node.where;
-  bool quantized = name.find("fp8") != std::string::npos || name.find("fp4") != std::string::npos;
-  if (name.rfind("fp16", 0) == 0) {
-    p.fp16 = true;
-    p.bf16 = false;
-  } else if (name.find("bf16") != std::string::npos || name.rfind("fp8", 0) == 0 || name.rfind("nvfp4", 0) == 0 ||
-             name.rfind("mxfp8", 0) == 0) {
-    // Every FP8/FP4 preset that does not start with fp16 computes the rest in bf16.
-    p.bf16 = true;
-    p.fp16 = false;
-  } else {
-    return Precision{};  // not a preset mblint knows
-  }
-  p.quantized = quantized;
   return p;
 }
 
-Precision from_fields(const Field& bf16, const Field& fp16, const Field& fp8, const Field& fp4) {
-  Precision p;
+ComputePrecision from_fields(const Field& bf16, const Field& fp16, const Field& fp8, const Field& fp4) {
+  ComputePrecision p;
   p.bf16 = bf16.boolean();
   p.fp16 = fp16.boolean();
   if (fp8.known() && fp4.known()) p.quantized = !fp8.is_null() || !fp4.is_null();
@@ -347,20 +340,20 @@ Precision from_fields(const Field& bf16, const Field& fp16, const Field& fp8, co
 
 }  // namespace
 
-Precision model_precision(const Job& job) {
+ComputePrecision model_precision(const Job& job) {
   const ConfigValue* mp = find_path(job.config, "mixed_precision");
-  if (mp && mp->kind == ValueKind::String) return from_preset(*mp);
+  if (mp && mp->kind == ValueKind::String) return from_preset(job, *mp);
   if (mp && mp->is_map()) {
     return from_fields(read_field(job, "mixed_precision.bf16"), read_field(job, "mixed_precision.fp16"),
                        read_field(job, "mixed_precision.fp8"), read_field(job, "mixed_precision.fp4"));
   }
   bool no_mixed_precision = (mp && mp->is_null()) || (!mp && (job.config_complete || job.dialect != Dialect::Bridge));
-  if (!no_mixed_precision) return Precision{};
+  if (!no_mixed_precision) return ComputePrecision{};
   return from_fields(read_field(job, "model.bf16"), read_field(job, "model.fp16"), read_field(job, "model.fp8"),
                      read_field(job, "model.fp4"));
 }
 
-Note note_for(const Precision& precision) {
+Note note_for(const ComputePrecision& precision) {
   Span span = primary_span(precision.where);
   if (precision.where.layer == Layer::Recipe && !precision.where.origin.empty()) {
     return Note{precision.where.origin, span};
@@ -408,45 +401,18 @@ Switch overlap_switch(const Job& job, std::string_view field) {
   return s;
 }
 
-EnvValue env_value(const Job& job, std::string_view name) {
-  EnvValue env;
-  for (auto it = job.env.rbegin(); it != job.env.rend(); ++it) {
-    if (it->name != name) continue;
-    env.found = true;
-    env.value = it->value;
-    env.where = primary_span(it->where);
-    env.source = "exported";
-    return env;
-  }
-  Field field = read_field(job, fmt::format("env_vars.{}", name));
-  if (!field.present || field.is_null()) return env;
-  env.found = true;
-  env.where = span_for(field);
-  env.source = "env_vars";
-  if (field.value.where.layer == Layer::Recipe && job.recipe) {
-    env.source = fmt::format("env_vars of recipe {}", job.recipe->name);
-    env.recipe = field.value.where.origin;
-  }
-  if (field.known()) env.value = field.display();
-  return env;
-}
-
 NvlinkDomain nvlink_domain(const Job& job, const Derived& d) {
   NvlinkDomain domain{d.nvlink_domain, false};
   // A GPU type given for this job wins; one inferred from the recipe's name
   // yields to the job's own NVLINK_DOMAIN_SIZE.
   bool from_recipe_name = job.recipe && primary_span(job.cluster.gpu_where) == primary_span(job.recipe_where);
   if (d.gpu && !from_recipe_name) return domain;
-  EnvValue env = env_value(job, "NVLINK_DOMAIN_SIZE");
-  int64_t size = 0;
-  if (env.value && !env.value->empty() &&
-      std::from_chars(env.value->data(), env.value->data() + env.value->size(), size).ptr ==
-          env.value->data() + env.value->size() &&
-      size > 0) {
-    domain.size.value = size;
+  EnvLookup env = lookup_env(job, "NVLINK_DOMAIN_SIZE");
+  if (std::optional<int64_t> size = env_int(env); size && *size > 0) {
+    domain.size.value = *size;
     domain.size.where = Provenance{};
-    domain.size.where.value = env.where;
-    domain.size.how = fmt::format("NVLINK_DOMAIN_SIZE={} ({})", size, env.source);
+    domain.size.where.value = primary_span(env.where);
+    domain.size.how = fmt::format("NVLINK_DOMAIN_SIZE={} ({})", *size, env_source(job, env));
     return domain;
   }
   domain.assumed = !d.gpu;

@@ -75,7 +75,7 @@ bool is_moe(const Derived& d);
 
 // The precision the model trains in: Bridge's mixed_precision (a preset name
 // or a MixedPrecisionConfig) overrides model.bf16/fp16/fp8/fp4 at start-up.
-struct Precision {
+struct ComputePrecision {
   std::optional<bool> bf16;
   std::optional<bool> fp16;
   std::optional<bool> quantized;  // fp8 or fp4 compute
@@ -83,8 +83,8 @@ struct Precision {
   Provenance where;               // where it was decided (may be empty for defaults)
   bool defaulted = false;
 };
-Precision model_precision(const Job& job);
-Note note_for(const Precision& precision);
+ComputePrecision model_precision(const Job& job);
+Note note_for(const ComputePrecision& precision);
 
 // A comm-overlap switch Megatron Bridge applies to the model
 // (overlap_moe_expert_parallel_comm, delay_wgrad_compute): the
@@ -96,17 +96,6 @@ struct Switch {
   Field from;  // the field that decided it
 };
 Switch overlap_switch(const Job& job, std::string_view field);
-
-// An environment variable the training processes see: the launch script's
-// export wins over the config's env_vars (Bridge only sets unset ones).
-struct EnvValue {
-  bool found = false;
-  std::optional<std::string> value;  // nullopt: set to something unknown
-  Span where;
-  std::string source;  // "exported", "env_vars"
-  std::string recipe;  // the recipe's note when the recipe's own env_vars set it
-};
-EnvValue env_value(const Job& job, std::string_view name);
 
 // The NVLink domain size: the GPU type's when it was given for the job, else
 // the job's own NVLINK_DOMAIN_SIZE (Megatron Bridge's and Megatron-LM's launch

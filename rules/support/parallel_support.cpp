@@ -203,32 +203,6 @@ std::optional<std::string> dataset_class(const Job& job) {
   return dot == std::string::npos ? *target.value : target.value->substr(dot + 1);
 }
 
-EnvironmentValue environment_value(const Job& job, std::string_view name) {
-  EnvironmentValue env;
-  for (const EnvSetting& setting : job.env) {
-    if (setting.name != name) continue;
-    env.set = true;
-    env.value = setting.value;
-    env.where = setting.where;
-    env.source = "the environment";
-  }
-  if (env.set) return env;
-  std::string path = fmt::format("env_vars.{}", name);
-  const ConfigValue* node = find_path(job.config, path);
-  if (!node || node->is_null()) return env;
-  env.set = true;
-  env.where = node->where;
-  env.source = path;
-  if (node->kind == ValueKind::String) {
-    env.value = node->text;
-  } else if (node->kind == ValueKind::Int) {
-    env.value = std::to_string(node->integer);
-  } else if (node->kind == ValueKind::Bool) {
-    env.value = node->boolean ? "True" : "False";  // os.environ gets str(value)
-  }
-  return env;
-}
-
 bool multi_latent_attention(const Job& job) {
   return as_bool(find_path(job.config, "model.multi_latent_attention")).value_or(false);
 }

@@ -96,21 +96,6 @@ Setting gated_linear_unit(const Job& job);
 // `_target_`; nullopt when the job does not say.
 std::optional<std::string> dataset_class(const Job& job);
 
-// An environment variable the training processes see: the launch's own
-// environment first, then Megatron Bridge's `env_vars` (applied with
-// os.environ.setdefault). `set` is false when neither sets it.
-// (Not `EnvValue`: runtime_support.h has an mblint::EnvValue of another
-// layout, and two definitions of one type break the one-definition rule: the
-// linker keeps one copy of their inline members. Found by fuzz_check.)
-struct EnvironmentValue {
-  bool set = false;
-  std::optional<std::string> value;  // nullopt: set to something unknown
-  Provenance where;
-  std::string source;  // "env_vars.CUDA_DEVICE_MAX_CONNECTIONS" or "the environment"
-};
-
-EnvironmentValue environment_value(const Job& job, std::string_view name);
-
 // Heads per tensor-parallel rank for queries and keys/values, the way
 // Megatron-Core splits them (one replicated key/value head per rank when
 // num_query_groups < TP; multi-latent attention has one key per query head).

@@ -803,37 +803,6 @@ const Precision& effective_precision(const RuleContext& context) {
 
 // --- environment --------------------------------------------------------------
 
-EnvValue env_value(const Job& job, std::string_view name) {
-  EnvValue out;
-  out.name = std::string(name);
-  for (const EnvSetting& env : job.env) {
-    if (env.name != name) continue;
-    out.known = true;
-    out.set = true;
-    out.value = env.value;
-    out.where = env.where;
-  }
-  if (out.set) return out;
-  if (job.dialect == Dialect::Bridge) {
-    if (const ConfigValue* vars = find_path(job.config, "env_vars"); vars && vars->is_map()) {
-      if (const ConfigValue* value = find_child(*vars, name)) {
-        out.known = true;
-        out.set = true;
-        out.where = value->where;
-        if (value->kind == ValueKind::String) out.value = value->text;
-        if (value->kind == ValueKind::Int) out.value = std::to_string(value->integer);
-        return out;
-      }
-    }
-  }
-  // A launch mblint read whole: what it does not export is not set (the
-  // cluster's own profile is out of sight, as for every rule).
-  bool launch = job.kind == InputKind::LaunchScript && job.entry != EntryPoint::None &&
-                job.entry != EntryPoint::Unknown;
-  out.known = launch || job.kind == InputKind::MegatronLmTestConfig;
-  return out;
-}
-
 bool has_expandable_segments(const std::string& alloc_conf) {
   for (const std::string& option : split_names(alloc_conf)) {
     if (option == "expandable_segments:True") return true;

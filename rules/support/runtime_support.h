@@ -161,20 +161,6 @@ const Precision& effective_precision(const RuleContext& context);
 
 // --- environment --------------------------------------------------------------
 
-// An environment variable as the training processes see it: the launch's
-// exports, then Bridge's `env_vars` (applied with setdefault, so the launch
-// wins). `known` is false when mblint cannot tell whether it is set (a YAML
-// file linted on its own has no launch environment).
-struct EnvValue {
-  std::string name;
-  bool known = false;
-  bool set = false;
-  std::optional<std::string> value;  // nullopt when set to something unknown
-  Provenance where;
-};
-
-EnvValue env_value(const Job& job, std::string_view name);
-
 // PYTORCH_CUDA_ALLOC_CONF holds expandable_segments:True (comma-separated options).
 bool has_expandable_segments(const std::string& alloc_conf);
 

@@ -1,5 +1,6 @@
 // The pipeline groups can use NCCL (the default) or UCC; UCC overlaps its
 // transfers only when CUDA may run more than one connection.
+#include "rules/support/config_support.h"
 #include "rules/support/parallel_support.h"
 
 namespace mblint {
@@ -26,14 +27,16 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
     return;
   }
   if (*backend.value != "ucc") return;
-  EnvironmentValue connections = environment_value(context.job, "CUDA_DEVICE_MAX_CONNECTIONS");
-  if (!connections.set || !connections.value || *connections.value != "1") return;
+  EnvLookup connections = lookup_env(context.job, "CUDA_DEVICE_MAX_CONNECTIONS");
+  if (connections.state != EnvState::Set || !connections.value || *connections.value != "1") return;
   Diagnostic diag = make_diagnostic(
       kPipelineCommBackendInvalid,
       "pipeline_model_parallel_comm_backend 'ucc' needs CUDA_DEVICE_MAX_CONNECTIONS > 1, but it is set to 1: "
       "Megatron-Core rejects UCC because its transfers would be serialized",
       primary_span(backend.where));
-  diag.notes.push_back(Note{fmt::format("CUDA_DEVICE_MAX_CONNECTIONS=1 set here ({})", connections.source),
+  diag.notes.push_back(Note{fmt::format("CUDA_DEVICE_MAX_CONNECTIONS=1 set here ({})",
+                                        connections.from_config ? "env_vars.CUDA_DEVICE_MAX_CONNECTIONS"
+                                                                : "the environment"),
                             primary_span(connections.where)});
   diag.help = "use the NCCL backend (null), or do not set CUDA_DEVICE_MAX_CONNECTIONS=1 for this run";
   if (auto edit = replace_value(backend.where, "nccl")) {
