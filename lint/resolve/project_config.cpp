@@ -268,6 +268,35 @@ void read_thresholds(Reader& r, const ConfigValue& thresholds) {
   }
 }
 
+std::optional<LocatedNumber> read_non_negative(Reader& r, const ConfigValue& value, std::string_view name) {
+  auto number = as_number(&value);
+  if (number && value.kind != ValueKind::Bool && *number >= 0 && std::isfinite(*number)) {
+    return LocatedNumber{*number, value.where.value};
+  }
+  report(r, value.where.value, fmt::format("{} is {}: expected a number of at least 0", name, to_display(value)),
+         fmt::format("write e.g. {}: 5", name));
+  return std::nullopt;
+}
+
+void read_diff(Reader& r, const ConfigValue& diff) {
+  if (!check_map(r, diff, "diff",
+                 {"max_peak_memory_increase_gib", "max_memory_fraction", "max_step_time_increase_percent",
+                  "max_throughput_drop_percent", "max_bubble_increase"})) {
+    return;
+  }
+  DiffThresholds& out = r.config.diff;
+  if (auto* v = find_child(diff, "max_peak_memory_increase_gib"))
+    out.max_peak_memory_increase_gib = read_non_negative(r, *v, "diff.max_peak_memory_increase_gib");
+  if (auto* v = find_child(diff, "max_memory_fraction"))
+    out.max_memory_fraction = read_fraction(r, *v, "diff.max_memory_fraction");
+  if (auto* v = find_child(diff, "max_step_time_increase_percent"))
+    out.max_step_time_increase_percent = read_non_negative(r, *v, "diff.max_step_time_increase_percent");
+  if (auto* v = find_child(diff, "max_throughput_drop_percent"))
+    out.max_throughput_drop_percent = read_non_negative(r, *v, "diff.max_throughput_drop_percent");
+  if (auto* v = find_child(diff, "max_bubble_increase"))
+    out.max_bubble_increase = read_non_negative(r, *v, "diff.max_bubble_increase");
+}
+
 std::optional<ContextEntry> read_context_entry(Reader& r, const ConfigValue& item) {
   if (!check_map(r, item, "context entry", {"files", "launch", "recipe", "nodes", "gpus_per_node", "gpu", "set"})) {
     if (item.is_null()) report(r, item.where.value, "empty context entry", "write - {files: GLOB, launch: SCRIPT}");
@@ -340,7 +369,7 @@ void read_require_complete(Reader& r, const ConfigValue& value) {
 void read_config(Reader& r, const ConfigValue& root) {
   if (root.is_null()) return;  // an empty file: every default
   if (!check_map(r, root, "",
-                 {"cluster", "versions", "rules", "thresholds", "context", "exclude", "require_complete"})) {
+                 {"cluster", "versions", "rules", "thresholds", "context", "exclude", "require_complete", "diff"})) {
     return;
   }
   if (auto* complete = find_child(root, "require_complete")) read_require_complete(r, *complete);
@@ -350,6 +379,7 @@ void read_config(Reader& r, const ConfigValue& root) {
   if (auto* thresholds = find_child(root, "thresholds")) read_thresholds(r, *thresholds);
   if (auto* context = find_child(root, "context")) read_context(r, *context);
   if (auto* exclude = find_child(root, "exclude")) r.config.exclude = read_text_list(r, *exclude, "exclude");
+  if (auto* diff = find_child(root, "diff")) read_diff(r, *diff);
 }
 
 // `path` relative to the config's directory, '/'-separated; empty when the

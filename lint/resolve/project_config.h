@@ -49,6 +49,16 @@ struct RuleSeverity {
   Span where;
 };
 
+// diff: how far `mblint diff` lets a change move a job before its gate fails
+// (lint/diff/diff_gate.h); a flag of the same name wins.
+struct DiffThresholds {
+  std::optional<LocatedNumber> max_peak_memory_increase_gib;    // GiB per GPU
+  std::optional<LocatedNumber> max_memory_fraction;             // of the GPU's capacity, in (0, 1]
+  std::optional<LocatedNumber> max_step_time_increase_percent;  // of the step time before
+  std::optional<LocatedNumber> max_throughput_drop_percent;     // of tokens/s/GPU before
+  std::optional<LocatedNumber> max_bubble_increase;             // the bubble's share of the step, 0.05 = 5 points
+};
+
 struct ProjectConfig {
   std::filesystem::path path;  // absolute
   std::filesystem::path dir;   // what relative paths in it resolve against
@@ -67,6 +77,7 @@ struct ProjectConfig {
   // thresholds:
   std::optional<LocatedNumber> pipeline_bubble;
   std::optional<LocatedNumber> memory_headroom;
+  DiffThresholds diff;
   std::vector<ContextEntry> context;
   std::vector<LocatedText> exclude;
   // require_complete: a partly checked job is an error (like --require-complete).

@@ -1,0 +1,353 @@
+// `mblint diff` (lint/diff, lint/cli/cli_diff.cpp) over throwaway git
+// repositories: what a change does to each job, the gate's exit codes, the
+// JSON contract (docs/diff.md), and the revision side read from git, never
+// from the disk.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "lint/cli/cli.h"
+#include "lint/diff/git_repo.h"
+#include "lint/resolve/project_config.h"
+#include "rules/registry.h"
+#include "tests/test_support.h"
+
+using namespace mblint;
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Run {
+  int code = 0;
+  std::string out, err;
+};
+
+// A git repository in a temp dir, with its own user so commits work anywhere.
+struct Repo {
+  fs::path dir;
+  Repo() {
+    dir = fs::canonical(test::make_temp_dir("mblint-diff"));
+    git({"init", "-q"});
+    git({"config", "user.name", "mblint test"});
+    git({"config", "user.email", "test@example.com"});
+    git({"config", "commit.gpgsign", "false"});
+  }
+  ~Repo() { fs::remove_all(dir); }
+  void git(const std::vector<std::string>& args) const { REQUIRE(run_git(dir, args).status == 0); }
+  void write(const std::string& name, const std::string& text) const {
+    fs::create_directories((dir / name).parent_path());
+    std::ofstream(dir / name, std::ios::binary) << text;
+  }
+  void commit(const std::string& message) const {
+    git({"add", "-A"});
+    git({"commit", "-q", "-m", message});
+  }
+  Run diff(std::vector<std::string> args) const {
+    args.insert(args.begin(), "diff");
+    std::ostringstream out, err;
+    CliEnvironment env{out, err, false, [](const std::string&) { return std::optional<std::string>(); }, dir};
+    Run run;
+    run.code = run_cli(args, all_rules(), env);
+    run.out = out.str();
+    run.err = err.str();
+    return run;
+  }
+  json diff_json(std::vector<std::string> args) const {
+    args.push_back("--format");
+    args.push_back("json");
+    Run run = diff(args);
+    INFO(run.out << run.err);
+    return json::parse(run.out);
+  }
+};
+
+// The recipe's context parallelism is 2: on 16 GPUs, TP 1 leaves DP 8.
+const char* kOtherRecipe = "llama3_8b_pretrain_8gpu_h100_fp8cs_config";  // CP 1, full recompute
+const char* kRecipeSetting = "model.context_parallel_size";
+
+// Llama 3 8B on two nodes of eight H100s; `settings` are Hydra overrides.
+std::string launch(const std::string& settings, const std::string& recipe = "llama3_8b_pretrain_8gpu_h100_bf16_config") {
+  return "#!/bin/bash\n"
+         "#SBATCH --nodes=2\n"
+         "#SBATCH --gpus-per-node=8\n"
+         "srun torchrun --nnodes 2 --nproc-per-node 8 scripts/training/run_recipe.py \\\n"
+         "  --recipe " + recipe + " \\\n"
+         "  " + settings + "\n";
+}
+
+const json* find_setting(const json& job, const std::string& key) {
+  for (const json& s : job["settings"]) {
+    if (s["key"] == key) return &s;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("diff: a TP change halves DP, lowers the memory, brings no finding, passes", "[diff]") {
+  Repo repo;
+  repo.write("launch/train.sbatch", launch("model.tensor_model_parallel_size=1"));
+  repo.commit("base");
+  repo.write("launch/train.sbatch", launch("model.tensor_model_parallel_size=2"));
+  Run run = repo.diff({});
+  INFO(run.out << run.err);
+  CHECK(run.code == 0);
+  json doc = repo.diff_json({});
+  REQUIRE(doc["jobs"].size() == 1);
+  const json& job = doc["jobs"][0];
+  CHECK(job["file"] == "launch/train.sbatch");
+  CHECK(job["line"] == 4);
+  CHECK(job["status"] == "changed");
+  const json* tp = find_setting(job, "model.tensor_model_parallel_size");
+  REQUIRE(tp);
+  CHECK((*tp)["before"] == 1);
+  CHECK((*tp)["after"] == 2);
+  CHECK((*tp)["before_at"] == "launch/train.sbatch:6");
+  CHECK((*tp)["after_at"] == "launch/train.sbatch:6");
+  CHECK(job["derived"]["world_size"]["before"] == 16);
+  CHECK(job["derived"]["world_size"]["after"] == 16);
+  CHECK(job["derived"]["data_parallel_size"]["before"] == 8);
+  CHECK(job["derived"]["data_parallel_size"]["after"] == 4);
+  double before = job["derived"]["peak_memory_gib"]["before"];
+  double after = job["derived"]["peak_memory_gib"]["after"];
+  CHECK(after < before);
+  CHECK(job["diagnostics"]["new"].empty());
+  CHECK(doc["summary"]["new_errors"] == 0);
+  CHECK(doc["summary"]["regressions"].empty());
+}
+
+TEST_CASE("diff: a change that brings an error fails the gate and lists it as new", "[diff]") {
+  Repo repo;
+  repo.write("launch/train.sbatch", launch("model.tensor_model_parallel_size=2"));
+  repo.commit("base");
+  repo.write("launch/train.sbatch", launch("model.tensor_model_parallel_size=3"));
+  Run run = repo.diff({});
+  INFO(run.out << run.err);
+  CHECK(run.code == 1);
+  json doc = repo.diff_json({});
+  REQUIRE(doc["jobs"].size() == 1);
+  const json& added = doc["jobs"][0]["diagnostics"]["new"];
+  REQUIRE(!added.empty());
+  CHECK(added[0]["severity"] == "error");
+  CHECK(added[0]["file"] == "launch/train.sbatch");
+  CHECK(doc["jobs"][0]["diagnostics"]["fixed"].empty());
+  CHECK(doc["summary"]["new_errors"] == added.size());
+  // The reverse fixes the error, which never fails the gate.
+  repo.commit("bad");
+  repo.write("launch/train.sbatch", launch("model.tensor_model_parallel_size=2"));
+  Run back = repo.diff({});
+  CHECK(back.code == 0);
+  json fixed = repo.diff_json({});
+  CHECK(fixed["jobs"][0]["diagnostics"]["fixed"].size() == added.size());
+  CHECK(fixed["summary"]["new_errors"] == 0);
+}
+
+TEST_CASE("diff: a micro-batch raise fails over a memory limit and passes under it", "[diff]") {
+  Repo repo;
+  repo.write("launch/train.sbatch", launch("train.micro_batch_size=1"));
+  repo.commit("base");
+  repo.write("launch/train.sbatch", launch("train.micro_batch_size=2"));
+  json doc = repo.diff_json({});
+  REQUIRE(doc["jobs"].size() == 1);
+  const json& memory = doc["jobs"][0]["derived"]["peak_memory_gib"];
+  double rise = memory["after"].get<double>() - memory["before"].get<double>();
+  REQUIRE(rise > 1);
+  CHECK(doc["jobs"][0]["diagnostics"]["new"].empty());
+
+  CHECK(repo.diff({"--max-peak-memory-increase-gib", "1"}).code == 1);
+  CHECK(repo.diff({"--max-peak-memory-increase-gib", "100"}).code == 0);
+  json over = repo.diff_json({"--max-peak-memory-increase-gib", "1"});
+  REQUIRE(over["summary"]["regressions"].size() == 1);
+  const json& regression = over["summary"]["regressions"][0];
+  CHECK(regression["limit"] == "max_peak_memory_increase_gib");
+  CHECK(regression["threshold"] == 1.0);
+  CHECK(regression["before"] == memory["before"]);
+  CHECK(regression["after"] == memory["after"]);
+  CHECK(regression["file"] == "launch/train.sbatch");
+
+  // The same limits from .mblint.yaml's diff: section; a flag wins.
+  repo.write(".mblint.yaml", "diff:\n  max_peak_memory_increase_gib: 1\n");
+  CHECK(repo.diff({}).code == 1);
+  CHECK(repo.diff({"--max-peak-memory-increase-gib", "100"}).code == 0);
+  repo.write(".mblint.yaml", "diff:\n  max_peak_memory_increase_gib: 100\n");
+  CHECK(repo.diff({}).code == 0);
+}
+
+TEST_CASE("diff: a recipe change is attributed to the recipe", "[diff]") {
+  Repo repo;
+  repo.write("launch/train.sbatch", launch("train.micro_batch_size=1"));
+  repo.commit("base");
+  repo.write("launch/train.sbatch", launch("train.micro_batch_size=1", kOtherRecipe));
+  json doc = repo.diff_json({});
+  REQUIRE(doc["jobs"].size() == 1);
+  const json& job = doc["jobs"][0];
+  CHECK(job["status"] == "changed");
+  const json* moved = find_setting(job, kRecipeSetting);
+  REQUIRE(moved);
+  CHECK((*moved)["after_layer"] == "recipe");
+  CHECK((*moved)["after_at"] == "launch/train.sbatch:5");
+  CHECK((*moved)["before_layer"] == "recipe");
+  CHECK((*moved)["before"] == 2);
+  CHECK((*moved)["after"] == 1);
+}
+
+TEST_CASE("diff: a file added and a file removed", "[diff]") {
+  Repo repo;
+  repo.write("launch/old.sbatch", launch("model.tensor_model_parallel_size=2"));
+  repo.write("launch/kept.sbatch", launch("model.tensor_model_parallel_size=2"));
+  repo.commit("base");
+  fs::remove(repo.dir / "launch/old.sbatch");
+  repo.write("launch/new.sbatch", launch("model.tensor_model_parallel_size=4"));  // untracked: the working tree has it
+  json doc = repo.diff_json({"--all"});
+  REQUIRE(doc["jobs"].size() == 3);
+  CHECK(doc["jobs"][0]["file"] == "launch/kept.sbatch");
+  CHECK(doc["jobs"][0]["status"] == "unchanged");
+  CHECK(doc["jobs"][1]["file"] == "launch/new.sbatch");
+  CHECK(doc["jobs"][1]["status"] == "added");
+  CHECK(doc["jobs"][1]["derived"]["data_parallel_size"]["before"].is_null());
+  CHECK(doc["jobs"][1]["derived"]["data_parallel_size"]["after"] == 2);
+  CHECK(doc["jobs"][2]["file"] == "launch/old.sbatch");
+  CHECK(doc["jobs"][2]["status"] == "removed");
+  CHECK(doc["jobs"][2]["derived"]["data_parallel_size"]["before"] == 4);
+  CHECK(doc["summary"]["added"] == 1);
+  CHECK(doc["summary"]["removed"] == 1);
+  CHECK(doc["summary"]["unchanged"] == 1);
+  // Without --all the unchanged job is counted, not listed.
+  CHECK(repo.diff_json({})["jobs"].size() == 2);
+}
+
+TEST_CASE("diff: a change in a sourced file moves the script's job, read at each revision", "[diff]") {
+  Repo repo;
+  repo.write("launch/env.sh", "TP=1\n");
+  repo.write("launch/train.sbatch", "source launch/env.sh\n" + launch("model.tensor_model_parallel_size=$TP"));
+  repo.commit("base");
+  repo.write("launch/env.sh", "TP=2\n");
+  json doc = repo.diff_json({});
+  REQUIRE(doc["jobs"].size() == 1);
+  const json& job = doc["jobs"][0];
+  CHECK(job["file"] == "launch/train.sbatch");
+  CHECK(job["status"] == "changed");
+  const json* tp = find_setting(job, "model.tensor_model_parallel_size");
+  REQUIRE(tp);
+  CHECK((*tp)["before"] == 1);
+  CHECK((*tp)["after"] == 2);
+  CHECK((*tp)["before_at"] == "launch/env.sh:1");
+  CHECK((*tp)["after_at"] == "launch/env.sh:1");
+  CHECK(job["derived"]["data_parallel_size"]["before"] == 8);
+  CHECK(job["derived"]["data_parallel_size"]["after"] == 4);
+}
+
+TEST_CASE("diff: two revisions are both read from git, not from the disk", "[diff]") {
+  Repo repo;
+  repo.write("launch/train.sbatch", launch("model.tensor_model_parallel_size=1"));
+  repo.commit("one");
+  repo.write("launch/train.sbatch", launch("model.tensor_model_parallel_size=2"));
+  repo.commit("two");
+  repo.write("launch/train.sbatch", launch("model.tensor_model_parallel_size=8"));  // the disk: neither side
+  json doc = repo.diff_json({"HEAD~1", "HEAD"});
+  REQUIRE(doc["jobs"].size() == 1);
+  CHECK(doc["head"] != "WORKTREE");
+  CHECK(doc["head"].get<std::string>().size() == 40);
+  const json* tp = find_setting(doc["jobs"][0], "model.tensor_model_parallel_size");
+  REQUIRE(tp);
+  CHECK((*tp)["before"] == 1);
+  CHECK((*tp)["after"] == 2);
+  // One revision: that revision against the working tree.
+  json one = repo.diff_json({"HEAD~1"});
+  CHECK(one["head"] == "WORKTREE");
+  CHECK((*find_setting(one["jobs"][0], "model.tensor_model_parallel_size"))["after"] == 8);
+}
+
+TEST_CASE("diff: usage errors exit 2 with a clear message", "[diff]") {
+  fs::path outside = fs::canonical(test::make_temp_dir("mblint-diff-nogit"));
+  std::ostringstream out, err;
+  CliEnvironment env{out, err, false, [](const std::string&) { return std::optional<std::string>(); }, outside};
+  CHECK(run_cli({"diff"}, all_rules(), env) == 2);
+  CHECK(err.str().find("is not in a git repository") != std::string::npos);
+  fs::remove_all(outside);
+
+  Repo repo;
+  repo.write("launch/train.sbatch", launch("model.tensor_model_parallel_size=1"));
+  repo.commit("base");
+  Run unknown = repo.diff({"no-such-revision"});
+  CHECK(unknown.code == 2);
+  CHECK(unknown.err.find("'no-such-revision' is neither a revision of the repository") != std::string::npos);
+  CHECK(repo.diff({"--format", "yaml"}).code == 2);
+}
+
+TEST_CASE("diff --format json follows the contract", "[diff]") {
+  Repo repo;
+  repo.write("launch/train.sbatch", launch("model.tensor_model_parallel_size=1"));
+  repo.commit("base");
+  repo.write("launch/train.sbatch", launch("model.tensor_model_parallel_size=3"));
+  json doc = repo.diff_json({});
+  std::vector<std::string> keys;
+  for (auto it = doc.begin(); it != doc.end(); ++it) keys.push_back(it.key());
+  CHECK(keys == std::vector<std::string>{"version", "base", "head", "jobs", "diagnostics", "summary"});
+  CHECK(doc["version"] == 1);
+  CHECK(doc["base"].get<std::string>().size() == 40);
+  CHECK(doc["head"] == "WORKTREE");
+  const json& job = doc["jobs"][0];
+  keys.clear();
+  for (auto it = job.begin(); it != job.end(); ++it) keys.push_back(it.key());
+  CHECK(keys == std::vector<std::string>{"file", "line", "status", "settings", "derived", "diagnostics"});
+  const json& setting = job["settings"][0];
+  keys.clear();
+  for (auto it = setting.begin(); it != setting.end(); ++it) keys.push_back(it.key());
+  CHECK(keys == std::vector<std::string>{"key", "before", "after", "before_at", "after_at", "before_layer", "after_layer"});
+  for (auto it = job["derived"].begin(); it != job["derived"].end(); ++it) {
+    CHECK(it.value().size() == 2);
+    CHECK(it.value().contains("before"));
+    CHECK(it.value().contains("after"));
+  }
+  CHECK(job["diagnostics"]["new"][0].contains("rule"));
+  CHECK(job["diagnostics"]["new"][0].contains("message"));
+  keys.clear();
+  for (auto it = doc["summary"].begin(); it != doc["summary"].end(); ++it) keys.push_back(it.key());
+  CHECK(keys == std::vector<std::string>{"changed", "added", "removed", "unchanged", "new_errors", "regressions"});
+}
+
+TEST_CASE("diff: markdown, github and sarif", "[diff]") {
+  Repo repo;
+  repo.write("launch/train.sbatch", launch("model.tensor_model_parallel_size=1"));
+  repo.commit("base");
+  repo.write("launch/train.sbatch", launch("model.tensor_model_parallel_size=3"));
+  Run markdown = repo.diff({"--format", "markdown"});
+  CHECK(markdown.out.find("#### `launch/train.sbatch:4` — changed") != std::string::npos);
+  CHECK(markdown.out.find("| `model.tensor_model_parallel_size` | `1` | `3` | launch/train.sbatch:6 (override) |") !=
+        std::string::npos);
+  CHECK(markdown.out.find("New findings:") != std::string::npos);
+  Run github = repo.diff({"--format", "github"});
+  CHECK(github.code == 1);
+  CHECK(github.out.rfind("::error file=launch/train.sbatch", 0) == 0);
+  Run sarif = repo.diff({"--format", "sarif"});
+  json results = json::parse(sarif.out)["runs"][0]["results"];
+  CHECK(!results.empty());
+  Run text = repo.diff({});
+  CHECK(text.out.find("changed launch/train.sbatch:4\n") != std::string::npos);
+  CHECK(text.out.find("model.tensor_model_parallel_size  1 -> 3") != std::string::npos);
+  CHECK(text.out.find("\033[") == std::string::npos);  // not a terminal: no colour
+}
+
+TEST_CASE("diff: .mblint.yaml's diff: section is typed and its keys checked", "[diff]") {
+  fs::path dir = fs::canonical(test::make_temp_dir("mblint-diff-config"));
+  std::ofstream(dir / ".mblint.yaml") << "diff:\n  max_memory_fraction: 1.5\n  max_step_time_increase_percent: 10\n"
+                                         "  max_bubble_increase: -1\n  max_peak_memory: 3\n";
+  SourceSet sources;
+  std::vector<Diagnostic> problems;
+  ProjectConfig config =
+      load_project_config(sources, dir / ".mblint.yaml", ".mblint.yaml", Span{}, rule_names(all_rules()), problems);
+  fs::remove_all(dir);
+  REQUIRE(problems.size() == 3);
+  CHECK(problems[0].message == "unknown key 'max_peak_memory' in diff: mblint ignores it");
+  CHECK(problems[1].message == "diff.max_memory_fraction is 1.5: expected a fraction above 0 and at most 1");
+  CHECK(problems[2].message == "diff.max_bubble_increase is -1: expected a number of at least 0");
+  CHECK(line_col(sources.files[problems[1].where.file], problems[1].where.begin).line == 2);
+  REQUIRE(config.diff.max_step_time_increase_percent);
+  CHECK(config.diff.max_step_time_increase_percent->value == 10);
+  CHECK(!config.diff.max_memory_fraction);
+}
