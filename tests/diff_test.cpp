@@ -5,26 +5,26 @@
 #include <catch2/catch.hpp>
 
 #include <fstream>
+#include <regex>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
+#include "lint/base/file_reader.h"
 #include "lint/cli/cli.h"
 #include "lint/diff/git_repo.h"
 #include "lint/resolve/project_config.h"
 #include "rules/registry.h"
+#include "tests/cli_run.h"
 #include "tests/test_support.h"
 
 using namespace mblint;
-using nlohmann::json;
+using json = nlohmann::ordered_json;  // the keys in the order written
 namespace fs = std::filesystem;
 
 namespace {
 
-struct Run {
-  int code = 0;
-  std::string out, err;
-};
+using Run = test::CliRun;
 
 // A git repository in a temp dir, with its own user so commits work anywhere.
 struct Repo {
@@ -46,15 +46,15 @@ struct Repo {
     git({"add", "-A"});
     git({"commit", "-q", "-m", message});
   }
+  // `file` committed with `before`, then `after` in the working tree.
+  void change(const std::string& file, const std::string& before, const std::string& after) const {
+    write(file, before);
+    commit("base");
+    write(file, after);
+  }
   Run diff(std::vector<std::string> args) const {
     args.insert(args.begin(), "diff");
-    std::ostringstream out, err;
-    CliEnvironment env{out, err, false, [](const std::string&) { return std::optional<std::string>(); }, dir};
-    Run run;
-    run.code = run_cli(args, all_rules(), env);
-    run.out = out.str();
-    run.err = err.str();
-    return run;
+    return test::run_cli_in(dir, args);
   }
   json diff_json(std::vector<std::string> args) const {
     args.push_back("--format");
@@ -65,9 +65,14 @@ struct Repo {
   }
 };
 
-// The recipe's context parallelism is 2: on 16 GPUs, TP 1 leaves DP 8.
+// The recipe's context parallelism is 2: on 16 GPUs, TP 2 leaves DP 4.
 const char* kOtherRecipe = "llama3_8b_pretrain_8gpu_h100_fp8cs_config";  // CP 1, full recompute
 const char* kRecipeSetting = "model.context_parallel_size";
+
+// Tensor parallelism with sequence parallelism, which TP > 1 wants (tp-without-sequence-parallel).
+std::string tp(const std::string& size) {
+  return "model.tensor_model_parallel_size=" + size + " model.sequence_parallel=true";
+}
 
 // Llama 3 8B on two nodes of eight H100s; `settings` are Hydra overrides.
 std::string launch(const std::string& settings, const std::string& recipe = "llama3_8b_pretrain_8gpu_h100_bf16_config") {
@@ -90,9 +95,7 @@ const json* find_setting(const json& job, const std::string& key) {
 
 TEST_CASE("diff: a TP change halves DP, lowers the memory, brings no finding, passes", "[diff]") {
   Repo repo;
-  repo.write("launch/train.sbatch", launch("model.tensor_model_parallel_size=1"));
-  repo.commit("base");
-  repo.write("launch/train.sbatch", launch("model.tensor_model_parallel_size=2"));
+  repo.change("launch/train.sbatch", launch(tp("2")), launch(tp("4")));
   Run run = repo.diff({});
   INFO(run.out << run.err);
   CHECK(run.code == 0);
@@ -104,41 +107,46 @@ TEST_CASE("diff: a TP change halves DP, lowers the memory, brings no finding, pa
   CHECK(job["status"] == "changed");
   const json* tp = find_setting(job, "model.tensor_model_parallel_size");
   REQUIRE(tp);
-  CHECK((*tp)["before"] == 1);
-  CHECK((*tp)["after"] == 2);
+  CHECK((*tp)["before"] == 2);
+  CHECK((*tp)["after"] == 4);
   CHECK((*tp)["before_at"] == "launch/train.sbatch:6");
   CHECK((*tp)["after_at"] == "launch/train.sbatch:6");
+  CHECK((*tp)["after_layer"] == "override");
   CHECK(job["derived"]["world_size"]["before"] == 16);
   CHECK(job["derived"]["world_size"]["after"] == 16);
-  CHECK(job["derived"]["data_parallel_size"]["before"] == 8);
-  CHECK(job["derived"]["data_parallel_size"]["after"] == 4);
-  double before = job["derived"]["peak_memory_gib"]["before"];
-  double after = job["derived"]["peak_memory_gib"]["after"];
-  CHECK(after < before);
+  CHECK(job["derived"]["data_parallel_size"]["before"] == 4);
+  CHECK(job["derived"]["data_parallel_size"]["after"] == 2);
+  CHECK(job["derived"]["microbatches"]["before"] == 32);
+  CHECK(job["derived"]["microbatches"]["after"] == 64);
+  // The memory model's figures for Llama 3 8B, CP 2, on H100 (docs/memory.md).
+  CHECK(job["derived"]["peak_memory_gib"]["before"] == 35.78);
+  CHECK(job["derived"]["peak_memory_gib"]["after"] == 21.52);
+  CHECK(job["derived"]["step_time_s"]["after"] > job["derived"]["step_time_s"]["before"]);
   CHECK(job["diagnostics"]["new"].empty());
+  CHECK(job["diagnostics"]["fixed"].empty());
   CHECK(doc["summary"]["new_errors"] == 0);
   CHECK(doc["summary"]["regressions"].empty());
 }
 
 TEST_CASE("diff: a change that brings an error fails the gate and lists it as new", "[diff]") {
   Repo repo;
-  repo.write("launch/train.sbatch", launch("model.tensor_model_parallel_size=2"));
-  repo.commit("base");
-  repo.write("launch/train.sbatch", launch("model.tensor_model_parallel_size=3"));
+  repo.change("launch/train.sbatch", launch(tp("2")), launch(tp("3")));
   Run run = repo.diff({});
   INFO(run.out << run.err);
   CHECK(run.code == 1);
   json doc = repo.diff_json({});
   REQUIRE(doc["jobs"].size() == 1);
   const json& added = doc["jobs"][0]["diagnostics"]["new"];
-  REQUIRE(!added.empty());
+  REQUIRE(added.size() == 1);
+  CHECK(added[0]["rule"] == "cp-sequence-parallel-divisibility");
   CHECK(added[0]["severity"] == "error");
   CHECK(added[0]["file"] == "launch/train.sbatch");
+  CHECK(added[0]["line"] == 6);
   CHECK(doc["jobs"][0]["diagnostics"]["fixed"].empty());
-  CHECK(doc["summary"]["new_errors"] == added.size());
+  CHECK(doc["summary"]["new_errors"] == 1);
   // The reverse fixes the error, which never fails the gate.
   repo.commit("bad");
-  repo.write("launch/train.sbatch", launch("model.tensor_model_parallel_size=2"));
+  repo.write("launch/train.sbatch", launch(tp("2")));
   Run back = repo.diff({});
   CHECK(back.code == 0);
   json fixed = repo.diff_json({});
@@ -148,40 +156,44 @@ TEST_CASE("diff: a change that brings an error fails the gate and lists it as ne
 
 TEST_CASE("diff: a micro-batch raise fails over a memory limit and passes under it", "[diff]") {
   Repo repo;
-  repo.write("launch/train.sbatch", launch("train.micro_batch_size=1"));
-  repo.commit("base");
-  repo.write("launch/train.sbatch", launch("train.micro_batch_size=2"));
+  repo.change("launch/train.sbatch", launch(tp("2") + " train.micro_batch_size=1"),
+              launch(tp("2") + " train.micro_batch_size=2"));
   json doc = repo.diff_json({});
   REQUIRE(doc["jobs"].size() == 1);
   const json& memory = doc["jobs"][0]["derived"]["peak_memory_gib"];
-  double rise = memory["after"].get<double>() - memory["before"].get<double>();
-  REQUIRE(rise > 1);
+  CHECK(memory["before"] == 35.78);
+  CHECK(memory["after"] == 47.86);  // 12.08 GiB more
   CHECK(doc["jobs"][0]["diagnostics"]["new"].empty());
+  CHECK(repo.diff({}).code == 0);  // no limit: the rise alone does not fail
 
-  CHECK(repo.diff({"--max-peak-memory-increase-gib", "1"}).code == 1);
-  CHECK(repo.diff({"--max-peak-memory-increase-gib", "100"}).code == 0);
-  json over = repo.diff_json({"--max-peak-memory-increase-gib", "1"});
+  CHECK(repo.diff({"--max-peak-memory-increase-gib", "12"}).code == 1);
+  CHECK(repo.diff({"--max-peak-memory-increase-gib", "12.5"}).code == 0);
+  json over = repo.diff_json({"--max-peak-memory-increase-gib", "12"});
   REQUIRE(over["summary"]["regressions"].size() == 1);
   const json& regression = over["summary"]["regressions"][0];
   CHECK(regression["limit"] == "max_peak_memory_increase_gib");
-  CHECK(regression["threshold"] == 1.0);
-  CHECK(regression["before"] == memory["before"]);
-  CHECK(regression["after"] == memory["after"]);
+  CHECK(regression["threshold"] == 12.0);
+  CHECK(regression["before"] == 35.78);
+  CHECK(regression["after"] == 47.86);
   CHECK(regression["file"] == "launch/train.sbatch");
+  CHECK(regression["line"] == 4);
+  CHECK(regression["message"] == "peak memory per GPU rises by 12.08 GiB (35.78 -> 47.86; limit 12 GiB)");
+  // 47.86 of the H100's 79.11 GiB is 60%.
+  CHECK(repo.diff({"--max-memory-fraction", "0.6"}).code == 1);
+  CHECK(repo.diff({"--max-memory-fraction", "0.61"}).code == 0);
 
   // The same limits from .mblint.yaml's diff: section; a flag wins.
-  repo.write(".mblint.yaml", "diff:\n  max_peak_memory_increase_gib: 1\n");
+  repo.write(".mblint.yaml", "diff:\n  max_peak_memory_increase_gib: 12\n");
   CHECK(repo.diff({}).code == 1);
-  CHECK(repo.diff({"--max-peak-memory-increase-gib", "100"}).code == 0);
-  repo.write(".mblint.yaml", "diff:\n  max_peak_memory_increase_gib: 100\n");
+  CHECK(repo.diff({"--max-peak-memory-increase-gib", "12.5"}).code == 0);
+  repo.write(".mblint.yaml", "diff:\n  max_peak_memory_increase_gib: 12.5\n");
   CHECK(repo.diff({}).code == 0);
 }
 
 TEST_CASE("diff: a recipe change is attributed to the recipe", "[diff]") {
   Repo repo;
-  repo.write("launch/train.sbatch", launch("train.micro_batch_size=1"));
-  repo.commit("base");
-  repo.write("launch/train.sbatch", launch("train.micro_batch_size=1", kOtherRecipe));
+  repo.change("launch/train.sbatch", launch(tp("2") + " train.micro_batch_size=1"),
+              launch(tp("2") + " train.micro_batch_size=1", kOtherRecipe));
   json doc = repo.diff_json({});
   REQUIRE(doc["jobs"].size() == 1);
   const json& job = doc["jobs"][0];
@@ -190,6 +202,7 @@ TEST_CASE("diff: a recipe change is attributed to the recipe", "[diff]") {
   REQUIRE(moved);
   CHECK((*moved)["after_layer"] == "recipe");
   CHECK((*moved)["after_at"] == "launch/train.sbatch:5");
+  CHECK((*moved)["before_at"] == "launch/train.sbatch:5");
   CHECK((*moved)["before_layer"] == "recipe");
   CHECK((*moved)["before"] == 2);
   CHECK((*moved)["after"] == 1);
@@ -197,11 +210,11 @@ TEST_CASE("diff: a recipe change is attributed to the recipe", "[diff]") {
 
 TEST_CASE("diff: a file added and a file removed", "[diff]") {
   Repo repo;
-  repo.write("launch/old.sbatch", launch("model.tensor_model_parallel_size=2"));
-  repo.write("launch/kept.sbatch", launch("model.tensor_model_parallel_size=2"));
+  repo.write("launch/old.sbatch", launch(tp("2")));
+  repo.write("launch/kept.sbatch", launch(tp("2")));
   repo.commit("base");
   fs::remove(repo.dir / "launch/old.sbatch");
-  repo.write("launch/new.sbatch", launch("model.tensor_model_parallel_size=4"));  // untracked: the working tree has it
+  repo.write("launch/new.sbatch", launch(tp("4")));  // untracked: the working tree has it
   json doc = repo.diff_json({"--all"});
   REQUIRE(doc["jobs"].size() == 3);
   CHECK(doc["jobs"][0]["file"] == "launch/kept.sbatch");
@@ -222,10 +235,10 @@ TEST_CASE("diff: a file added and a file removed", "[diff]") {
 
 TEST_CASE("diff: a change in a sourced file moves the script's job, read at each revision", "[diff]") {
   Repo repo;
-  repo.write("launch/env.sh", "TP=1\n");
-  repo.write("launch/train.sbatch", "source launch/env.sh\n" + launch("model.tensor_model_parallel_size=$TP"));
-  repo.commit("base");
   repo.write("launch/env.sh", "TP=2\n");
+  repo.write("launch/train.sbatch", "source launch/env.sh\n" + launch(tp("$TP")));
+  repo.commit("base");
+  repo.write("launch/env.sh", "TP=4\n");
   json doc = repo.diff_json({});
   REQUIRE(doc["jobs"].size() == 1);
   const json& job = doc["jobs"][0];
@@ -233,29 +246,29 @@ TEST_CASE("diff: a change in a sourced file moves the script's job, read at each
   CHECK(job["status"] == "changed");
   const json* tp = find_setting(job, "model.tensor_model_parallel_size");
   REQUIRE(tp);
-  CHECK((*tp)["before"] == 1);
-  CHECK((*tp)["after"] == 2);
+  CHECK((*tp)["before"] == 2);
+  CHECK((*tp)["after"] == 4);
   CHECK((*tp)["before_at"] == "launch/env.sh:1");
   CHECK((*tp)["after_at"] == "launch/env.sh:1");
-  CHECK(job["derived"]["data_parallel_size"]["before"] == 8);
-  CHECK(job["derived"]["data_parallel_size"]["after"] == 4);
+  CHECK(job["derived"]["data_parallel_size"]["before"] == 4);
+  CHECK(job["derived"]["data_parallel_size"]["after"] == 2);
 }
 
 TEST_CASE("diff: two revisions are both read from git, not from the disk", "[diff]") {
   Repo repo;
-  repo.write("launch/train.sbatch", launch("model.tensor_model_parallel_size=1"));
+  repo.write("launch/train.sbatch", launch(tp("2")));
   repo.commit("one");
-  repo.write("launch/train.sbatch", launch("model.tensor_model_parallel_size=2"));
+  repo.write("launch/train.sbatch", launch(tp("4")));
   repo.commit("two");
-  repo.write("launch/train.sbatch", launch("model.tensor_model_parallel_size=8"));  // the disk: neither side
+  repo.write("launch/train.sbatch", launch(tp("8")));  // the disk: neither side
   json doc = repo.diff_json({"HEAD~1", "HEAD"});
   REQUIRE(doc["jobs"].size() == 1);
   CHECK(doc["head"] != "WORKTREE");
   CHECK(doc["head"].get<std::string>().size() == 40);
   const json* tp = find_setting(doc["jobs"][0], "model.tensor_model_parallel_size");
   REQUIRE(tp);
-  CHECK((*tp)["before"] == 1);
-  CHECK((*tp)["after"] == 2);
+  CHECK((*tp)["before"] == 2);
+  CHECK((*tp)["after"] == 4);
   // One revision: that revision against the working tree.
   json one = repo.diff_json({"HEAD~1"});
   CHECK(one["head"] == "WORKTREE");
@@ -271,7 +284,7 @@ TEST_CASE("diff: usage errors exit 2 with a clear message", "[diff]") {
   fs::remove_all(outside);
 
   Repo repo;
-  repo.write("launch/train.sbatch", launch("model.tensor_model_parallel_size=1"));
+  repo.write("launch/train.sbatch", launch(tp("2")));
   repo.commit("base");
   Run unknown = repo.diff({"no-such-revision"});
   CHECK(unknown.code == 2);
@@ -281,9 +294,7 @@ TEST_CASE("diff: usage errors exit 2 with a clear message", "[diff]") {
 
 TEST_CASE("diff --format json follows the contract", "[diff]") {
   Repo repo;
-  repo.write("launch/train.sbatch", launch("model.tensor_model_parallel_size=1"));
-  repo.commit("base");
-  repo.write("launch/train.sbatch", launch("model.tensor_model_parallel_size=3"));
+  repo.change("launch/train.sbatch", launch(tp("2")), launch(tp("3")));
   json doc = repo.diff_json({});
   std::vector<std::string> keys;
   for (auto it = doc.begin(); it != doc.end(); ++it) keys.push_back(it.key());
@@ -313,12 +324,10 @@ TEST_CASE("diff --format json follows the contract", "[diff]") {
 
 TEST_CASE("diff: markdown, github and sarif", "[diff]") {
   Repo repo;
-  repo.write("launch/train.sbatch", launch("model.tensor_model_parallel_size=1"));
-  repo.commit("base");
-  repo.write("launch/train.sbatch", launch("model.tensor_model_parallel_size=3"));
+  repo.change("launch/train.sbatch", launch(tp("2")), launch(tp("3")));
   Run markdown = repo.diff({"--format", "markdown"});
   CHECK(markdown.out.find("#### `launch/train.sbatch:4` — changed") != std::string::npos);
-  CHECK(markdown.out.find("| `model.tensor_model_parallel_size` | `1` | `3` | launch/train.sbatch:6 (override) |") !=
+  CHECK(markdown.out.find("| `model.tensor_model_parallel_size` | `2` | `3` | launch/train.sbatch:6 (override) |") !=
         std::string::npos);
   CHECK(markdown.out.find("New findings:") != std::string::npos);
   Run github = repo.diff({"--format", "github"});
@@ -329,7 +338,9 @@ TEST_CASE("diff: markdown, github and sarif", "[diff]") {
   CHECK(!results.empty());
   Run text = repo.diff({});
   CHECK(text.out.find("changed launch/train.sbatch:4\n") != std::string::npos);
-  CHECK(text.out.find("model.tensor_model_parallel_size  1 -> 3") != std::string::npos);
+  CHECK(std::regex_search(text.out, std::regex(R"(\n  model\.tensor_model_parallel_size +2 -> 3 +launch/train\.sbatch:6 \(override\)\n)")));
+  CHECK(text.out.find("  new error launch/train.sbatch:6: ") != std::string::npos);
+  CHECK(text.out.find("1 changed, 0 added, 0 removed, 0 unchanged; 1 new error; no regressions\n") != std::string::npos);
   CHECK(text.out.find("\033[") == std::string::npos);  // not a terminal: no colour
 }
 
@@ -350,4 +361,25 @@ TEST_CASE("diff: .mblint.yaml's diff: section is typed and its keys checked", "[
   REQUIRE(config.diff.max_step_time_increase_percent);
   CHECK(config.diff.max_step_time_increase_percent->value == 10);
   CHECK(!config.diff.max_memory_fraction);
+}
+
+TEST_CASE("diff: a sealed overlay hides the disk's files under its directory", "[diff]") {
+  fs::path dir = fs::canonical(test::make_temp_dir("mblint-diff-sealed"));
+  std::ofstream(dir / "on_disk.sh") << "echo disk\n";
+  std::ofstream(dir.parent_path() / (dir.filename().string() + "-beside.sh")) << "echo beside\n";
+  std::map<fs::path, std::string> overlay = {{dir / "in_revision.sh", "echo revision\n"}, {sealed_key(dir), ""}};
+  CHECK(source_file_exists(dir / "in_revision.sh", &overlay));
+  CHECK(!source_file_exists(dir / "on_disk.sh", &overlay));
+  CHECK(source_file_exists(dir / "on_disk.sh", nullptr));
+  fs::path beside = dir.parent_path() / (dir.filename().string() + "-beside.sh");
+  CHECK(source_file_exists(beside, &overlay));  // outside the sealed directory: the disk decides
+  SourceSet sources;
+  ReadResult hidden = read_source_file(sources, dir / "on_disk.sh", "on_disk.sh", Span{}, kMaxInputBytes, &overlay);
+  REQUIRE(hidden.problem);
+  CHECK(hidden.problem->message == "cannot read 'on_disk.sh': no such file");
+  ReadResult revision = read_source_file(sources, dir / "in_revision.sh", "in_revision.sh", Span{}, kMaxInputBytes, &overlay);
+  REQUIRE(!revision.problem);
+  CHECK(sources.files[revision.file].text == "echo revision\n");
+  fs::remove(beside);
+  fs::remove_all(dir);
 }
