@@ -188,6 +188,13 @@ TEST_CASE("diff: a micro-batch raise fails over a memory limit and passes under 
   CHECK(repo.diff({"--max-peak-memory-increase-gib", "12.5"}).code == 0);
   repo.write(".mblint.yaml", "diff:\n  max_peak_memory_increase_gib: 12.5\n");
   CHECK(repo.diff({}).code == 0);
+  // A limit that does not read stops the gate rather than pass without it.
+  repo.write(".mblint.yaml", "diff:\n  max_peak_memory_increase: 12\n");
+  Run typo = repo.diff({});
+  CHECK(typo.code == 2);
+  CHECK(typo.err.find(".mblint.yaml:2:3: error: unknown key 'max_peak_memory_increase' in diff: mblint ignores it") !=
+        std::string::npos);
+  CHECK(typo.err.find("did you mean max_peak_memory_increase_gib?") != std::string::npos);
 }
 
 TEST_CASE("diff: a recipe change is attributed to the recipe", "[diff]") {
@@ -231,6 +238,14 @@ TEST_CASE("diff: a file added and a file removed", "[diff]") {
   CHECK(doc["summary"]["unchanged"] == 1);
   // Without --all the unchanged job is counted, not listed.
   CHECK(repo.diff_json({})["jobs"].size() == 2);
+  // Paths after the revision: only those files, shown as named.
+  json kept = repo.diff_json({"HEAD", "launch/kept.sbatch", "--all"});
+  REQUIRE(kept["jobs"].size() == 1);
+  CHECK(kept["jobs"][0]["file"] == "launch/kept.sbatch");
+  CHECK(kept["jobs"][0]["status"] == "unchanged");
+  json under = repo.diff_json({"launch"});
+  CHECK(under["summary"]["added"] == 1);
+  CHECK(under["summary"]["removed"] == 1);
 }
 
 TEST_CASE("diff: a change in a sourced file moves the script's job, read at each revision", "[diff]") {
@@ -342,6 +357,9 @@ TEST_CASE("diff: markdown, github and sarif", "[diff]") {
   CHECK(text.out.find("  new error launch/train.sbatch:6: ") != std::string::npos);
   CHECK(text.out.find("1 changed, 0 added, 0 removed, 0 unchanged; 1 new error; no regressions\n") != std::string::npos);
   CHECK(text.out.find("\033[") == std::string::npos);  // not a terminal: no colour
+  Run colour = repo.diff({"--color", "always"});
+  CHECK(colour.out.find("\033[33mchanged\033[0m \033[1mlaunch/train.sbatch:4\033[0m\n") != std::string::npos);
+  CHECK(colour.out.find("  \033[31mnew\033[0m error launch/train.sbatch:6: ") != std::string::npos);
 }
 
 TEST_CASE("diff: .mblint.yaml's diff: section is typed and its keys checked", "[diff]") {

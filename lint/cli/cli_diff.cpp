@@ -81,7 +81,7 @@ std::optional<int> read_targets(const std::vector<std::string>& args, const fs::
       ++revisions;
       continue;
     }
-    targets.paths.push_back((env.cwd / arg).lexically_normal().string());
+    targets.paths.push_back(arg);  // as named: the run resolves it from the working directory and shows it so
   }
   auto base = resolve_commit(root, targets.base);
   if (!base) return usage_error(env, fmt::format("diff: unknown revision '{}' (the repository has no commit yet?)", targets.base));
@@ -115,15 +115,23 @@ DiffLimits read_limits(const cxxopts::ParseResult& parsed, const ProjectConfig* 
 // The project config whose diff: limits apply: --config, else the nearest
 // .mblint.yaml above the working directory (its problems are reported by the
 // lint run of each side, which reads it too).
-std::unique_ptr<ProjectConfig> gate_config(const LintOptions& options, const fs::path& cwd, RuleSet rules) {
-  if (options.no_project_config) return nullptr;
-  std::optional<fs::path> path = options.project_config ? std::optional(fs::absolute(cwd / options.project_config->text))
-                                                        : find_project_config(cwd);
-  if (!path) return nullptr;
+// A diff: section with a problem stops the command (exit 2): a gate must not
+// pass on the limits that happened to read.
+std::optional<int> read_gate_config(const LintOptions& options, const CliEnvironment& env, RuleSet rules,
+                                    std::unique_ptr<ProjectConfig>& config) {
+  if (options.no_project_config) return std::nullopt;
+  std::optional<fs::path> path = options.project_config
+                                     ? std::optional(fs::absolute(env.cwd / options.project_config->text))
+                                     : find_project_config(env.cwd);
+  if (!path) return std::nullopt;
   SourceSet sources;
   std::vector<Diagnostic> problems;
-  return std::make_unique<ProjectConfig>(
-      load_project_config(sources, *path, path->string(), Span{}, rule_names(rules), problems));
+  std::string display = path->lexically_relative(env.cwd).string();
+  config = std::make_unique<ProjectConfig>(
+      load_project_config(sources, *path, display, Span{}, rule_names(rules), problems));
+  if (config->diff.valid) return std::nullopt;
+  render_text_diagnostics(env.err, sources, problems, false);
+  return usage_error(env, fmt::format("diff: the diff: section of {} has a problem (above)", display));
 }
 
 // One side's lint run: the working tree from disk, or a commit's files.
@@ -185,9 +193,10 @@ int run_diff(const std::vector<std::string>& args, RuleSet rules, const CliEnvir
   if (auto stop = lint_side(full_args, targets, targets.base_commit, *root, rules, env, base, base_options)) return *stop;
   if (auto stop = lint_side(full_args, targets, targets.head_commit, *root, rules, env, head, head_options)) return *stop;
 
+  std::unique_ptr<ProjectConfig> config;
+  if (auto stop = read_gate_config(head_options, env, rules, config)) return *stop;
   SideJobs before = side_jobs(base), after = side_jobs(head);
   DiffReport report = diff_jobs(base, before, head, after);
-  std::unique_ptr<ProjectConfig> config = gate_config(head_options, env.cwd, rules);
   std::vector<Regression> regressions = find_regressions(report, read_limits(parsed, config.get()));
   DiffView view{base, head, report, regressions, count_new_errors(report), parsed.count("all") > 0};
   return render(format, view, rules, *root, color, env);

@@ -278,7 +278,7 @@ std::optional<LocatedNumber> read_non_negative(Reader& r, const ConfigValue& val
   return std::nullopt;
 }
 
-void read_diff(Reader& r, const ConfigValue& diff) {
+void read_diff_limits(Reader& r, const ConfigValue& diff) {
   if (!check_map(r, diff, "diff",
                  {"max_peak_memory_increase_gib", "max_memory_fraction", "max_step_time_increase_percent",
                   "max_throughput_drop_percent", "max_bubble_increase"})) {
@@ -295,6 +295,12 @@ void read_diff(Reader& r, const ConfigValue& diff) {
     out.max_throughput_drop_percent = read_non_negative(r, *v, "diff.max_throughput_drop_percent");
   if (auto* v = find_child(diff, "max_bubble_increase"))
     out.max_bubble_increase = read_non_negative(r, *v, "diff.max_bubble_increase");
+}
+
+void read_diff(Reader& r, const ConfigValue& diff) {
+  size_t problems = r.problems.size();
+  read_diff_limits(r, diff);
+  r.config.diff.valid = r.problems.size() == problems;
 }
 
 std::optional<ContextEntry> read_context_entry(Reader& r, const ConfigValue& item) {

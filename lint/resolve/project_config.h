@@ -57,6 +57,7 @@ struct DiffThresholds {
   std::optional<LocatedNumber> max_step_time_increase_percent;  // of the step time before
   std::optional<LocatedNumber> max_throughput_drop_percent;     // of tokens/s/GPU before
   std::optional<LocatedNumber> max_bubble_increase;             // the bubble's share of the step, 0.05 = 5 points
+  bool valid = true;  // false when the section had a problem: a gate must not run on half its limits
 };
 
 struct ProjectConfig {
