@@ -33,7 +33,7 @@ void check_rise(const JobDiff& job, const RiseLimit& rule, std::vector<Regressio
     change = 100 * change / *d->before;
   }
   if (change <= *rule.threshold) return;
-  std::string message = fmt::format("{} {} by {:.2f}{} ({} -> {}; limit {}{})", rule.what,
+  std::string message = fmt::format("{} {} by {:.4g}{} ({} -> {}; limit {}{})", rule.what,
                                     rule.drop ? "drops" : "rises", change, rule.unit, *d->before, *d->after,
                                     *rule.threshold, rule.unit);
   out.push_back(Regression{&job, rule.limit, *rule.threshold, d->before, *d->after, std::move(message)});

@@ -37,7 +37,10 @@ std::vector<DerivedValue> derived_values(const Job& job, const Derived& derived,
       if (size.name == name) add_integer(out, name, size.integer);
     }
   }
-  if (derived.bubble) out.push_back(DerivedValue{"pipeline_bubble", rounded(*derived.bubble, 1000), false});
+  // Without a pipeline there is no bubble: 0, so that adding one is a rise the gate can see.
+  std::optional<double> bubble = derived.bubble;
+  if (!bubble && derived.pipeline_parallel.known() && *derived.pipeline_parallel == 1) bubble = 0.0;
+  if (bubble) out.push_back(DerivedValue{"pipeline_bubble", rounded(*bubble, 1000), false});
   if (auto memory = estimate_memory(job, derived)) add_memory(out, *memory);
   if (auto speed = estimate_speed(job, derived)) {
     out.push_back(DerivedValue{"step_time_s", rounded(speed->step_time_s, 1000), false});

@@ -35,11 +35,12 @@ std::vector<DerivedDiff> derived_changes(const SideJob* before, const SideJob* a
     out.push_back(DerivedDiff{v.name, std::nullopt, std::nullopt, v.integer});
     return out.back();
   };
-  if (before) {
-    for (const DerivedValue& v : before->derived) slot(v).before = v.value;
-  }
+  // The head side's order first: a number only the base side knows follows.
   if (after) {
     for (const DerivedValue& v : after->derived) slot(v).after = v.value;
+  }
+  if (before) {
+    for (const DerivedValue& v : before->derived) slot(v).before = v.value;
   }
   return out;
 }
