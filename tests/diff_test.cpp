@@ -305,6 +305,10 @@ TEST_CASE("diff: usage errors exit 2 with a clear message", "[diff]") {
   CHECK(unknown.code == 2);
   CHECK(unknown.err.find("'no-such-revision' is neither a revision of the repository") != std::string::npos);
   CHECK(repo.diff({"--format", "yaml"}).code == 2);
+  Run fraction = repo.diff({"--max-memory-fraction", "1.5"});
+  CHECK(fraction.code == 2);
+  CHECK(fraction.err.find("--max-memory-fraction takes a fraction above 0 and at most 1, not 1.5") != std::string::npos);
+  CHECK(repo.diff({"--max-bubble-increase", "-0.1"}).code == 2);
 }
 
 TEST_CASE("diff --format json follows the contract", "[diff]") {

@@ -4,6 +4,7 @@
 // HEAD to the working tree; a revision side is read from git through the
 // overlay, never checked out.
 #include <algorithm>
+#include <cmath>
 #include <memory>
 
 #include <fmt/format.h>
@@ -91,9 +92,10 @@ std::optional<int> read_targets(const std::vector<std::string>& args, const fs::
   return std::nullopt;
 }
 
-// The limits: a flag wins over the nearest .mblint.yaml's diff: section.
-DiffLimits read_limits(const cxxopts::ParseResult& parsed, const ProjectConfig* config) {
-  DiffLimits limits;
+// The limits: a flag wins over the nearest .mblint.yaml's diff: section, and
+// is checked as that section checks its values.
+std::optional<int> read_limits(const cxxopts::ParseResult& parsed, const ProjectConfig* config,
+                               const CliEnvironment& env, DiffLimits& limits) {
   std::optional<double>* slots[] = {&limits.max_peak_memory_increase_gib, &limits.max_memory_fraction,
                                     &limits.max_step_time_increase_percent, &limits.max_throughput_drop_percent,
                                     &limits.max_bubble_increase};
@@ -107,16 +109,23 @@ DiffLimits read_limits(const cxxopts::ParseResult& parsed, const ProjectConfig* 
     }
   }
   for (size_t i = 0; i < 5; ++i) {
-    if (parsed.count(kLimitNames[i])) *slots[i] = parsed[kLimitNames[i]].as<double>();
+    if (!parsed.count(kLimitNames[i])) continue;
+    double value = parsed[kLimitNames[i]].as<double>();
+    bool fraction = slots[i] == &limits.max_memory_fraction;
+    if (!std::isfinite(value) || value < 0 || (fraction && (value <= 0 || value > 1))) {
+      return usage_error(env, fmt::format("--{} takes {}, not {}", kLimitNames[i],
+                                          fraction ? "a fraction above 0 and at most 1" : "a number of at least 0",
+                                          value));
+    }
+    *slots[i] = value;
   }
-  return limits;
+  return std::nullopt;
 }
 
 // The project config whose diff: limits apply: --config, else the nearest
-// .mblint.yaml above the working directory (its problems are reported by the
-// lint run of each side, which reads it too).
-// A diff: section with a problem stops the command (exit 2): a gate must not
-// pass on the limits that happened to read.
+// .mblint.yaml above the working directory. A diff: section with a problem
+// stops the command (exit 2): a gate must not pass on the limits that
+// happened to read.
 std::optional<int> read_gate_config(const LintOptions& options, const CliEnvironment& env, RuleSet rules,
                                     std::unique_ptr<ProjectConfig>& config) {
   if (options.no_project_config) return std::nullopt;
@@ -152,6 +161,17 @@ std::optional<int> lint_side(const std::vector<std::string>& full_args, const Ta
   return std::nullopt;
 }
 
+std::optional<int> check_output_options(const cxxopts::ParseResult& parsed, const CliEnvironment& env) {
+  std::string format = parsed["format"].as<std::string>();
+  const std::vector<std::string> formats = {"text", "json", "markdown", "github", "sarif"};
+  if (std::find(formats.begin(), formats.end(), format) == formats.end()) {
+    return usage_error(env, "diff --format takes text, json, markdown, github or sarif");
+  }
+  std::string color = parsed["color"].as<std::string>();
+  if (color != "auto" && color != "always" && color != "never") return usage_error(env, "--color takes auto, always or never");
+  return std::nullopt;
+}
+
 int render(const std::string& format, const DiffView& view, RuleSet rules, const fs::path& root, const std::string& color,
            const CliEnvironment& env) {
   if (format == "json") render_diff_json(env.out, view);
@@ -169,13 +189,7 @@ int run_diff(const std::vector<std::string>& args, RuleSet rules, const CliEnvir
   cxxopts::ParseResult parsed;
   std::vector<std::string> own(args.begin(), std::find(args.begin(), args.end(), "--"));
   if (auto stop = parse_command(parser, own, parsed, env)) return *stop;
-  std::string format = parsed["format"].as<std::string>();
-  const std::vector<std::string> formats = {"text", "json", "markdown", "github", "sarif"};
-  if (std::find(formats.begin(), formats.end(), format) == formats.end()) {
-    return usage_error(env, "diff --format takes text, json, markdown, github or sarif");
-  }
-  std::string color = parsed["color"].as<std::string>();
-  if (color != "auto" && color != "always" && color != "never") return usage_error(env, "--color takes auto, always or never");
+  if (auto stop = check_output_options(parsed, env)) return *stop;
   std::optional<fs::path> root = repository_root(env.cwd);
   if (!root) {
     return usage_error(env, fmt::format("diff: '{}' is not in a git repository (or git is not installed): mblint diff "
@@ -197,9 +211,11 @@ int run_diff(const std::vector<std::string>& args, RuleSet rules, const CliEnvir
   if (auto stop = read_gate_config(head_options, env, rules, config)) return *stop;
   SideJobs before = side_jobs(base), after = side_jobs(head);
   DiffReport report = diff_jobs(base, before, head, after);
-  std::vector<Regression> regressions = find_regressions(report, read_limits(parsed, config.get()));
+  DiffLimits limits;
+  if (auto stop = read_limits(parsed, config.get(), env, limits)) return *stop;
+  std::vector<Regression> regressions = find_regressions(report, limits);
   DiffView view{base, head, report, regressions, count_new_errors(report), parsed.count("all") > 0};
-  return render(format, view, rules, *root, color, env);
+  return render(parsed["format"].as<std::string>(), view, rules, *root, parsed["color"].as<std::string>(), env);
 }
 
 }  // namespace mblint

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <thread>
 
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include "lint/base/file_reader.h"
+#include "lint/base/file_walk.h"
 
 extern char** environ;
 
@@ -75,6 +77,10 @@ std::string trimmed(std::string text) {
 
 }  // namespace
 
+bool read_for_diff(const std::filesystem::path& path, size_t size) {
+  return size <= kMaxInputBytes && (is_walked_name(path) || size <= kMaxOtherBytes);
+}
+
 GitOutput run_git(const std::filesystem::path& root, const std::vector<std::string>& args, const std::string& input) {
   GitOutput result;
   std::vector<std::string> words = {"git", "-C", root.string()};
@@ -134,7 +140,7 @@ struct TreeFile {
 };
 
 // `ls-tree -r -z --long`: "MODE TYPE OBJECT SIZE\tPATH\0" per entry.
-std::vector<TreeFile> parse_tree(const std::string& listing, size_t max_bytes) {
+std::vector<TreeFile> parse_tree(const std::string& listing, const std::function<bool(const std::string&, size_t)>& keep) {
   std::vector<TreeFile> files;
   size_t at = 0;
   while (at < listing.size()) {
@@ -154,9 +160,9 @@ std::vector<TreeFile> parse_tree(const std::string& listing, size_t max_bytes) {
     while (!size_text.empty() && size_text.front() == ' ') size_text.remove_prefix(1);
     size_t size = 0;
     for (char c : size_text) size = size * 10 + static_cast<size_t>(c - '0');
-    if (size > max_bytes) continue;  // mblint reads no file that large
-    files.push_back(TreeFile{std::string(head.substr(object_at, object_end - object_at)),
-                             std::string(entry.substr(tab + 1))});
+    std::string path(entry.substr(tab + 1));
+    if (!keep(path, size)) continue;
+    files.push_back(TreeFile{std::string(head.substr(object_at, object_end - object_at)), std::move(path)});
   }
   return files;
 }
@@ -164,11 +170,11 @@ std::vector<TreeFile> parse_tree(const std::string& listing, size_t max_bytes) {
 }  // namespace
 
 std::optional<std::map<std::filesystem::path, std::string>> read_commit_files(const std::filesystem::path& root,
-                                                                              const std::string& commit,
-                                                                              size_t max_bytes) {
+                                                                              const std::string& commit) {
   GitOutput listing = run_git(root, {"ls-tree", "-r", "-z", "--long", "--full-tree", commit});
   if (listing.status != 0) return std::nullopt;
-  std::vector<TreeFile> files = parse_tree(listing.out, max_bytes);
+  std::vector<TreeFile> files =
+      parse_tree(listing.out, [](const std::string& path, size_t size) { return read_for_diff(path, size); });
   std::string objects;
   for (const TreeFile& file : files) objects += file.object + "\n";
   GitOutput contents = run_git(root, {"cat-file", "--batch"}, objects);
@@ -191,7 +197,7 @@ std::optional<std::map<std::filesystem::path, std::string>> read_commit_files(co
 
 std::optional<std::map<std::filesystem::path, std::string>> revision_overlay(const std::filesystem::path& root,
                                                                              const std::string& commit) {
-  auto files = read_commit_files(root, commit, kMaxInputBytes);
+  auto files = read_commit_files(root, commit);
   if (files) files->emplace(sealed_key(root), std::string());
   return files;
 }
@@ -208,7 +214,8 @@ std::optional<std::map<std::filesystem::path, std::string>> worktree_overlay(con
     std::error_code error;
     // A tracked file deleted from the work tree is absent; links and large files are left out as for a revision.
     if (!std::filesystem::is_regular_file(std::filesystem::symlink_status(path, error))) continue;
-    if (std::filesystem::file_size(path, error) > kMaxInputBytes || error) continue;
+    size_t size = std::filesystem::file_size(path, error);
+    if (error || !read_for_diff(path, size)) continue;
     std::ifstream in(path, std::ios::binary);
     std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     if (in.bad()) continue;

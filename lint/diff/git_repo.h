@@ -29,12 +29,17 @@ std::optional<std::filesystem::path> repository_root(const std::filesystem::path
 // when it names none.
 std::optional<std::string> resolve_commit(const std::filesystem::path& root, const std::string& revision);
 
-// Every file of `commit` up to `max_bytes` (symbolic links and submodules
-// left out), keyed by absolute path under `root`: ls-tree for the names, one
-// `cat-file --batch` for all the contents. nullopt when git fails.
+// A side's files mblint may read: the names a walk lints up to mblint's
+// input limit, other files (a sourced `env`, a JSON) up to 1 MiB; a larger
+// one (data, a checkpoint) is not read into memory and reads as absent.
+inline constexpr size_t kMaxOtherBytes = 1u << 20;
+bool read_for_diff(const std::filesystem::path& path, size_t size);
+
+// Every file of `commit` that read_for_diff keeps (symbolic links and
+// submodules left out), keyed by absolute path under `root`: ls-tree for the
+// names, one `cat-file --batch` for all the contents. nullopt when git fails.
 std::optional<std::map<std::filesystem::path, std::string>> read_commit_files(const std::filesystem::path& root,
-                                                                              const std::string& commit,
-                                                                              size_t max_bytes);
+                                                                              const std::string& commit);
 
 // An overlay (lint/base/file_reader.h) that makes a lint run read `commit`'s
 // files under `root`, and no file of the disk there: a file the commit does
