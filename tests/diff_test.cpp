@@ -251,7 +251,7 @@ TEST_CASE("diff: a file added and a file removed", "[diff]") {
 TEST_CASE("diff: a change in a sourced file moves the script's job, read at each revision", "[diff]") {
   Repo repo;
   repo.write("launch/env.sh", "TP=2\n");
-  repo.write("launch/train.sbatch", "source launch/env.sh\n" + launch(tp("$TP")));
+  repo.write("launch/train.sbatch", std::string("source launch/env.sh\n") + launch(tp("$TP")));
   repo.commit("base");
   repo.write("launch/env.sh", "TP=4\n");
   json doc = repo.diff_json({});

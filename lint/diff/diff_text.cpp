@@ -45,7 +45,7 @@ std::vector<Row> rows_of(const DiffView& view, const JobDiff& job) {
   std::vector<Row> rows;
   for (const SettingDiff& s : job.settings) {
     std::string origin = s.after ? setting_origin(view.head.sources, *s.after)
-                                 : "removed from " + setting_origin(view.base.sources, *s.before);
+                                 : fmt::format("removed from {}", setting_origin(view.base.sources, *s.before));
     rows.push_back(Row{s.key, value_cell(s.before), value_cell(s.after), origin});
   }
   for (const DerivedDiff& d : job.derived) {
@@ -66,7 +66,7 @@ void print_rows(std::ostream& out, const std::vector<Row>& rows) {
   for (const Row& row : rows) {
     std::string line = fmt::format("  {:<{}}  {:>{}} -> {:<{}}", row.name, name_width, row.before, before_width,
                                    row.after, after_width);
-    if (!row.origin.empty()) line += "  " + row.origin;
+    if (!row.origin.empty()) line += fmt::format("  {}", row.origin);
     while (!line.empty() && line.back() == ' ') line.pop_back();
     out << line << '\n';
   }
@@ -77,7 +77,7 @@ void print_findings(std::ostream& out, const Style& style, const SourceSet& sour
   for (const Diagnostic* d : findings) {
     std::string where = line_location(sources, d->where);
     out << fmt::format("  {} {}{}: {} [{}]\n", style.paint(color, label), severity_name(d->severity),
-                       where.empty() ? "" : " " + where, d->message, d->rule);
+                       where.empty() ? "" : fmt::format(" {}", where), d->message, d->rule);
   }
 }
 
