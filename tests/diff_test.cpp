@@ -434,3 +434,16 @@ TEST_CASE("diff: a pipeline added: the bubble, each stage's memory, the speed li
         "the predicted step time rises by 5.816% (10.591 -> 11.207; limit 5%)");
   CHECK(gated["summary"]["regressions"][1]["message"] == "the pipeline bubble rises by 0.015 (0 -> 0.015; limit 0.01)");
 }
+
+TEST_CASE("diff: each side is governed by its own .mblint.yaml", "[diff]") {
+  Repo repo;
+  repo.write(".mblint.yaml", "rules:\n  disable: [cp-sequence-parallel-divisibility]\n");
+  repo.change("launch/train.sbatch", launch(tp("3")), launch(tp("3")));
+  CHECK(repo.diff({}).code == 0);  // the same job, the same config: nothing new
+  repo.write(".mblint.yaml", "rules:\n  disable: []\n");  // the change turns the rule back on
+  json doc = repo.diff_json({});
+  REQUIRE(doc["jobs"].size() == 1);
+  REQUIRE(doc["jobs"][0]["diagnostics"]["new"].size() == 1);
+  CHECK(doc["jobs"][0]["diagnostics"]["new"][0]["rule"] == "cp-sequence-parallel-divisibility");
+  CHECK(repo.diff({}).code == 1);
+}

@@ -399,10 +399,9 @@ std::string relative_to(const fs::path& dir, const fs::path& path) {
 
 }  // namespace
 
-std::optional<fs::path> project_config_in(const fs::path& dir) {
-  std::error_code error;
+std::optional<fs::path> project_config_in(const fs::path& dir, const FileOverlay* overlay) {
   fs::path candidate = dir.lexically_normal() / kProjectConfigName;
-  if (fs::is_regular_file(candidate, error)) return candidate;
+  if (source_file_exists(candidate, overlay)) return candidate;
   return std::nullopt;
 }
 
@@ -417,11 +416,12 @@ std::optional<fs::path> find_project_config(const fs::path& dir) {
 }
 
 ProjectConfig load_project_config(SourceSet& sources, const fs::path& path, std::string display, Span requested_at,
-                                  const RuleNames& rules, std::vector<Diagnostic>& problems) {
+                                  const RuleNames& rules, std::vector<Diagnostic>& problems,
+                                  const FileOverlay* overlay) {
   ProjectConfig config;
   config.path = path.lexically_normal();
   config.dir = config.path.parent_path();
-  ReadResult read = read_source_file(sources, path, std::move(display), requested_at, 1u << 20);
+  ReadResult read = read_source_file(sources, path, std::move(display), requested_at, 1u << 20, overlay);
   if (read.problem) {
     // Found above a checked file, not named: say what it is and how to go on.
     if (!requested_at.valid())

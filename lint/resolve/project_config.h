@@ -85,8 +85,13 @@ struct ProjectConfig {
   bool require_complete = false;
 };
 
+// The text that stands in for files (lint/base/file_reader.h): `mblint diff`
+// reads each side's `.mblint.yaml` from it.
+using FileOverlay = std::map<std::filesystem::path, std::string>;
+
 // The `.mblint.yaml` directly in `dir`, if there is one.
-std::optional<std::filesystem::path> project_config_in(const std::filesystem::path& dir);
+std::optional<std::filesystem::path> project_config_in(const std::filesystem::path& dir,
+                                                       const FileOverlay* overlay = nullptr);
 
 // The nearest `.mblint.yaml` in `dir` or one of its parents, up to the
 // file system root.
@@ -95,7 +100,8 @@ std::optional<std::filesystem::path> find_project_config(const std::filesystem::
 // Read and validate `path`. Problems (including an unreadable file, located
 // at `requested_at`) go to `problems`; keys with a problem are ignored.
 ProjectConfig load_project_config(SourceSet& sources, const std::filesystem::path& path, std::string display,
-                                  Span requested_at, const RuleNames& rules, std::vector<Diagnostic>& problems);
+                                  Span requested_at, const RuleNames& rules, std::vector<Diagnostic>& problems,
+                                  const FileOverlay* overlay = nullptr);
 
 // True when `path` (absolute) is excluded by the config's `exclude` globs.
 bool is_excluded(const ProjectConfig& config, const std::filesystem::path& path);

@@ -56,7 +56,8 @@ struct Configs {
     if (auto it = by_file.find(key.native()); it != by_file.end()) return it->second;
     auto config = std::make_unique<ProjectConfig>(load_project_config(
         sources, absolute_path(path, options.base_dir),
-        display_path(absolute_path(path, options.base_dir), options.base_dir), requested_at, rules, build.problems));
+        display_path(absolute_path(path, options.base_dir), options.base_dir), requested_at, rules, build.problems,
+        &options.overlay));
     build.configs.push_back(std::move(config));
     int index = static_cast<int>(build.configs.size() - 1);
     by_file[key.native()] = index;
@@ -71,7 +72,7 @@ struct Configs {
     if (auto it = by_dir.find(dir.native()); it != by_dir.end()) return it->second;
     fs::path at = dir.lexically_normal();
     int index = kNoConfig;
-    if (std::optional<fs::path> found = project_config_in(at)) {
+    if (std::optional<fs::path> found = project_config_in(at, &options.overlay)) {
       index = load(*found, Span{});
     } else if (at.has_parent_path() && at.parent_path() != at) {
       index = for_dir(at.parent_path());
