@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <fstream>
 #include <functional>
 #include <iterator>
@@ -187,7 +188,11 @@ std::optional<std::map<std::filesystem::path, std::string>> read_commit_files(co
     if (line_end == std::string::npos) return std::nullopt;
     size_t space = contents.out.rfind(' ', line_end);
     if (space == std::string::npos || space < at) return std::nullopt;
-    size_t size = std::stoull(contents.out.substr(space + 1, line_end - space - 1));
+    // "OBJECT missing" or any other line without a size: the listing is not what was asked.
+    size_t size = 0;
+    const char* first = contents.out.data() + space + 1;
+    const char* last = contents.out.data() + line_end;
+    if (std::from_chars(first, last, size).ptr != last) return std::nullopt;
     if (line_end + 1 + size > contents.out.size()) return std::nullopt;
     out.emplace((root / file.path).lexically_normal(), contents.out.substr(line_end + 1, size));
     at = line_end + 1 + size + 1;
