@@ -35,6 +35,11 @@ Diagnostic unreadable(std::string message, Span where, std::string help) {
   return d;
 }
 
+Diagnostic no_such_file(const std::string& display, Span where) {
+  return unreadable(fmt::format("cannot read '{}': no such file", display), where,
+                    "check the path (relative paths start from the current directory)");
+}
+
 }  // namespace
 
 std::optional<size_t> first_invalid_utf8(std::string_view text) {
@@ -78,22 +83,52 @@ namespace {
 // Text that stands in for `path` on disk: an editor's unsaved buffer (`mblint
 // lsp`) or the edits `check --fix` re-lints before writing. Keyed by the
 // weakly canonical path.
-const std::string* overlay_text(const std::map<std::filesystem::path, std::string>* overlay,
-                                const std::filesystem::path& path) {
-  if (!overlay || overlay->empty()) return nullptr;
+std::filesystem::path overlay_key(const std::filesystem::path& path) {
   std::error_code error;
   std::filesystem::path canonical = std::filesystem::weakly_canonical(path, error);
-  auto it = overlay->find(error ? path.lexically_normal() : canonical);
+  return error ? path.lexically_normal() : canonical;
+}
+
+const std::string* overlay_text(const std::map<std::filesystem::path, std::string>* overlay,
+                                const std::filesystem::path& key) {
+  if (!overlay || overlay->empty()) return nullptr;
+  auto it = overlay->find(key);
   return it == overlay->end() ? nullptr : &it->second;
 }
 
 }  // namespace
 
+std::filesystem::path sealed_key(const std::filesystem::path& dir) { return dir.lexically_normal() / ""; }
+
+std::optional<std::filesystem::path> sealing_dir(const std::map<std::filesystem::path, std::string>* overlay,
+                                                 const std::filesystem::path& path) {
+  if (!overlay || overlay->empty()) return std::nullopt;
+  std::filesystem::path at = overlay_key(path);
+  // Sealed keys are few and end in '/': look each ancestor up (a path is a few levels deep).
+  for (int depth = 0; depth < 256; ++depth) {
+    if (overlay->count(sealed_key(at))) return at;
+    if (!at.has_parent_path() || at.parent_path() == at) break;
+    at = at.parent_path();
+  }
+  return std::nullopt;
+}
+
+bool source_file_exists(const std::filesystem::path& path,
+                        const std::map<std::filesystem::path, std::string>* overlay) {
+  if (overlay && !overlay->empty()) {
+    if (overlay->count(overlay_key(path))) return true;
+    if (sealing_dir(overlay, path)) return false;
+  }
+  std::error_code error;
+  return std::filesystem::is_regular_file(path, error);
+}
+
 ReadResult read_source_file(SourceSet& sources, const std::filesystem::path& path, std::string display,
                             Span requested_at, size_t max_bytes,
                             const std::map<std::filesystem::path, std::string>* overlay) {
   ReadResult result;
-  if (const std::string* text = overlay_text(overlay, path)) {
+  std::filesystem::path key = overlay && !overlay->empty() ? overlay_key(path) : std::filesystem::path();
+  if (const std::string* text = overlay_text(overlay, key)) {
     if (text->size() > max_bytes) {
       result.problem = unreadable(fmt::format("'{}' is larger than {} MiB", display, max_bytes >> 20),
                                   requested_at, "training configs and launch scripts are small");
@@ -103,6 +138,10 @@ ReadResult read_source_file(SourceSet& sources, const std::filesystem::path& pat
     } else {
       result.file = add_source(sources, std::move(display), *text);
     }
+    return result;
+  }
+  if (sealing_dir(overlay, key)) {  // not in the revision read: absent, whatever the disk holds
+    result.problem = no_such_file(display, requested_at);
     return result;
   }
   // Read once per run: a file the walk read is read again by the build of its job.
@@ -124,8 +163,7 @@ ReadResult read_source_file(SourceSet& sources, const std::filesystem::path& pat
   };
   FileDescriptor fd{::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK)};
   if (fd.value < 0 && (errno == ENOENT || errno == ENOTDIR)) {
-    result.problem = unreadable(fmt::format("cannot read '{}': no such file", display), requested_at,
-                                "check the path (relative paths start from the current directory)");
+    result.problem = no_such_file(display, requested_at);
     return result;
   }
   if (fd.value < 0) return system_error();

@@ -26,6 +26,21 @@ ReadResult read_source_file(SourceSet& sources, const std::filesystem::path& pat
                             Span requested_at, size_t max_bytes = kMaxInputBytes,
                             const std::map<std::filesystem::path, std::string>* overlay = nullptr);
 
+// A git revision's files (`mblint diff`) stand in for a whole directory: the
+// overlay then also holds the directory's sealed key, its path with a trailing
+// '/'. A path under a sealed directory that the overlay does not hold is
+// absent, whatever the disk holds there.
+std::filesystem::path sealed_key(const std::filesystem::path& dir);
+
+// Whether `path` is a file to read: the overlay's answer where it holds the
+// path or seals a directory above it, else the disk's (a regular file).
+bool source_file_exists(const std::filesystem::path& path,
+                        const std::map<std::filesystem::path, std::string>* overlay);
+
+// The sealed directory `path` is in (or is), if any.
+std::optional<std::filesystem::path> sealing_dir(const std::map<std::filesystem::path, std::string>* overlay,
+                                                 const std::filesystem::path& path);
+
 // Offset of the first byte that is not valid UTF-8, if any.
 std::optional<size_t> first_invalid_utf8(std::string_view text);
 

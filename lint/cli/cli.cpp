@@ -15,6 +15,7 @@ const char* kUsage =
     "\n"
     "commands:\n"
     "  check PATH...     lint launch scripts and Megatron Bridge YAML files (directories are walked)\n"
+    "  diff [BASE [HEAD]] what a change does to each job: settings, sizes, memory, speed, new findings\n"
     "  estimate PATH...  per-GPU memory of the most loaded rank, part by part\n"
     "  rules             list every rule (code, name, severity, summary)\n"
     "  explain RULE      print a rule's documentation (name or code)\n"
@@ -37,6 +38,7 @@ int run_cli(const std::vector<std::string>& args, RuleSet rules, const CliEnviro
   const std::string& command = args[0];
   std::vector<std::string> rest(args.begin() + 1, args.end());
   if (command == "check") return run_check(rest, rules, env);
+  if (command == "diff") return run_diff(rest, rules, env);
   if (command == "estimate") return run_estimate(rest, rules, env);
   if (command == "rules") return run_rules(rest, rules, env);
   if (command == "explain") return run_explain(rest, rules, env);

@@ -15,6 +15,7 @@ namespace mblint {
 // `args` excludes the program name (and, below, the command name).
 int run_cli(const std::vector<std::string>& args, RuleSet rules, const CliEnvironment& env);
 
+int run_diff(const std::vector<std::string>& args, RuleSet rules, const CliEnvironment& env);
 int run_check(const std::vector<std::string>& args, RuleSet rules, const CliEnvironment& env);
 int run_rules(const std::vector<std::string>& args, RuleSet rules, const CliEnvironment& env);
 int run_estimate(const std::vector<std::string>& args, RuleSet rules, const CliEnvironment& env);

@@ -3,7 +3,6 @@
 // sizes, and what mblint could not resolve (lint/report/resolved_settings.h). The jobs are
 // built exactly as `check` builds them.
 #include <algorithm>
-#include <cmath>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -12,6 +11,7 @@
 #include "lint/command_line/command_line.h"
 #include "lint/report/render.h"
 #include "lint/report/resolved_settings.h"
+#include "lint/report/value_json.h"
 #include "lint/run/lint.h"
 
 namespace mblint {
@@ -33,28 +33,6 @@ cxxopts::Options resolve_options() {
       ("paths", "files and directories to resolve", cxxopts::value<std::vector<std::string>>());
   options.parse_positional({"paths"});
   return options;
-}
-
-Json value_json(const ConfigValue& value) {
-  switch (value.kind) {
-    case ValueKind::Null:
-    case ValueKind::Unknown: return nullptr;  // resolve_job never passes an unknown value
-    case ValueKind::Bool: return value.boolean;
-    case ValueKind::Int: return value.integer;
-    case ValueKind::Float: return std::isfinite(value.real) ? Json(value.real) : Json(to_display(value));
-    case ValueKind::String: return value.text;
-    case ValueKind::List: {
-      Json list = Json::array();
-      for (const ConfigValue& item : value.items) list.push_back(value_json(item));
-      return list;
-    }
-    case ValueKind::Map: {
-      Json map = Json::object();
-      for (const MapEntry& entry : value.entries) map[entry.key] = value_json(entry.value);
-      return map;
-    }
-  }
-  return nullptr;
 }
 
 Json optional_json(const std::optional<int64_t>& value) { return value ? Json(*value) : Json(nullptr); }

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "lint/base/build_info.h"
+#include "lint/report/diagnostic_json.h"
 #include "lint/report/render.h"
 
 namespace mblint {
@@ -32,6 +33,8 @@ void put_range(json& object, const SourceSet& sources, Span where) {
   object["end_line"] = end.line;
   object["end_column"] = end.column;
 }
+
+}  // namespace
 
 json diagnostic_json(const SourceSet& sources, const Diagnostic& d) {
   json object = json::object();
@@ -72,6 +75,8 @@ json diagnostic_json(const SourceSet& sources, const Diagnostic& d) {
   object["fixes"] = std::move(fixes);
   return object;
 }
+
+namespace {
 
 // `text` (a dump with indent 2) as it stands `depth` spaces in: JSON strings
 // hold no raw newlines, so every newline starts a line of the dump.

@@ -369,7 +369,7 @@ void load_config_file(Job& job, const Launch& launch, ScriptContext& context) {
     }
     fs::path named = word.text;
     path = named.is_absolute() ? named : context.script_dir / named;
-    if (!fs::exists(path)) path = resolve_relative(named, context.options.base_dir);
+    if (!source_file_exists(path, &context.options.overlay)) path = resolve_relative(named, context.options.base_dir);
   }
   Span where = span_of(word, 0, word.text.size());
   fs::path canonical = canonical_or_same(context.sources.canonical, path);
@@ -542,8 +542,7 @@ void apply_named_model(Job& job, const Launch& launch) {
 // read once per run and linted with the launch; nullopt with `why`.
 std::optional<ConfigValue> read_launch_yaml(Job& job, ScriptContext& context, const fs::path& path, Span named_at,
                                             std::string& why) {
-  std::error_code error;
-  if (!fs::is_regular_file(path, error)) {
+  if (!source_file_exists(path, &context.options.overlay)) {
     why = fmt::format("there is no file `{}`", display_path(path, context.options.base_dir));
     return std::nullopt;
   }
@@ -577,7 +576,8 @@ std::optional<ConfigValue> read_launch_yaml(Job& job, ScriptContext& context, co
 // script (the scripts `cd` there first).
 std::optional<fs::path> locate_launch_file(const ScriptContext& context, const fs::path& named) {
   std::error_code error;
-  if (named.is_absolute()) return fs::is_regular_file(named, error) ? std::optional(named) : std::nullopt;
+  const auto* overlay = &context.options.overlay;
+  if (named.is_absolute()) return source_file_exists(named, overlay) ? std::optional(named) : std::nullopt;
   std::vector<fs::path> candidates = {context.script_dir / named, context.options.base_dir / named};
   fs::path above = fs::absolute(context.script_dir, error).lexically_normal();
   for (int level = 0; level < kRepositoryLevels && above.has_parent_path() && above != above.parent_path(); ++level) {
@@ -585,7 +585,7 @@ std::optional<fs::path> locate_launch_file(const ScriptContext& context, const f
     candidates.push_back(above / named);
   }
   for (const fs::path& candidate : candidates) {
-    if (fs::is_regular_file(candidate, error)) return candidate;
+    if (source_file_exists(candidate, overlay)) return candidate;
   }
   return std::nullopt;
 }
@@ -759,7 +759,7 @@ void build_nemo_launcher_job(Job& job, const Launch& launch, ScriptContext& cont
   }
   Span named_at = span_of(*group, 0, group->text.size());
   for (const fs::path& candidate : candidates) {
-    if (!fs::is_regular_file(candidate, error)) continue;
+    if (!source_file_exists(candidate, &context.options.overlay)) continue;
     std::string why;
     std::optional<ConfigValue> root = read_launch_yaml(job, context, candidate, named_at, why);
     if (!root) {
@@ -899,9 +899,8 @@ void build_nemo_hydra_job(Job& job, const Launch& launch, ScriptContext& context
       candidates.push_back(context.script_dir / dir / name);
       candidates.push_back(context.options.base_dir / dir / name);
     }
-    std::error_code error;
     for (const fs::path& candidate : candidates) {
-      if (!fs::is_regular_file(candidate, error)) continue;
+      if (!source_file_exists(candidate, &context.options.overlay)) continue;
       std::string why;
       if (std::optional<ConfigValue> root = read_launch_yaml(job, context, candidate, named_at, why)) {
         take_launcher_config(job, std::move(*root), launch, "", true);
@@ -1045,11 +1044,15 @@ std::optional<ShellFile> read_followed_file(ScriptContext& context, const std::s
       why = fmt::format("`{}` is under /proc, /sys or /dev, which mblint never reads", path);
       return std::nullopt;
     }
-    fs::file_status status = fs::status(candidate, error);
-    if (error || !fs::exists(status)) continue;
-    if (!fs::is_regular_file(status)) {
-      why = fmt::format("`{}` is not a regular file", path);
-      return std::nullopt;
+    if (sealing_dir(&context.options.overlay, candidate)) {  // a revision's files: the overlay decides
+      if (!source_file_exists(candidate, &context.options.overlay)) continue;
+    } else {
+      fs::file_status status = fs::status(candidate, error);
+      if (error || !fs::exists(status)) continue;
+      if (!fs::is_regular_file(status)) {
+        why = fmt::format("`{}` is not a regular file", path);
+        return std::nullopt;
+      }
     }
     ReadResult read = read_source_file(context.sources, candidate, display_path(candidate, context.options.base_dir),
                                        Span{}, kMaxInputBytes, &context.options.overlay);

@@ -268,6 +268,41 @@ void read_thresholds(Reader& r, const ConfigValue& thresholds) {
   }
 }
 
+std::optional<LocatedNumber> read_non_negative(Reader& r, const ConfigValue& value, std::string_view name) {
+  auto number = as_number(&value);
+  if (number && value.kind != ValueKind::Bool && *number >= 0 && std::isfinite(*number)) {
+    return LocatedNumber{*number, value.where.value};
+  }
+  report(r, value.where.value, fmt::format("{} is {}: expected a number of at least 0", name, to_display(value)),
+         fmt::format("write e.g. {}: 5", name));
+  return std::nullopt;
+}
+
+void read_diff_limits(Reader& r, const ConfigValue& diff) {
+  if (!check_map(r, diff, "diff",
+                 {"max_peak_memory_increase_gib", "max_memory_fraction", "max_step_time_increase_percent",
+                  "max_throughput_drop_percent", "max_bubble_increase"})) {
+    return;
+  }
+  DiffThresholds& out = r.config.diff;
+  if (auto* v = find_child(diff, "max_peak_memory_increase_gib"))
+    out.max_peak_memory_increase_gib = read_non_negative(r, *v, "diff.max_peak_memory_increase_gib");
+  if (auto* v = find_child(diff, "max_memory_fraction"))
+    out.max_memory_fraction = read_fraction(r, *v, "diff.max_memory_fraction");
+  if (auto* v = find_child(diff, "max_step_time_increase_percent"))
+    out.max_step_time_increase_percent = read_non_negative(r, *v, "diff.max_step_time_increase_percent");
+  if (auto* v = find_child(diff, "max_throughput_drop_percent"))
+    out.max_throughput_drop_percent = read_non_negative(r, *v, "diff.max_throughput_drop_percent");
+  if (auto* v = find_child(diff, "max_bubble_increase"))
+    out.max_bubble_increase = read_non_negative(r, *v, "diff.max_bubble_increase");
+}
+
+void read_diff(Reader& r, const ConfigValue& diff) {
+  size_t problems = r.problems.size();
+  read_diff_limits(r, diff);
+  r.config.diff.valid = r.problems.size() == problems;
+}
+
 std::optional<ContextEntry> read_context_entry(Reader& r, const ConfigValue& item) {
   if (!check_map(r, item, "context entry", {"files", "launch", "recipe", "nodes", "gpus_per_node", "gpu", "set"})) {
     if (item.is_null()) report(r, item.where.value, "empty context entry", "write - {files: GLOB, launch: SCRIPT}");
@@ -340,7 +375,7 @@ void read_require_complete(Reader& r, const ConfigValue& value) {
 void read_config(Reader& r, const ConfigValue& root) {
   if (root.is_null()) return;  // an empty file: every default
   if (!check_map(r, root, "",
-                 {"cluster", "versions", "rules", "thresholds", "context", "exclude", "require_complete"})) {
+                 {"cluster", "versions", "rules", "thresholds", "context", "exclude", "require_complete", "diff"})) {
     return;
   }
   if (auto* complete = find_child(root, "require_complete")) read_require_complete(r, *complete);
@@ -350,6 +385,7 @@ void read_config(Reader& r, const ConfigValue& root) {
   if (auto* thresholds = find_child(root, "thresholds")) read_thresholds(r, *thresholds);
   if (auto* context = find_child(root, "context")) read_context(r, *context);
   if (auto* exclude = find_child(root, "exclude")) r.config.exclude = read_text_list(r, *exclude, "exclude");
+  if (auto* diff = find_child(root, "diff")) read_diff(r, *diff);
 }
 
 // `path` relative to the config's directory, '/'-separated; empty when the
@@ -363,10 +399,9 @@ std::string relative_to(const fs::path& dir, const fs::path& path) {
 
 }  // namespace
 
-std::optional<fs::path> project_config_in(const fs::path& dir) {
-  std::error_code error;
+std::optional<fs::path> project_config_in(const fs::path& dir, const FileOverlay* overlay) {
   fs::path candidate = dir.lexically_normal() / kProjectConfigName;
-  if (fs::is_regular_file(candidate, error)) return candidate;
+  if (source_file_exists(candidate, overlay)) return candidate;
   return std::nullopt;
 }
 
@@ -381,11 +416,12 @@ std::optional<fs::path> find_project_config(const fs::path& dir) {
 }
 
 ProjectConfig load_project_config(SourceSet& sources, const fs::path& path, std::string display, Span requested_at,
-                                  const RuleNames& rules, std::vector<Diagnostic>& problems) {
+                                  const RuleNames& rules, std::vector<Diagnostic>& problems,
+                                  const FileOverlay* overlay) {
   ProjectConfig config;
   config.path = path.lexically_normal();
   config.dir = config.path.parent_path();
-  ReadResult read = read_source_file(sources, path, std::move(display), requested_at, 1u << 20);
+  ReadResult read = read_source_file(sources, path, std::move(display), requested_at, 1u << 20, overlay);
   if (read.problem) {
     // Found above a checked file, not named: say what it is and how to go on.
     if (!requested_at.valid())

@@ -49,6 +49,17 @@ struct RuleSeverity {
   Span where;
 };
 
+// diff: how far `mblint diff` lets a change move a job before its gate fails
+// (lint/diff/diff_gate.h); a flag of the same name wins.
+struct DiffThresholds {
+  std::optional<LocatedNumber> max_peak_memory_increase_gib;    // GiB per GPU
+  std::optional<LocatedNumber> max_memory_fraction;             // of the GPU's capacity, in (0, 1]
+  std::optional<LocatedNumber> max_step_time_increase_percent;  // of the step time before
+  std::optional<LocatedNumber> max_throughput_drop_percent;     // of tokens/s/GPU before
+  std::optional<LocatedNumber> max_bubble_increase;             // the bubble's share of the step, 0.05 = 5 points
+  bool valid = true;  // false when the section had a problem: a gate must not run on half its limits
+};
+
 struct ProjectConfig {
   std::filesystem::path path;  // absolute
   std::filesystem::path dir;   // what relative paths in it resolve against
@@ -67,14 +78,20 @@ struct ProjectConfig {
   // thresholds:
   std::optional<LocatedNumber> pipeline_bubble;
   std::optional<LocatedNumber> memory_headroom;
+  DiffThresholds diff;
   std::vector<ContextEntry> context;
   std::vector<LocatedText> exclude;
   // require_complete: a partly checked job is an error (like --require-complete).
   bool require_complete = false;
 };
 
+// The text that stands in for files (lint/base/file_reader.h): `mblint diff`
+// reads each side's `.mblint.yaml` from it.
+using FileOverlay = std::map<std::filesystem::path, std::string>;
+
 // The `.mblint.yaml` directly in `dir`, if there is one.
-std::optional<std::filesystem::path> project_config_in(const std::filesystem::path& dir);
+std::optional<std::filesystem::path> project_config_in(const std::filesystem::path& dir,
+                                                       const FileOverlay* overlay = nullptr);
 
 // The nearest `.mblint.yaml` in `dir` or one of its parents, up to the
 // file system root.
@@ -83,7 +100,8 @@ std::optional<std::filesystem::path> find_project_config(const std::filesystem::
 // Read and validate `path`. Problems (including an unreadable file, located
 // at `requested_at`) go to `problems`; keys with a problem are ignored.
 ProjectConfig load_project_config(SourceSet& sources, const std::filesystem::path& path, std::string display,
-                                  Span requested_at, const RuleNames& rules, std::vector<Diagnostic>& problems);
+                                  Span requested_at, const RuleNames& rules, std::vector<Diagnostic>& problems,
+                                  const FileOverlay* overlay = nullptr);
 
 // True when `path` (absolute) is excluded by the config's `exclude` globs.
 bool is_excluded(const ProjectConfig& config, const std::filesystem::path& path);

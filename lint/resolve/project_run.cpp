@@ -56,7 +56,8 @@ struct Configs {
     if (auto it = by_file.find(key.native()); it != by_file.end()) return it->second;
     auto config = std::make_unique<ProjectConfig>(load_project_config(
         sources, absolute_path(path, options.base_dir),
-        display_path(absolute_path(path, options.base_dir), options.base_dir), requested_at, rules, build.problems));
+        display_path(absolute_path(path, options.base_dir), options.base_dir), requested_at, rules, build.problems,
+        &options.overlay));
     build.configs.push_back(std::move(config));
     int index = static_cast<int>(build.configs.size() - 1);
     by_file[key.native()] = index;
@@ -71,7 +72,7 @@ struct Configs {
     if (auto it = by_dir.find(dir.native()); it != by_dir.end()) return it->second;
     fs::path at = dir.lexically_normal();
     int index = kNoConfig;
-    if (std::optional<fs::path> found = project_config_in(at)) {
+    if (std::optional<fs::path> found = project_config_in(at, &options.overlay)) {
       index = load(*found, Span{});
     } else if (at.has_parent_path() && at.parent_path() != at) {
       index = for_dir(at.parent_path());
@@ -95,6 +96,40 @@ struct Input {
   int config = kNoConfig;
 };
 
+// A directory of a revision's files (lint/base/file_reader.h, sealed_key):
+// the walk of walk_directory over the overlay's paths, which are canonical;
+// the files come back under `dir` as named. The overlay's order (component by
+// component) is the walk's depth-first byte order.
+std::vector<fs::path> walk_overlay(const fs::path& dir, const std::map<fs::path, std::string>& overlay,
+                                   const std::function<bool(const fs::path&)>& skip) {
+  std::vector<fs::path> out;
+  std::error_code error;
+  fs::path root = fs::weakly_canonical(dir, error);
+  if (error) root = dir.lexically_normal();
+  for (auto it = overlay.lower_bound(root); it != overlay.end(); ++it) {
+    fs::path relative = it->first.lexically_relative(root);
+    if (relative.empty() || *relative.begin() == "..") break;  // past the directory
+    if (it->first.filename().empty() || !is_walked_name(it->first)) continue;  // a sealed key, a name never walked
+    fs::path at = dir.lexically_normal();
+    bool kept = true;
+    for (const fs::path& part : relative) {
+      at /= part;
+      kept = kept && !is_hidden_name(part) && !skip(at);
+    }
+    if (kept) out.push_back(at);
+  }
+  return out;
+}
+
+bool overlay_directory(const fs::path& path, const std::map<fs::path, std::string>& overlay) {
+  std::error_code error;
+  fs::path dir = fs::weakly_canonical(path, error);
+  auto it = overlay.lower_bound(dir / "");
+  if (it == overlay.end()) return false;
+  fs::path relative = it->first.lexically_relative(dir);
+  return !relative.empty() && *relative.begin() != "..";
+}
+
 std::vector<Input> expand_paths(const LintOptions& options, Configs& configs) {
   std::vector<Input> inputs;
   std::unordered_set<std::string> seen;  // canonical paths
@@ -107,13 +142,16 @@ std::vector<Input> expand_paths(const LintOptions& options, Configs& configs) {
     fs::path path = absolute_path(arg, options.base_dir);
     std::error_code error;
     fs::file_status status = fs::status(path, error);
-    if (!fs::is_directory(status)) {
+    bool sealed = sealing_dir(&options.overlay, path).has_value();
+    if (sealed ? !overlay_directory(path, options.overlay) : !fs::is_directory(status)) {
       // A missing path stays: the job builder reports it where it was named.
-      if (fs::exists(status) && configs.excluded(path)) continue;
+      bool exists = sealed ? source_file_exists(path, &options.overlay) : fs::exists(status);
+      if (exists && configs.excluded(path)) continue;
       add(Input{path, arg, false});
       continue;
     }
-    for (const fs::path& file : walk_directory(path, [&](const fs::path& p) { return configs.excluded(p); })) {
+    auto excluded = [&](const fs::path& p) { return configs.excluded(p); };
+    for (const fs::path& file : sealed ? walk_overlay(path, options.overlay, excluded) : walk_directory(path, excluded)) {
       add(Input{file, display_path(file, options.base_dir), true});
     }
   }
