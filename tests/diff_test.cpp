@@ -447,3 +447,32 @@ TEST_CASE("diff: each side is governed by its own .mblint.yaml", "[diff]") {
   CHECK(doc["jobs"][0]["diagnostics"]["new"][0]["rule"] == "cp-sequence-parallel-divisibility");
   CHECK(repo.diff({}).code == 1);
 }
+
+TEST_CASE("diff: a finding that stays on the same setting with new numbers is neither new nor fixed", "[diff]") {
+  // TP 2 -> 4 without sequence parallelism: tp-without-sequence-parallel is
+  // reported on both sides about tensor_model_parallel_size, with the split
+  // ("2 ways", "4 ways") in its message.
+  Repo repo;
+  repo.change("launch/train.sbatch", launch("model.tensor_model_parallel_size=2"),
+              launch("model.tensor_model_parallel_size=4"));
+  json doc = repo.diff_json({});
+  REQUIRE(doc["jobs"].size() == 1);
+  const json& job = doc["jobs"][0];
+  CHECK(job["status"] == "changed");
+  for (const char* side : {"new", "fixed"}) {
+    for (const json& d : job["diagnostics"][side]) {
+      INFO(side << ": " << d.dump());
+      CHECK(d["rule"] != "tp-without-sequence-parallel");
+    }
+  }
+  // The same change with sequence parallelism turned off only on the new
+  // side brings the finding: it is new, and nothing is fixed.
+  Repo other;
+  other.change("launch/train.sbatch", launch(tp("2")), launch("model.tensor_model_parallel_size=4"));
+  json changed = other.diff_json({});
+  REQUIRE(changed["jobs"].size() == 1);
+  bool listed = false;
+  for (const json& d : changed["jobs"][0]["diagnostics"]["new"]) listed |= d["rule"] == "tp-without-sequence-parallel";
+  CHECK(listed);
+  CHECK(changed["jobs"][0]["diagnostics"]["fixed"].empty());
+}

@@ -403,6 +403,7 @@ TEST_CASE("lsp: hover shows the effective value, each layer, and the parallel la
   CHECK(text.find("microbatches per step: **64**") != std::string::npos);
   CHECK(text.find("minimum GPUs") != std::string::npos);
   CHECK(text.find("pipeline bubble") != std::string::npos);
+  CHECK(text.find("Checked partly") == std::string::npos);  // the launch, the recipe and the allocation are known
   CHECK(result["range"]["start"]["line"] == 1);
   // Nothing under the cursor: no hover.
   Json empty = s.request("textDocument/hover", Json{{"textDocument", {{"uri", uri}}},
@@ -656,6 +657,10 @@ TEST_CASE("lsp: hover says why the memory estimate is missing", "[lsp]") {
   INFO(text);
   CHECK(contains(text, "**Parallel layout**"));
   CHECK(contains(text, "- not estimated: the model shape is not known: hidden_size, num_attention_heads, seq_length"));
+  // The job is checked partly, and the hover says what is missing and how to supply it.
+  CHECK(contains(text, "**Checked partly**: what mblint could not resolve for this job"));
+  CHECK(contains(text, "- recipe unknown: "));
+  CHECK(contains(text, "--recipe"));
 }
 
 TEST_CASE("lsp: the project config's context names the launch script of an open YAML; edits in either re-lint both",

@@ -3,6 +3,8 @@
 #include <map>
 #include <utility>
 
+#include <fmt/format.h>
+
 namespace mblint {
 
 namespace {
@@ -45,7 +47,14 @@ std::vector<DerivedDiff> derived_changes(const SideJob* before, const SideJob* a
   return out;
 }
 
-std::string finding_key(const Diagnostic& d) { return d.rule + '\x1f' + d.message; }
+// One finding on both sides is the same rule at the same severity about the
+// same value (Diagnostic::subject, as a baseline matches findings), so a
+// message that only restates the numbers the change moved is not new and
+// fixed at once; a finding about no single value is matched by its message.
+std::string finding_key(const Diagnostic& d) {
+  std::string what = d.subject.empty() ? "message " + d.message : "subject " + d.subject;
+  return fmt::format("{}\x1f{}\x1f{}", d.rule, static_cast<int>(d.severity), what);
+}
 
 // The findings of `ours` that `theirs` does not have, as many times as they
 // are missing there (two equal findings with one fixed leave one new).
@@ -90,7 +99,7 @@ JobDiff pair_jobs(const DiffSide& base, const SideJob* before, const DiffSide& h
   diff.derived = derived_changes(before, after);
   auto base_findings = before ? findings_of(base, before->diagnostics) : std::vector<const Diagnostic*>{};
   auto head_findings = after ? findings_of(head, after->diagnostics) : std::vector<const Diagnostic*>{};
-  // Within a pair the file is the job's: rule and message say which finding it is.
+  // Within a pair the file is the job's: finding_key says which finding it is.
   auto base_keys = keys_of(base_findings, nullptr), head_keys = keys_of(head_findings, nullptr);
   diff.new_findings = unmatched(head_findings, base_findings, head_keys, base_keys);
   diff.fixed_findings = unmatched(base_findings, head_findings, base_keys, head_keys);

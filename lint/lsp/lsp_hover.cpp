@@ -7,7 +7,9 @@
 #include <algorithm>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include "lint/facts/coverage.h"
 #include "lint/facts/derived.h"
 #include "lint/facts/estimate.h"
 #include "lint/facts/speed_model.h"
@@ -221,6 +223,22 @@ std::string speed(const Job& job, const Derived& d) {
   return out;
 }
 
+// What mblint could not resolve for the job, as `check`'s unchecked-job note
+// and `resolve` say it: a hover over a partly checked job must not read as a
+// fully checked one.
+std::string coverage(const Derived& d) {
+  if (d.coverage.complete()) return {};
+  std::string out = "**Checked partly**: what mblint could not resolve for this job\n\n";
+  for (const CoverageGap& gap : d.coverage.gaps) {
+    out += fmt::format("- {}", gap.what);
+    if (!gap.why.empty()) out += fmt::format(": {}", gap.why);
+    if (!gap.unknown.empty()) out += fmt::format(" (unknown: {})", fmt::join(gap.unknown, ", "));
+    if (!gap.supply.empty()) out += fmt::format("; {}", gap.supply);
+    out += '\n';
+  }
+  return out;
+}
+
 }  // namespace
 
 Json hover(const Document& document, const Json& params) {
@@ -246,6 +264,7 @@ Json hover(const Document& document, const Json& params) {
     if (is_resolved_job(job)) text += runs_with(snapshot, job, derived, found->path, *found->value);
     if (is_layout_setting(found->path)) text += '\n' + layout(derived);
     if (is_memory_setting(found->path)) text += '\n' + memory(job, derived) + '\n' + speed(job, derived);
+    if (std::string gaps = coverage(derived); !gaps.empty()) text += '\n' + gaps;
   }
   return Json{{"contents", {{"kind", "markdown"}, {"value", text}}}, {"range", range_of(snapshot, found->hit)}};
 }
