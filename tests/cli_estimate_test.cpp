@@ -137,3 +137,37 @@ TEST_CASE("estimate: a world size TP×PP×CP does not divide is named as such, n
   CHECK(assumptions.find("world size 6 is not a multiple of TP×PP×CP = 4") != std::string::npos);
   CHECK(assumptions.find("world size unknown") == std::string::npos);
 }
+
+TEST_CASE("estimate --recipe NAME alone estimates the recipe's job, as an override that changes nothing would", "[cli][estimate]") {
+  Dir dir;
+  // The recipe's own tensor parallelism: an override that changes nothing.
+  std::ofstream(dir.path / "same.yaml") << "model:\n  tensor_model_parallel_size: 1\n";
+  std::vector<std::string> job = {"--recipe", "llama3_8b_pretrain_config", "--nodes", "2", "--gpus-per-node", "8",
+                                  "--gpu", "h100", "--format", "json"};
+  std::vector<std::string> alone = {"estimate"};
+  alone.insert(alone.end(), job.begin(), job.end());
+  std::vector<std::string> with_file = {"estimate", "same.yaml"};
+  with_file.insert(with_file.end(), job.begin(), job.end());
+  Run a = run(alone, dir.path);
+  Run b = run(with_file, dir.path);
+  INFO(a.err << b.err);
+  CHECK(a.code == b.code);
+  auto doc = nlohmann::json::parse(a.out);
+  auto reference = nlohmann::json::parse(b.out);
+  REQUIRE(doc["estimate"].is_object());
+  CHECK(doc["estimate"] == reference["estimate"]);
+  CHECK(doc["summary"]["jobs"] == reference["summary"]["jobs"]);
+  // The text names the recipe (as the catalog names it), not a file.
+  Run text = run({"estimate", "--recipe", "llama3_8b_pretrain_config", "--nodes", "2", "--gpus-per-node", "8"},
+                 dir.path);
+  INFO(text.out);
+  CHECK(text.out.rfind("memory estimate: recipe llama3_8b_pretrain_", 0) == 0);
+  // Neither a file nor a recipe: a usage error that says what is needed.
+  Run nothing = run({"estimate", "--nodes", "2"}, dir.path);
+  CHECK(nothing.code == 2);
+  CHECK(nothing.err.find("estimate needs a file or --recipe NAME") != std::string::npos);
+  // A misspelled recipe is rejected with did-you-mean, as with a file.
+  Run typo = run({"estimate", "--recipe", "llama3_8b_pretrain_confg"}, dir.path);
+  CHECK(typo.code == 2);
+  CHECK(typo.err.find("llama3_8b_pretrain_config") != std::string::npos);
+}

@@ -20,9 +20,11 @@ namespace mblint {
 namespace {
 
 cxxopts::Options estimate_options() {
-  cxxopts::Options options("mblint estimate", "Estimate the per-GPU memory of training jobs.");
+  cxxopts::Options options("mblint estimate",
+                           "Estimate the per-GPU memory and the step time of training jobs: those of the files, or "
+                           "without a file the job --recipe NAME describes.");
   options.custom_help("[options]");
-  options.positional_help("FILE...");
+  options.positional_help("[FILE...]");
   add_job_options(options);
   options.add_options("output")
       ("format", "output format: text or json", cxxopts::value<std::string>()->default_value("text"))
@@ -134,13 +136,20 @@ void print_speed(std::ostream& out, const Speed& speed, bool tty) {
                      s.slowest_stage);
 }
 
+// What the estimate is of: the job's file, or the recipe a file-less run names.
+std::string job_label(const SourceSet& sources, const Job& job, bool recipe_only) {
+  if (recipe_only && job.recipe) return fmt::format("recipe {}", job.recipe->name);
+  return job.primary != kNoFile ? sources.files[job.primary].path : "<job>";
+}
+
 }  // namespace
 
 int run_estimate(const std::vector<std::string>& args, RuleSet rules, const CliEnvironment& env) {
   cxxopts::Options parser = estimate_options();
   cxxopts::ParseResult parsed;
   if (auto stop = parse_command(parser, args, parsed, env)) return *stop;
-  if (!parsed.count("paths")) return usage_error(env, "estimate needs at least one file (see mblint estimate --help)");
+  // Without a file, --recipe NAME alone describes the job (with --nodes, --gpu, --set ...).
+  bool recipe_only = !parsed.count("paths");
   std::string format = parsed["format"].as<std::string>();
   if (format != "text" && format != "json") return usage_error(env, fmt::format("unknown --format '{}'", format));
   auto fail_on = parse_severity(parsed["fail-on"].as<std::string>());
@@ -155,8 +164,11 @@ int run_estimate(const std::vector<std::string>& args, RuleSet rules, const CliE
   full_args.insert(full_args.end(), args.begin(), args.end());
   CommandLine line = add_command_line(sources, full_args);
   LintOptions options;
-  options.paths = parsed["paths"].as<std::vector<std::string>>();
+  if (!recipe_only) options.paths = parsed["paths"].as<std::vector<std::string>>();
   if (auto stop = read_job_options(full_args, line, env, options)) return *stop;
+  if (recipe_only && !options.recipe) {
+    return usage_error(env, "estimate needs a file or --recipe NAME (see mblint estimate --help)");
+  }
   if (auto stop = require_known_recipe(options, env)) return *stop;
 
   LintResult result = run_lint(sources, options, rules);
@@ -167,7 +179,7 @@ int run_estimate(const std::vector<std::string>& args, RuleSet rules, const CliE
   for (size_t i = 0; i < result.jobs.size(); ++i) {
     std::string why;
     const Job& job = result.jobs[i];
-    std::string file = job.primary != kNoFile ? sources.files[job.primary].path : "<job>";
+    std::string file = job_label(sources, job, recipe_only);
     if (auto e = estimate_memory(job, result.derived[i], &why)) {
       estimates.emplace_back(i, std::move(*e));
       Speed speed;
@@ -205,7 +217,7 @@ int run_estimate(const std::vector<std::string>& args, RuleSet rules, const CliE
       std::vector<std::string> assumptions;
       auto model = read_memory_model(result.jobs[index], result.derived[index], assumptions, nullptr);
       const Job& job = result.jobs[index];
-      print_estimate(env.out, job.primary != kNoFile ? sources.files[job.primary].path : "<job>",
+      print_estimate(env.out, job_label(sources, job, recipe_only),
                      model ? &*model : nullptr, e, env.stdout_is_tty);
       print_speed(env.out, speeds[k], env.stdout_is_tty);
     }

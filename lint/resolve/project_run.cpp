@@ -284,6 +284,32 @@ void build_yaml_units(Builder& builder, int config, const std::vector<const Inpu
 
 }  // namespace
 
+namespace {
+
+// No file but a recipe (`estimate --recipe NAME`): the job mblint's own command
+// line describes, as if an empty override file were applied to the recipe,
+// under the .mblint.yaml of the working directory.
+ProjectBuild build_recipe_job(SourceSet& sources, const LintOptions& options, Configs& configs, ProjectBuild& build,
+                              const ProjectJobSink& each) {
+  std::error_code error;
+  fs::path dir = options.base_dir.empty() ? fs::current_path(error) : options.base_dir;
+  int config = error ? kNoConfig : configs.for_dir(dir);
+  const ProjectConfig* project = configs.get(config);
+  LintOptions unit = project ? options_with_config(options, *project) : options;
+  Job job = job_from_command_line(sources, unit);
+  if (project) apply_config_cluster(*project, options, job);
+  if (each) {
+    each(job, project, unit.thresholds);
+  } else {
+    build.jobs.push_back(std::move(job));
+    build.job_configs.push_back(project);
+    build.job_thresholds.push_back(unit.thresholds);
+  }
+  return std::move(build);
+}
+
+}  // namespace
+
 ProjectBuild build_project(SourceSet& sources, const LintOptions& options, const RuleNames& rules,
                            const ProjectJobSink& each) {
   ProjectBuild build;
@@ -291,6 +317,7 @@ ProjectBuild build_project(SourceSet& sources, const LintOptions& options, const
   if (options.project_config && !options.no_project_config) {
     configs.forced = configs.load(options.project_config->text, options.project_config->span);
   }
+  if (options.paths.empty() && options.recipe) return build_recipe_job(sources, options, configs, build, each);
   std::vector<Input> inputs = expand_paths(options, configs);
   // Read every input once in walk order: the builds below read them again
   // and get the same ids (add_source), so findings come out in path order.
