@@ -463,7 +463,19 @@ TEST_CASE("catalog: GPU lookups", "[catalog]") {
   CHECK(std::string_view(find_gpu("vr200")->architecture) == "rubin");
   CHECK(find_gpu("b300")->memory_gib > find_gpu("b200")->memory_gib);
   CHECK(find_gpu("h200")->memory_gib > h100->memory_gib);
-  for (std::string_view name : {"h200", "b200", "b300", "gb300", "vr200", "r100"}) {
+  // GH200: the marketed 96 GB / 144 GB (a lower bound of what torch reports), four per quad node.
+  const GpuType* gh200 = find_gpu("GH200");
+  REQUIRE(gh200 != nullptr);
+  CHECK(gh200->memory_gib == Approx(96e9 / (1u << 30)));
+  CHECK(gh200->gpus_per_node == 4);
+  CHECK(gh200->nvlink_domain == 4);
+  CHECK(std::string_view(gh200->architecture) == "hopper");
+  CHECK(find_gpu("gh200-96gb") == gh200);
+  const GpuType* gh200_144 = find_gpu("GH200 144GB");
+  REQUIRE(gh200_144 != nullptr);
+  CHECK(gh200_144->memory_gib == Approx(144e9 / (1u << 30)));
+  CHECK(find_gpu("gh200-hbm3e") == gh200_144);
+  for (std::string_view name : {"h200", "b200", "b300", "gb300", "vr200", "r100", "gh200", "gh200-144gb"}) {
     INFO(name);
     CHECK(find_gpu(name) != nullptr);
   }

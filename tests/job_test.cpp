@@ -233,7 +233,7 @@ TEST_CASE("the NVLink domain stops at the node on HGX systems, not on NVL72 rack
     int64_t domain;
   };
   for (Case c : {Case{"h100", "4", 4}, Case{"h100", "8", 8}, Case{"b200", "2", 2}, Case{"gb200", "4", 72},
-                 Case{"gb300", "2", 72}, Case{"vr200", "4", 72}}) {
+                 Case{"gb300", "2", 72}, Case{"vr200", "4", 72}, Case{"gh200", "4", 4}, Case{"gh200-144gb", "2", 2}}) {
     INFO(c.gpu << " with " << c.per_node << " GPUs per node");
     Fixture f;
     f.write("o.yaml", "model:\n  tensor_model_parallel_size: 2\n");

@@ -50,6 +50,13 @@ constexpr GpuType kGpus[] = {
     // provide 1,440 GB total GPU memory" (docs.nvidia.com/dgx/dgxb200-user-guide).
     // torch: "GPU 0 has a total capacity of 178.35 GiB" on a B200 (nvidia-smi: 183359MiB).
     {"b200", "B200 180GB HBM3e", 178.35, 8, 8, "blackwell"},
+    // GH200 Grace Hopper Superchip: marketed 96 GB HBM3 or 144 GB HBM3e on the GPU
+    // (NVIDIA GH200 datasheet); the marketed figure until a torch-reported one is
+    // known (below the real capacity, so an estimate errs towards OOM). Four per
+    // node with NVLink between all four (the quad GH200 nodes of JUPITER and Alps);
+    // other systems (GH200 NVL2, NVL32) set --gpus-per-node or NVLINK_DOMAIN_SIZE.
+    {"gh200", "GH200 96GB HBM3", marketed_gib(96), 4, 4, "hopper"},
+    {"gh200-144gb", "GH200 144GB HBM3e", marketed_gib(144), 4, 4, "hopper"},
     // Marketed 288 GB HBM3e per Blackwell Ultra GPU (NVIDIA GTC 2025; HGX B300: 8 GPUs).
     {"b300", "B300 288GB HBM3e", marketed_gib(288), 8, 8, "blackwell"},
     // GB200 NVL72: 72 GPUs in one NVLink domain, 4 per compute tray (Megatron
@@ -86,6 +93,8 @@ constexpr GpuSpelling kGpuSpellings[] = {
     {"h100", "h100"},          {"h10080", "h100"},        {"h10080gb", "h100"},
     {"h10080gbhbm3", "h100"},  {"h100sxm", "h100"},       {"h100sxm5", "h100"},
     {"h200", "h200"},          {"h200141gb", "h200"},     {"h200sxm", "h200"},
+    {"gh200", "gh200"},        {"gh20096gb", "gh200"},    {"gh200144gb", "gh200-144gb"},
+    {"gh200hbm3e", "gh200-144gb"},
     {"b200", "b200"},          {"b200180gb", "b200"},     {"hgxb200", "b200"},
     {"dgxb200", "b200"},       {"b300", "b300"},          {"hgxb300", "b300"},
     {"dgxb300", "b300"},       {"gb200", "gb200"},        {"gb200nvl72", "gb200"},
