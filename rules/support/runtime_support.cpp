@@ -216,14 +216,27 @@ bool megatron_lm_command_line(const Job& job) {
          (job.entry == EntryPoint::MegatronLM || job.kind == InputKind::MegatronLmTestConfig);
 }
 
+namespace {
+
+// The node a reader of `path` reads (lookup: the value or the running
+// program's default, kept in `storage`), with `out`'s path, name, defaulted
+// and where filled; nullptr when unknown.
+template <typename Reading>
+const ConfigValue* locate(const Job& job, std::string_view path, Reading& out, ConfigValue& storage) {
+  out.path = std::string(path);
+  out.name = last_segment(path);
+  const ConfigValue* node = lookup(job, path, storage, out.defaulted);
+  if (node) out.where = node->where;
+  return node;
+}
+
+}  // namespace
+
 Setting read_flag(const Job& job, std::string_view path) {
   Setting s;
-  s.path = std::string(path);
-  s.name = last_segment(path);
   ConfigValue storage;
-  const ConfigValue* node = lookup(job, path, storage, s.defaulted);
+  const ConfigValue* node = locate(job, path, s, storage);
   if (!node) return s;
-  s.where = node->where;
   if (node->is_null()) {
     s.value = false;
   } else {
@@ -234,12 +247,9 @@ Setting read_flag(const Job& job, std::string_view path) {
 
 Quantity read_int(const Job& job, std::string_view path) {
   Quantity q;
-  q.path = std::string(path);
-  q.name = last_segment(path);
   ConfigValue storage;
-  const ConfigValue* node = lookup(job, path, storage, q.defaulted);
+  const ConfigValue* node = locate(job, path, q, storage);
   if (!node) return q;
-  q.where = node->where;
   q.value = as_int(node);
   if (node->is_null()) q.display = "null";
   return q;
@@ -247,12 +257,9 @@ Quantity read_int(const Job& job, std::string_view path) {
 
 Choice read_choice(const Job& job, std::string_view path) {
   Choice c;
-  c.path = std::string(path);
-  c.name = last_segment(path);
   ConfigValue storage;
-  const ConfigValue* node = lookup(job, path, storage, c.defaulted);
+  const ConfigValue* node = locate(job, path, c, storage);
   if (!node) return c;
-  c.where = node->where;
   if (node->is_null() || (node->kind == ValueKind::Bool && !node->boolean)) {
     c.known = true;
   } else if (node->kind == ValueKind::String) {
@@ -264,12 +271,9 @@ Choice read_choice(const Job& job, std::string_view path) {
 
 NameList read_names(const Job& job, std::string_view path) {
   NameList list;
-  list.path = std::string(path);
-  list.name = last_segment(path);
   ConfigValue storage;
-  const ConfigValue* node = lookup(job, path, storage, list.defaulted);
+  const ConfigValue* node = locate(job, path, list, storage);
   if (!node) return list;
-  list.where = node->where;
   if (node->is_null()) {
     list.known = true;
   } else if (node->kind == ValueKind::String) {
@@ -298,12 +302,9 @@ std::optional<double> read_number(const Job& job, std::string_view path, Provena
 
 Choice read_dtype(const Job& job, std::string_view path) {
   Choice c;
-  c.path = std::string(path);
-  c.name = last_segment(path);
   ConfigValue storage;
-  const ConfigValue* node = lookup(job, path, storage, c.defaulted);
+  const ConfigValue* node = locate(job, path, c, storage);
   if (!node) return c;
-  c.where = node->where;
   if (node->kind == ValueKind::String) {
     c.value = normalise_dtype(node->text);
     c.known = c.value.has_value();
