@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "lint/engine/baseline.h"
+
 namespace mblint {
 
 namespace {
@@ -47,15 +49,6 @@ std::vector<DerivedDiff> derived_changes(const SideJob* before, const SideJob* a
   return out;
 }
 
-// One finding on both sides is the same rule at the same severity about the
-// same value (Diagnostic::subject, as a baseline matches findings), so a
-// message that only restates the numbers the change moved is not new and
-// fixed at once; a finding about no single value is matched by its message.
-std::string finding_key(const Diagnostic& d) {
-  std::string what = d.subject.empty() ? "message " + d.message : "subject " + d.subject;
-  return fmt::format("{}\x1f{}\x1f{}", d.rule, static_cast<int>(d.severity), what);
-}
-
 // The findings of `ours` that `theirs` does not have, as many times as they
 // are missing there (two equal findings with one fixed leave one new).
 std::vector<const Diagnostic*> unmatched(const std::vector<const Diagnostic*>& ours,
@@ -79,13 +72,18 @@ std::vector<const Diagnostic*> findings_of(const DiffSide& side, const std::vect
   return out;
 }
 
-std::vector<std::string> keys_of(const std::vector<const Diagnostic*>& findings, const DiffSide* side) {
+// One finding on both sides is the same baseline identity (rule, and the
+// setting it is about or else its message; lint/engine/baseline.h) at the
+// same severity, so a message that only restates the numbers the change moved
+// is not new and fixed at once. Within a job pair the file is the job's and
+// is left out of the key (`with_file` false).
+std::vector<std::string> keys_of(const std::vector<const Diagnostic*>& findings, const DiffSide& side, bool with_file) {
   std::vector<std::string> out;
   for (const Diagnostic* d : findings) {
-    std::string file = side && d->where.valid() && d->where.file < static_cast<FileId>(side->sources.files.size())
-                           ? side->sources.files[d->where.file].path
-                           : "";
-    out.push_back(file + '\x1f' + finding_key(*d));
+    BaselineKey key = baseline_key(side.sources, *d, {});
+    if (!with_file) key.file.clear();
+    out.push_back(fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}", key.file, key.rule, key.subject, key.message_hash,
+                              static_cast<int>(d->severity)));
   }
   return out;
 }
@@ -99,8 +97,7 @@ JobDiff pair_jobs(const DiffSide& base, const SideJob* before, const DiffSide& h
   diff.derived = derived_changes(before, after);
   auto base_findings = before ? findings_of(base, before->diagnostics) : std::vector<const Diagnostic*>{};
   auto head_findings = after ? findings_of(head, after->diagnostics) : std::vector<const Diagnostic*>{};
-  // Within a pair the file is the job's: finding_key says which finding it is.
-  auto base_keys = keys_of(base_findings, nullptr), head_keys = keys_of(head_findings, nullptr);
+  auto base_keys = keys_of(base_findings, base, false), head_keys = keys_of(head_findings, head, false);
   diff.new_findings = unmatched(head_findings, base_findings, head_keys, base_keys);
   diff.fixed_findings = unmatched(base_findings, head_findings, base_keys, head_keys);
   if (!before) diff.status = JobStatus::Added;
@@ -140,7 +137,7 @@ DiffReport diff_jobs(const DiffSide& base, const SideJobs& before, const DiffSid
     if (old_jobs.count({job.file, job.position})) report.jobs.push_back(pair_jobs(base, &job, head, nullptr));
   }
   auto old_other = findings_of(base, before.unclaimed), new_other = findings_of(head, after.unclaimed);
-  auto old_keys = keys_of(old_other, &base), new_keys = keys_of(new_other, &head);
+  auto old_keys = keys_of(old_other, base, true), new_keys = keys_of(new_other, head, true);
   report.new_elsewhere = unmatched(new_other, old_other, new_keys, old_keys);
   report.fixed_elsewhere = unmatched(old_other, new_other, old_keys, new_keys);
   return report;

@@ -282,10 +282,6 @@ void build_yaml_units(Builder& builder, int config, const std::vector<const Inpu
   }
 }
 
-}  // namespace
-
-namespace {
-
 // No file but a recipe (`estimate --recipe NAME`): the job mblint's own command
 // line describes, as if an empty override file were applied to the recipe,
 // under the .mblint.yaml of the working directory.
