@@ -281,3 +281,23 @@ TEST_CASE("fuzz regression: a dump merged onto a recipe with wide sections (key 
   Result text = s.check({"job.yaml", "--recipe", "deepseek_v3_pretrain_config"});
   CHECK(text.code <= 1);
 }
+
+TEST_CASE("fuzz regression: an mpirun option that ends the command without its value", "[bad-input]") {
+  // fuzz_shell hung here: `--npernode` as mpirun's last word left the option
+  // loop without advancing.
+  Scratch s;
+  s.write("run.sh", "#!/bin/bash\nmpirun -np 16 --npernode\nmpirun --hostfile\n");
+  CHECK(s.check({"run.sh"}).code <= 1);
+}
+
+TEST_CASE("code strings that eval themselves several times stay bounded", "[bad-input]") {
+  // Each level runs the string six times: 6^8 walks within the depth limit
+  // alone. The follow limit stops it with a located note.
+  Scratch s;
+  s.write("bomb.sh",
+          "#!/bin/bash\nx='eval \"$x\";eval \"$x\";eval \"$x\";eval \"$x\";eval \"$x\";eval \"$x\"'\n"
+          "eval \"$x\"\ntorchrun --nproc-per-node 8 pretrain_gpt.py --tensor-model-parallel-size 16\n");
+  Result r = s.check({"bomb.sh"});
+  CHECK(r.code <= 1);
+  CHECK(mentions(r, "more than 4096 files and code strings"));
+}

@@ -1310,7 +1310,10 @@ void scan_mpirun(const std::vector<MappedString>& argv, size_t i, Context contex
   while (i < argv.size() && starts_with(argv[i].text, "-")) {
     std::string_view name = argv[i].text;
     auto value = [&]() -> std::optional<OptionValue> {
-      if (i + 1 >= argv.size()) return std::nullopt;
+      if (i + 1 >= argv.size()) {  // the option ends the command: nothing is launched
+        i = argv.size();
+        return std::nullopt;
+      }
       OptionValue v{argv[i + 1], span_of(argv[i], 0, argv[i].text.size())};
       i += 2;
       return v;

@@ -75,7 +75,8 @@ struct ShellLimits {
   size_t max_commands = 100000;     // simple commands walked
   size_t max_call_depth = 16;       // nested function calls / bash -c
   size_t max_source_depth = 8;      // nested source / bash FILE / eval
-  size_t max_followed_bytes = size_t{16} << 20;  // all files sourced or run, together
+  size_t max_followed_bytes = size_t{16} << 20;  // all files and code strings followed, together
+  size_t max_follows = 4096;        // files and code strings followed in all
 };
 
 // A file a script sources or runs, read by the caller into its SourceSet so

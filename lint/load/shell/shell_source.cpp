@@ -39,6 +39,26 @@ std::optional<Outcome> too_deep(Walker& w, size_t index) {
                                             w.limits.max_source_depth));
 }
 
+// Files and code held in strings are followed at most max_follows times and
+// max_followed_bytes in all: `x='eval "$x"; eval "$x"'; eval "$x"` doubles
+// at each level, so the depth limit alone would let a short script cost
+// seconds. Counts `bytes` within the limits; past them, a note and true.
+bool over_followed(Walker& w, size_t index, size_t bytes) {
+  if (w.follows >= w.limits.max_follows) {
+    not_followed(w, index, fmt::format("this script follows more than {} files and code strings",
+                                       w.limits.max_follows));
+    return true;
+  }
+  if (w.followed_bytes + bytes > w.limits.max_followed_bytes) {
+    not_followed(w, index, fmt::format("the files and code followed from this script pass {} MiB together",
+                                       w.limits.max_followed_bytes >> 20));
+    return true;
+  }
+  w.followed_bytes += bytes;
+  ++w.follows;
+  return false;
+}
+
 // Code held in a string (eval, `bash -c`, a here-document), walked one level
 // deeper; with `arguments`, as a child's script whose $1... they are.
 Outcome walk_code(Walker& w, MappedString code, bool certain,
@@ -70,12 +90,7 @@ std::optional<ShellFile> read_named(Walker& w, size_t index, const MappedString&
     not_followed(w, index, fmt::format("`{}` is already being read: it sources itself", path.text));
     return std::nullopt;
   }
-  if (w.followed_bytes + file->text.size() > w.limits.max_followed_bytes) {
-    not_followed(w, index, fmt::format("the files followed from this script pass {} MiB together",
-                                       w.limits.max_followed_bytes >> 20));
-    return std::nullopt;
-  }
-  w.followed_bytes += file->text.size();
+  if (over_followed(w, index, file->text.size())) return std::nullopt;
   return file;
 }
 
@@ -171,6 +186,7 @@ Outcome follow_shell_code(Walker& w, size_t index, size_t code_word,
   if (auto refused = too_deep(w, index)) return *refused;
   const std::vector<MappedString>& argv = recorded(w, index).argv;
   MappedString code = argv[code_word];
+  if (over_followed(w, index, code.text.size())) return {Flow::Normal, Status::Unknown};
   if (code.file == kNoFile) code.file = w.source.file;
   std::vector<MappedString> arguments = arguments_after(argv, code_word + 2);
   recorded(w, index).followed = true;
@@ -192,6 +208,7 @@ Outcome follow_eval(Walker& w, size_t index, bool certain) {
     append_mapped(code, argv[i]);
   }
   if (auto refused = too_deep(w, index)) return *refused;
+  if (over_followed(w, index, code.text.size())) return {Flow::Normal, Status::Unknown};
   if (code.file == kNoFile) code.file = w.source.file;
   recorded(w, index).followed = true;
   return walk_code(w, std::move(code), certain);
@@ -256,6 +273,7 @@ std::optional<Outcome> follow_heredoc(Walker& w, const Node& node, size_t index,
                           ? substring(*w.source.mapped, body.begin, body.end)
                           : mapped_verbatim(w.source.file, body.begin,
                                             w.source.text.substr(body.begin, body.end - body.begin));
+  if (over_followed(w, index, code.text.size())) return Outcome{Flow::Normal, Status::Unknown};
   std::vector<MappedString> launcher = w.launcher;
   if (sbatch) {  // a new job: sbatch, the script's #SBATCH lines, then its own options (they win)
     launcher.push_back(argv[0]);

@@ -103,6 +103,7 @@ struct Walker {
   // The here-document bodies of the text being walked (its Lexer's).
   const std::map<uint32_t, HeredocBody>* bodies = nullptr;
   size_t followed_bytes = 0;
+  size_t follows = 0;  // files and code strings followed, against limits.max_follows
   std::deque<std::string> texts;     // followed files, alive as long as the walk
   std::deque<MappedString> codes;    // eval'd strings
   std::deque<Node> kept;             // commands that define functions
