@@ -8,6 +8,8 @@
 
 #include <sys/stat.h>
 
+#include <fmt/format.h>
+
 #include "lint/base/file_reader.h"
 #include "lint/cli/cli.h"
 #include "rules/registry.h"
@@ -292,12 +294,31 @@ TEST_CASE("fuzz regression: an mpirun option that ends the command without its v
 
 TEST_CASE("code strings that eval themselves several times stay bounded", "[bad-input]") {
   // Each level runs the string six times: 6^8 walks within the depth limit
-  // alone. The follow limit stops it with a located note.
+  // alone. The depth limit stops the first path, the follow limit the rest;
+  // the launch after it is still read.
   Scratch s;
   s.write("bomb.sh",
           "#!/bin/bash\nx='eval \"$x\";eval \"$x\";eval \"$x\";eval \"$x\";eval \"$x\";eval \"$x\"'\n"
           "eval \"$x\"\ntorchrun --nproc-per-node 8 pretrain_gpt.py --tensor-model-parallel-size 16\n");
   Result r = s.check({"bomb.sh"});
-  CHECK(r.code <= 1);
-  CHECK(mentions(r, "more than 4096 files and code strings"));
+  CHECK(r.code == 1);
+  CHECK(mentions(r, "is not followed: files and eval are nested more than 8 deep here"));
+  CHECK(mentions(r, "world-size-divisibility"));
+}
+
+TEST_CASE("a script that evals 70 x 70 code strings two levels deep stops at the follow limit", "[bad-input]") {
+  // Within the depth limit: only the count of follows bounds it.
+  std::string inner, outer;
+  for (int i = 0; i < 70; ++i) {
+    inner += "eval \"$z\";";
+    outer += "eval \"$y\";";
+  }
+  Scratch s;
+  s.write("wide.sh", fmt::format("#!/bin/bash\nz='true'\ny='{}'\nx='{}'\neval \"$x\"\n"
+                                 "torchrun --nproc-per-node 8 pretrain_gpt.py --tensor-model-parallel-size 16\n",
+                                 inner, outer));
+  Result r = s.check({"wide.sh"});
+  CHECK(r.code == 1);
+  CHECK(mentions(r, "is not followed: this script follows more than 4096 files and code strings"));
+  CHECK(mentions(r, "world-size-divisibility"));
 }
