@@ -40,8 +40,12 @@ struct Session {
   std::deque<Json> notifications;
   int next_id = 1;
 
-  explicit Session(std::vector<std::string> job_args = {}) {
+  // The tests before the two-step ones check fixes before the first publish
+  // (fix_check_delay_ms -1), so each edit publishes once; the default server
+  // publishes first and re-checks the fixes when the input is quiet.
+  explicit Session(std::vector<std::string> job_args = {}, int fix_check_delay_ms = -1) {
     server.job_args = std::move(job_args);
+    server.fix_check_delay_ms = fix_check_delay_ms;
     REQUIRE(pipe(to_server) == 0);
     REQUIRE(pipe(from_server) == 0);
     server.rules = mblint::all_rules();
@@ -1106,4 +1110,101 @@ TEST_CASE("lsp: hover says what the job runs with, as mblint resolve does", "[ls
   std::string layers = hover_text(s, uri, 3, 4);
   CHECK(contains(layers, "The value this job runs with is not known"));
   fs::remove_all(root);
+}
+
+// An override YAML whose finding offers two changes, one of which the
+// re-check refuses: context_parallel_size 8 does not fit 4 GPUs.
+constexpr const char* kHierarchicalCp =
+    "model:\n"
+    "  context_parallel_size: 4\n"
+    "  cp_comm_type: a2a+p2p\n"
+    "  hierarchical_context_parallel_sizes: [2, 4]\n";
+const std::vector<std::string> kHierarchicalCpJob = {"--recipe", "llama3_8b_pretrain_2gpu_h100_bf16_config", "--nodes",
+                                                      "1", "--gpus-per-node", "4"};
+
+const Json* finding(const Json& published, const std::string& rule) {
+  for (const Json& d : published["diagnostics"]) {
+    if (d["code"] == rule) return &d;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> action_titles(Session& s, const std::string& uri, uint32_t line) {
+  Json actions = s.request("textDocument/codeAction", Json{{"textDocument", {{"uri", uri}}},
+                                                           {"range", range(line, 0, line, 0)},
+                                                           {"context", {{"diagnostics", Json::array()}}}})["result"];
+  std::vector<std::string> titles;
+  for (const Json& action : actions) titles.push_back(action["title"].get<std::string>());
+  return titles;
+}
+
+bool any_contains(const std::vector<std::string>& texts, const std::string& part) {
+  return std::any_of(texts.begin(), texts.end(), [&](const std::string& t) { return contains(t, part); });
+}
+
+TEST_CASE("lsp: findings are published before their fixes are re-checked; the checked help follows", "[lsp]") {
+  fs::path root = mblint::test::make_temp_dir("mblint-lsp-two-step");
+  std::string uri = mblint::lsp::path_to_uri(root / "override.yaml");
+  // A checked lint of the same text, from a server that checks first.
+  std::string checked_message;
+  {
+    Session one_step(kHierarchicalCpJob);
+    one_step.initialize(root);
+    one_step.open(uri, kHierarchicalCp);
+    Json published = one_step.diagnostics(uri);
+    const Json* d = finding(published, "hierarchical-cp-sizes-product");
+    REQUIRE(d);
+    checked_message = (*d)["message"].get<std::string>();
+    REQUIRE(contains(checked_message, "(re-checked, not offered as a fix: set context_parallel_size to 8"));
+  }
+  Session s(kHierarchicalCpJob, 0);
+  s.initialize(root);
+  s.open(uri, kHierarchicalCp);
+  Json first = s.diagnostics(uri);
+  const Json* unchecked = finding(first, "hierarchical-cp-sizes-product");
+  REQUIRE(unchecked);
+  // The rule's own help, not yet narrowed by the re-check.
+  CHECK(contains((*unchecked)["message"].get<std::string>(), "or context_parallel_size 8"));
+  CHECK_FALSE(contains((*unchecked)["message"].get<std::string>(), "re-checked"));
+  // The input stays quiet: the same version again, with the checked help.
+  Json second = s.diagnostics(uri);
+  CHECK(second["version"] == first["version"]);
+  const Json* checked = finding(second, "hierarchical-cp-sizes-product");
+  REQUIRE(checked);
+  CHECK((*checked)["message"] == checked_message);
+  CHECK(code_set(second) == code_set(first));
+  std::vector<std::string> titles = action_titles(s, uri, 3);
+  CHECK(any_contains(titles, "hierarchical_context_parallel_sizes"));
+  CHECK_FALSE(any_contains(titles, "set context_parallel_size to 8"));
+}
+
+TEST_CASE("lsp: a code action on unchecked fixes re-checks them before it answers", "[lsp]") {
+  fs::path root = mblint::test::make_temp_dir("mblint-lsp-two-step-action");
+  std::string uri = mblint::lsp::path_to_uri(root / "override.yaml");
+  Session s(kHierarchicalCpJob, 10000);  // the quiet-input re-check never comes in this test
+  s.initialize(root);
+  s.open(uri, kHierarchicalCp);
+  Json first = s.diagnostics(uri);
+  REQUIRE(finding(first, "hierarchical-cp-sizes-product"));
+  // A line without a fixable finding is answered from the unchecked lint: nothing is published.
+  std::vector<std::string> elsewhere = action_titles(s, uri, 0);
+  CHECK_FALSE(any_contains(elsewhere, "set "));
+  // On the finding: its fixes are checked first, the narrowed help published, and only the kept fix offered.
+  std::vector<std::string> titles = action_titles(s, uri, 3);
+  CHECK(any_contains(titles, "hierarchical_context_parallel_sizes"));
+  CHECK_FALSE(any_contains(titles, "set context_parallel_size to 8"));
+  Json republished = s.diagnostics(uri);  // kept on the way to the response
+  const Json* checked = finding(republished, "hierarchical-cp-sizes-product");
+  REQUIRE(checked);
+  CHECK(contains((*checked)["message"].get<std::string>(), "(re-checked, not offered as a fix"));
+  // Checked once: asking again publishes nothing more, and a new edit starts over unchecked.
+  CHECK(action_titles(s, uri, 3) == titles);
+  std::string edited = kHierarchicalCp;
+  edited.replace(edited.find("[2, 4]"), 6, "[4, 2]");
+  s.change(uri, 2, Json{{"text", edited}});
+  Json after_edit = s.diagnostics(uri);
+  CHECK(after_edit["version"] == 2);
+  const Json* again = finding(after_edit, "hierarchical-cp-sizes-product");
+  REQUIRE(again);
+  CHECK_FALSE(contains((*again)["message"].get<std::string>(), "re-checked"));
 }

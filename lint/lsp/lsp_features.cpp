@@ -246,24 +246,42 @@ Json diagnostics_for(const LintSnapshot& snapshot, const std::string& uri) {
   return out;
 }
 
-Json code_actions(const Document& document, const Json& params) {
+namespace {
+
+// Whether the request's context asks for other kinds of action only.
+bool quick_fixes_unwanted(const Json& params) {
+  if (!params.contains("context")) return false;
+  const Json& context = params["context"];
+  if (!context.contains("only") || !context["only"].is_array()) return false;
+  const Json& only = context["only"];
+  return std::none_of(only.begin(), only.end(), [](const Json& kind) {
+    return kind.is_string() && (kind == "quickfix" || kind.get<std::string>().rfind("quickfix", 0) == 0);
+  });
+}
+
+// The findings of the document that a code action request's range touches.
+std::vector<const Diagnostic*> findings_in_range(const Document& document, const Json& params) {
   const LintSnapshot& snapshot = *document.snapshot;
-  Json actions = Json::array();
+  std::vector<const Diagnostic*> found;
   FileId file = file_of(snapshot, document.uri);
-  if (file == kNoFile) return actions;
-  if (const Json* context = params.contains("context") ? &params["context"] : nullptr;
-      context && context->contains("only") && (*context)["only"].is_array()) {
-    const Json& only = (*context)["only"];
-    bool wanted = std::any_of(only.begin(), only.end(), [](const Json& kind) {
-      return kind.is_string() && (kind == "quickfix" || kind.get<std::string>().rfind("quickfix", 0) == 0);
-    });
-    if (!wanted) return actions;
-  }
+  if (file == kNoFile || quick_fixes_unwanted(params)) return found;
   Range range = request_range(snapshot.sources.files[file], params.at("range"));
-  std::set<std::pair<std::string, uint32_t>> disabled;  // one "disable" per rule and line
   for (const Diagnostic& d : snapshot.result.diagnostics) {
     if (!located_in(snapshot, d.where, document.uri)) continue;
     if (d.where.begin > range.end || std::max(d.where.begin, d.where.end) < range.begin) continue;
+    found.push_back(&d);
+  }
+  return found;
+}
+
+}  // namespace
+
+Json code_actions(const Document& document, const Json& params) {
+  const LintSnapshot& snapshot = *document.snapshot;
+  Json actions = Json::array();
+  std::set<std::pair<std::string, uint32_t>> disabled;  // one "disable" per rule and line
+  for (const Diagnostic* found : findings_in_range(document, params)) {
+    const Diagnostic& d = *found;
     Json lsp_diag = lsp_diagnostic(snapshot, d);
     bool preferred_given = false;
     for (const Fix& fix : d.fixes) {
@@ -277,13 +295,23 @@ Json code_actions(const Document& document, const Json& params) {
       if (safe && !preferred_given) action["isPreferred"] = preferred_given = true;
       actions.push_back(std::move(action));
     }
-    uint32_t line = line_col(snapshot.sources.files[file], d.where.begin).line;
+    uint32_t line = line_col(snapshot.sources.files[d.where.file], d.where.begin).line;
     if (disabled.insert({d.rule, line}).second) {
       Json disable = disable_action(snapshot, d, lsp_diag);
       if (!disable.is_null()) actions.push_back(std::move(disable));
     }
   }
   return actions;
+}
+
+bool offers_unchecked_fixes(const Document& document, const Json& params) {
+  if (!document.fixes_unchecked || !document.snapshot) return false;
+  for (const Diagnostic* d : findings_in_range(document, params)) {
+    if (std::any_of(d->fixes.begin(), d->fixes.end(), [](const Fix& f) { return !f.rechecked && !f.changes.empty(); })) {
+      return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace mblint::lsp

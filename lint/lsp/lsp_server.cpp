@@ -25,6 +25,23 @@ void log_line(const Server& server, std::string_view text) {
   if (server.log) *server.log << "mblint lsp: " << text << '\n' << std::flush;
 }
 
+// The second step of an edit's lint: the same text with its fixes re-checked.
+// Published only when that changes what the editor shows (a help narrowed to
+// the fixes that remain), so a re-check that keeps every fix sends nothing.
+void check_document_fixes(Server& server, Document& document, std::vector<Json>& out) {
+  document.fixes_unchecked = false;
+  try {
+    std::shared_ptr<const LintSnapshot> checked = lint_document(server, document, true);
+    Json diagnostics = diagnostics_for(*checked, document.uri);
+    bool changed = !document.snapshot || diagnostics != diagnostics_for(*document.snapshot, document.uri);
+    document.snapshot = std::move(checked);
+    if (changed) out.push_back(publish(document, std::move(diagnostics)));
+  } catch (const std::exception& error) {  // a bug in mblint: keep serving, offer nothing unchecked
+    log_line(server, "re-checking the fixes of " + document.uri + " failed: " + error.what());
+    document.snapshot = nullptr;
+  }
+}
+
 Json capabilities() {
   return Json{
       {"positionEncoding", "utf-16"},
@@ -232,6 +249,9 @@ void handle_request(Server& server, const Json& id, const std::string& method, c
   if (method == "textDocument/codeAction" || method == "textDocument/hover") {
     lint_pending(server, out);  // answer from the current text
     Document* document = find_document(server, params);
+    if (document && method == "textDocument/codeAction" && offers_unchecked_fixes(*document, params)) {
+      check_document_fixes(server, *document, out);  // a fix is offered only re-checked
+    }
     if (!document || !document->snapshot) {
       out.push_back(response(id, nullptr));
       return;
@@ -294,16 +314,30 @@ bool has_pending(const Server& server) {
 }
 
 void lint_pending(Server& server, std::vector<Json>& out) {
+  bool check_now = server.fix_check_delay_ms < 0;
   for (auto& [uri, document] : server.documents) {
     if (!document.pending) continue;
     document.pending = false;
     try {
-      document.snapshot = lint_document(server, document);
+      document.snapshot = lint_document(server, document, check_now);
+      document.fixes_unchecked = !check_now;
       out.push_back(publish(document, diagnostics_for(*document.snapshot, document.uri)));
     } catch (const std::exception& error) {  // a bug in mblint: keep serving
       log_line(server, "linting " + document.uri + " failed: " + error.what());
       document.snapshot = nullptr;
+      document.fixes_unchecked = false;
     }
+  }
+}
+
+bool has_unchecked_fixes(const Server& server) {
+  return std::any_of(server.documents.begin(), server.documents.end(),
+                     [](const auto& entry) { return entry.second.fixes_unchecked && !entry.second.pending; });
+}
+
+void check_fixes(Server& server, std::vector<Json>& out) {
+  for (auto& [uri, document] : server.documents) {
+    if (document.fixes_unchecked && !document.pending) check_document_fixes(server, document, out);
   }
 }
 
@@ -323,6 +357,13 @@ int serve(Server& server, int in_fd, int out_fd, int debounce_ms) {
     // Lint once the input is quiet: a burst of changes is linted once.
     if (has_pending(server) && !has_buffered_frame(reader) && !wait_readable(reader, debounce_ms)) {
       lint_pending(server, out);
+      if (!flush()) break;
+      continue;
+    }
+    // Then, while the input stays quiet, the fixes of what was just published.
+    if (has_unchecked_fixes(server) && !has_buffered_frame(reader) &&
+        !wait_readable(reader, std::max(server.fix_check_delay_ms, 0))) {
+      check_fixes(server, out);
       if (!flush()) break;
       continue;
     }

@@ -3,6 +3,15 @@
 // linted when the input goes quiet (a burst of didChange is linted once, at
 // its newest version) and before any request that reads lint results, so a
 // published result is never older than one already published.
+//
+// Fixes are re-checked before they are offered (lint/fix/fix_verify.h), which
+// on a large dump costs several times the lint itself. So an edit is linted
+// in two steps: first without the re-check, published at once (the findings,
+// with each rule's own help); then, once the input has stayed quiet for
+// fix_check_delay_ms, again with it, published only where the re-check
+// changed what the editor shows. A code action on a finding whose fixes are
+// still unchecked runs the second step first: no fix is ever offered
+// unchecked.
 #pragma once
 
 #include <filesystem>
@@ -54,8 +63,15 @@ struct Document {
   std::string text;
   int64_t version = 0;
   bool pending = false;  // changed since its last lint
+  // The last lint did not re-check the fixes (the first of an edit's two steps).
+  bool fixes_unchecked = false;
   std::shared_ptr<const LintSnapshot> snapshot;  // the last lint, of `text` when not pending
 };
+
+// How long the input stays quiet before the fixes of the last lint are
+// re-checked. Short enough that a pause in typing shows the checked help,
+// long enough that steady typing pays only for the first step.
+inline constexpr int kFixCheckDelayMs = 150;
 
 enum class ServerState { Uninitialized, Running, ShutDown };
 
@@ -67,6 +83,9 @@ struct CachedScript {
 struct Server {
   RuleSet rules;
   std::vector<std::string> job_args;  // job options given to `mblint lsp` (--recipe, --gpu, ...)
+  // Quiet input before fixes are re-checked; negative: in the same lint as the
+  // findings (one publish per edit, each fix checked before it is shown).
+  int fix_check_delay_ms = kFixCheckDelayMs;
   std::filesystem::path cwd;
   std::ostream* log = nullptr;  // stderr
 
@@ -98,6 +117,13 @@ bool has_pending(const Server& server);
 // Lint every document changed since its last lint and publish its diagnostics.
 void lint_pending(Server& server, std::vector<Json>& out);
 
+// Whether a lint of an unchanged document left its fixes unchecked.
+bool has_unchecked_fixes(const Server& server);
+
+// Re-lint, with the fixes re-checked, each unchanged document whose last lint
+// left them unchecked; publish those whose diagnostics change.
+void check_fixes(Server& server, std::vector<Json>& out);
+
 // Serve on file descriptors until `exit` or the end of the input; returns the exit code.
 int serve(Server& server, int in_fd, int out_fd, int debounce_ms);
 
@@ -118,8 +144,9 @@ bool script_names_config(std::string_view script_text, const std::string& yaml_p
 void relist_scripts(Server& server);
 bool is_script_path(const std::filesystem::path& path);
 
-// Lint a document (with the scripts that launch it) from the open buffers.
-std::shared_ptr<const LintSnapshot> lint_document(Server& server, const Document& document);
+// Lint a document (with the scripts that launch it) from the open buffers;
+// `check_fixes` false leaves its fixes unchecked (lint/run/lint.h FixCheck).
+std::shared_ptr<const LintSnapshot> lint_document(Server& server, const Document& document, bool check_fixes = true);
 // What a lint of the file at `path` resolves relative paths against: its workspace folder.
 std::filesystem::path workspace_base(const Server& server, const std::string& path);
 
@@ -144,6 +171,8 @@ Json range_of(const LintSnapshot& snapshot, Span span);
 Json diagnostics_for(const LintSnapshot& snapshot, const std::string& uri);
 Json lsp_diagnostic(const LintSnapshot& snapshot, const Diagnostic& diagnostic);
 Json code_actions(const Document& document, const Json& params);
+// Whether a code action request would offer a fix the last lint did not re-check.
+bool offers_unchecked_fixes(const Document& document, const Json& params);
 Json hover(const Document& document, const Json& params);
 
 }  // namespace mblint::lsp

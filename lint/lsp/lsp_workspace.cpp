@@ -170,7 +170,7 @@ std::vector<fs::path> scripts_referencing(Server& server, const std::string& yam
   return found;
 }
 
-std::shared_ptr<const LintSnapshot> lint_document(Server& server, const Document& document) {
+std::shared_ptr<const LintSnapshot> lint_document(Server& server, const Document& document, bool check_fixes) {
   auto snapshot = std::make_shared<LintSnapshot>();
   if (document.path.empty()) return snapshot;  // an untitled buffer: nothing on disk to relate it to
   SourceSet& sources = snapshot->sources;
@@ -199,7 +199,8 @@ std::shared_ptr<const LintSnapshot> lint_document(Server& server, const Document
     for (const fs::path& yaml : context_yamls(server, document.path)) options.paths.push_back(shown(yaml));
   }
   options.paths.push_back(shown(document.path));
-  snapshot->result = run_lint_unfolded(sources, options, server.rules);
+  snapshot->result =
+      run_lint_unfolded(sources, options, server.rules, check_fixes ? FixCheck::Checked : FixCheck::Unchecked);
   // Each file's uri: the open document's own uri when it is open.
   for (const SourceFile& file : sources.files) {
     if (file.synthetic) {

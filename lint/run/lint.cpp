@@ -16,7 +16,7 @@ namespace mblint {
 
 namespace {
 
-LintResult lint_all(SourceSet& sources, const LintOptions& options, RuleSet rules, bool fold) {
+LintResult lint_all(SourceSet& sources, const LintOptions& options, RuleSet rules, bool fold, FixCheck fixes) {
   LintResult result;
   // Each job is checked as soon as it is built; only with keep_jobs does it
   // stay (with its value trees) once its diagnostics are made.
@@ -29,7 +29,9 @@ LintResult lint_all(SourceSet& sources, const LintOptions& options, RuleSet rule
     check_job(job, derived, thresholds, rules, found);
     place_setting_fixes(found, first, job, sources);
     if (config) apply_rule_settings(*config, found, first);  // rules.disable / rules.severity
-    verify_fixes(job, derived, thresholds, rules, config, found, first, options.recheck_everywhere);
+    if (fixes == FixCheck::Checked) {
+      verify_fixes(job, derived, thresholds, rules, config, found, first, options.recheck_everywhere);
+    }
     fill_subjects(job, sources, std::span(found).subspan(first));
     if (is_checked_job(job)) result.coverage.push_back(coverage_entry(job, derived));
     if (!options.keep_jobs) return;
@@ -58,11 +60,11 @@ LintResult lint_all(SourceSet& sources, const LintOptions& options, RuleSet rule
 }  // namespace
 
 LintResult run_lint(SourceSet& sources, const LintOptions& options, RuleSet rules) {
-  return lint_all(sources, options, rules, true);
+  return lint_all(sources, options, rules, true, FixCheck::Checked);
 }
 
-LintResult run_lint_unfolded(SourceSet& sources, const LintOptions& options, RuleSet rules) {
-  return lint_all(sources, options, rules, false);
+LintResult run_lint_unfolded(SourceSet& sources, const LintOptions& options, RuleSet rules, FixCheck fixes) {
+  return lint_all(sources, options, rules, false, fixes);
 }
 
 }  // namespace mblint

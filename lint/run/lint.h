@@ -26,8 +26,15 @@ struct LintResult {
 // Findings at the same value are folded into its first error, as notes.
 LintResult run_lint(SourceSet& sources, const LintOptions& options, RuleSet rules);
 
+// Whether fixes are re-checked before they are returned (lint/fix/fix_verify.h).
+// The language server's first publish after an edit leaves them unchecked:
+// the findings reach the editor in a few milliseconds, and it re-lints with
+// the check when the input is quiet or before it offers a fix.
+enum class FixCheck { Checked, Unchecked };
+
 // The same, each finding on its own: an editor lists every finding at a place
 // and offers a fix and a "Disable RULE" action for each.
-LintResult run_lint_unfolded(SourceSet& sources, const LintOptions& options, RuleSet rules);
+LintResult run_lint_unfolded(SourceSet& sources, const LintOptions& options, RuleSet rules,
+                             FixCheck fixes = FixCheck::Checked);
 
 }  // namespace mblint
