@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build mblint's release artifacts into dist/ (docs/shipping.md):
 #
-#   dist/mblint-X.Y.Z-linux-<arch>.tar.gz   mblint-X.Y.Z/bin/mblint, README.md, CHANGELOG.md, RULES.md
+#   dist/mblint-X.Y.Z-linux-<arch>.tar.gz   mblint-X.Y.Z/bin/mblint, LICENSE, README.md, CHANGELOG.md, RULES.md
 #   dist/mblint_X.Y.Z_<debarch>.deb         installs /usr/bin/mblint
 #   dist/mblint-X.Y.Z-py3-none-<tag>.whl    console entry `mblint` that execs the bundled binary
 #   dist/mblint-X.Y.Z.vsix                  the VS Code extension with the binary bundled
@@ -96,7 +96,7 @@ settle() { find "$@" -exec touch -h -d "@$SOURCE_DATE_EPOCH" {} +; }
 top="mblint-$version"
 mkdir -p "$stage/tar/$top/bin"
 install -m 0755 "$binary" "$stage/tar/$top/bin/mblint"
-install -m 0644 README.md CHANGELOG.md "$stage/tar/$top/"
+install -m 0644 LICENSE README.md CHANGELOG.md "$stage/tar/$top/"
 # The rules reference (rules/README.md in the repository), from this binary.
 "$binary" rules --format markdown >"$stage/tar/$top/RULES.md"
 chmod 0644 "$stage/tar/$top/RULES.md"
@@ -114,6 +114,20 @@ install -m 0755 "$binary" "$deb/usr/bin/mblint"
 install -m 0644 README.md "$deb/usr/share/doc/mblint/README.md"
 install -m 0644 "$stage/tar/$top/RULES.md" "$deb/usr/share/doc/mblint/RULES.md"
 gzip -9n <CHANGELOG.md >"$deb/usr/share/doc/mblint/changelog.gz"
+# Debian's machine-readable copyright file; the license text is Debian's own
+# /usr/share/common-licenses/Apache-2.0.
+cat >"$deb/usr/share/doc/mblint/copyright" <<EOF
+Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
+Upstream-Name: mblint
+Source: https://github.com/mblint/mblint
+
+Files: *
+Copyright: mblint developers
+License: Apache-2.0
+ On Debian systems the full text of the Apache License, Version 2.0 is in
+ /usr/share/common-licenses/Apache-2.0.
+EOF
+chmod 0644 "$deb/usr/share/doc/mblint/copyright"
 chmod 0644 "$deb/usr/share/doc/mblint/changelog.gz"
 cat >"$deb/DEBIAN/control" <<EOF
 Package: mblint
@@ -139,7 +153,7 @@ phase "deb"
 # 3. The wheel: packaging/python plus the binary.
 py="$stage/python"
 cp -r packaging/python "$py"
-cp README.md "$py/README.md"
+cp README.md LICENSE "$py/"
 install -D -m 0755 "$binary" "$py/mblint/bin/mblint"
 settle "$py"
 (cd "$py" && MBLINT_VERSION="$version" "$python" -m build --wheel --no-isolation --outdir "$dist" >build.log 2>&1) ||
@@ -164,6 +178,7 @@ rm -rf "$ext/bin"
 for name in package.json extension.js README.md .vscodeignore; do
   cp "editors/vscode/$name" "$ext/"
 done
+cp LICENSE "$ext/LICENSE"
 install -D -m 0755 "$binary" "$ext/bin/mblint"
 "$python" - "$ext/package.json" "$version" <<'EOF'
 import json, sys
@@ -172,8 +187,9 @@ manifest = json.load(open(path))
 manifest["version"] = version
 open(path, "w").write(json.dumps(manifest, indent=2) + "\n")
 EOF
-settle "$ext/bin" "$ext/package.json" "$ext/package-lock.json" "$ext/extension.js" "$ext/README.md" "$ext/.vscodeignore"
-(cd "$ext" && npx --no-install vsce package --skip-license --target linux-x64 --out "$dist/mblint-$version.vsix" \
+settle "$ext/bin" "$ext/package.json" "$ext/package-lock.json" "$ext/extension.js" "$ext/README.md" "$ext/.vscodeignore" \
+  "$ext/LICENSE"
+(cd "$ext" && npx --no-install vsce package --target linux-x64 --out "$dist/mblint-$version.vsix" \
    >"$stage/vsce.log" 2>&1) || { cat "$stage/vsce.log" >&2; exit 1; }
 
 phase "vsix"

@@ -66,12 +66,13 @@ tar -tvzf "$tarball" | awk '{print $1, $NF}' | sort -k2 >"$work/tar.txt"
 cat >"$work/tar.expected" <<EOF
 drwxr-xr-x mblint-$version/
 -rw-r--r-- mblint-$version/CHANGELOG.md
+-rw-r--r-- mblint-$version/LICENSE
 -rw-r--r-- mblint-$version/README.md
 -rw-r--r-- mblint-$version/RULES.md
 drwxr-xr-x mblint-$version/bin/
 -rwxr-xr-x mblint-$version/bin/mblint
 EOF
-check "tarball: mblint-$version/bin/mblint, README.md, CHANGELOG.md, RULES.md" diff "$work/tar.expected" "$work/tar.txt"
+check "tarball: mblint-$version/bin/mblint, LICENSE, README.md, CHANGELOG.md, RULES.md" diff "$work/tar.expected" "$work/tar.txt"
 mkdir "$work/tar"
 tar -xzf "$tarball" -C "$work/tar"
 binary=$work/tar/mblint-$version/bin/mblint
@@ -111,6 +112,8 @@ dpkg-deb -c "$deb" | awk '{print $1, $2, $NF}' >"$work/deb.txt"
 check "deb installs /usr/bin/mblint, root-owned, 0755" grep -qx -- '-rwxr-xr-x root/root ./usr/bin/mblint' "$work/deb.txt"
 check "deb installs README.md, RULES.md and changelog.gz in /usr/share/doc/mblint" \
   bash -c "grep -q ' ./usr/share/doc/mblint/README.md$' '$work/deb.txt' && grep -q ' ./usr/share/doc/mblint/RULES.md$' '$work/deb.txt' && grep -q ' ./usr/share/doc/mblint/changelog.gz$' '$work/deb.txt'"
+check "deb installs the copyright file: Apache-2.0" \
+  bash -c "dpkg-deb --fsys-tarfile '$deb' | tar -xO ./usr/share/doc/mblint/copyright | grep -qx 'License: Apache-2.0'"
 check "deb holds nothing outside /usr/bin and /usr/share/doc/mblint" \
   test -z "$(awk '{print $3}' "$work/deb.txt" | grep -vE '^\./(usr/(bin/(mblint)?|share/(doc/(mblint/.*)?)?)?)?$')"
 dpkg-deb -x "$deb" "$work/deb"
@@ -123,6 +126,8 @@ check "one wheel, tagged py3-none-manylinux_2_17_x86_64" test "${#wheels[@]}" -e
 "$work/venv/bin/pip" install --no-index --quiet "${wheels[0]}"
 check "pip-installed mblint --version" is_version "$("$work/venv/bin/mblint" --version)"
 check "pip-installed python -m mblint --version" is_version "$("$work/venv/bin/python" -m mblint --version)"
+check "wheel metadata: License Apache-2.0, LICENSE file bundled" \
+  bash -c "unzip -p '${wheels[0]}' 'mblint-$version.dist-info/METADATA' | grep -qx 'License: Apache-2.0' && unzip -Z1 '${wheels[0]}' | grep -q 'dist-info/LICENSE$'"
 check "pip-installed mblint checks the demo job as fixtures/examples/expected.txt says" \
   test "$(demo_output fixtures/examples env -i "$work/venv/bin/mblint")" == "$expected_demo"
 
@@ -130,6 +135,7 @@ echo "== the .vsix"
 vsix=dist/mblint-$version.vsix
 unzip -Z "$vsix" >"$work/vsix.txt"
 check "vsix holds extension/bin/mblint, executable" grep -qE '^-rwxr-xr-x .* extension/bin/mblint$' "$work/vsix.txt"
+check "vsix holds the license (packaged without --skip-license)" grep -qE ' extension/LICENSE(\.txt)?$' "$work/vsix.txt"
 check "vsix holds extension.js and vscode-languageclient, not vsce" \
   bash -c "grep -q ' extension/extension.js$' '$work/vsix.txt' && grep -q ' extension/node_modules/vscode-languageclient/package.json$' '$work/vsix.txt' && ! grep -q 'node_modules/@vscode/vsce/' '$work/vsix.txt'"
 unzip -p "$vsix" extension/package.json >"$work/package.json"
@@ -139,7 +145,7 @@ import json, sys
 manifest = json.load(open(sys.argv[1]))
 path = manifest["contributes"]["configuration"]["properties"]["mblint.path"]
 assert manifest["name"] == "mblint" and manifest["version"] == sys.argv[2], manifest["version"]
-assert manifest["repository"]["url"] and manifest["license"] and manifest["main"] == "./extension.js"
+assert manifest["repository"]["url"] and manifest["license"] == "Apache-2.0" and manifest["main"] == "./extension.js"
 assert path["default"] == "", path
 EOF
 check "vsix manifest targets linux-x64" bash -c "unzip -p '$vsix' extension.vsixmanifest | grep -q 'TargetPlatform=\"linux-x64\"'"
