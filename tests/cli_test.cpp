@@ -179,3 +179,16 @@ TEST_CASE("mblint --version is one line: mblint X.Y.Z from CMake, and the commit
   Run long_form = run({"version"}, dir.path);
   CHECK(long_form.out.rfind(expected + "\nchecks Megatron Bridge ", 0) == 0);
 }
+
+TEST_CASE("lsp: its timing options take whole milliseconds, or exit 2 before serving", "[cli]") {
+  TempDir dir;
+  // Valid values would start the server on this process's stdin: only the refusals are run here.
+  for (const char* value : {"-2", "10001", "abc", "5ms", ""}) {
+    Run bad = run({"lsp", "--fix-check-delay-ms", value}, dir.path);
+    CHECK(bad.code == 2);
+    CHECK(bad.err.find("--fix-check-delay-ms takes -1 to 10000") != std::string::npos);
+  }
+  Run negative = run({"lsp", "--debounce-ms=-1"}, dir.path);
+  CHECK(negative.code == 2);
+  CHECK(negative.err.find("--debounce-ms takes 0 to 10000") != std::string::npos);
+}
