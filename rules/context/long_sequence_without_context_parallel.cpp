@@ -1,6 +1,7 @@
 // Activation memory grows with the sequence; context parallelism splits the
 // sequence across ranks. Starting points from NVIDIA's guidance, as advice.
 #include "rules/support/parallel_support.h"
+#include "rules/support/speed_support.h"
 
 namespace mblint {
 
@@ -47,6 +48,28 @@ bool feasible(const Derived& d, int64_t cp) {
   return *d.world_size % (*d.tensor_parallel * *d.pipeline_parallel * cp) == 0;
 }
 
+// What the suggested CP does, where mblint can predict it: the most loaded
+// GPU's activations and the tokens/s/GPU ("; predicted: activations 31.2 ->
+// 16.0 GiB per GPU, about 4% fewer tokens/s/GPU"), or "".
+// The note is not gated on speed: its premise is memory.
+std::string predicted_effect(const RuleContext& context, int64_t cp) {
+  std::vector<MemoryChange> change = {
+      {config_path_or(context.derived.context_parallel, "model.context_parallel_size"), make_int(cp)}};
+  std::vector<std::string> parts;
+  const std::optional<MemoryEstimate>& now = job_estimate(context);
+  if (now) {
+    if (std::optional<MemoryEstimate> after = estimate_with(context, change)) {
+      parts.push_back(fmt::format("activations {:.1f} -> {:.1f} GiB per GPU", now->activations, after->activations));
+    }
+  }
+  if (std::optional<SpeedEstimate> speed = job_speed(context)) {
+    if (std::optional<std::string> gain = gain_text(context, *speed, change)) {
+      parts.push_back(*gain);
+    }
+  }
+  return parts.empty() ? "" : fmt::format("; predicted: {}", fmt::join(parts, ", "));
+}
+
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   const Derived& d = context.derived;
   const Quantity& seq = d.seq_length;
@@ -61,9 +84,9 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
       fmt::format("sequence length {} with context_parallel_size {}: {}", *seq, *cp, a->rule_of_thumb),
       span_for(primary));
   add_notes(diag, {&seq, &cp}, &primary);
-  diag.help = fmt::format("consider context_parallel_size {} (the world size still fits it), and compare memory and "
-                          "step time",
-                          a->suggested);
+  diag.help = fmt::format("consider context_parallel_size {} (the world size still fits it{}), and compare memory "
+                          "and step time",
+                          a->suggested, predicted_effect(context, a->suggested));
   diag.fixes.push_back(set_value_fix(cp, a->suggested));
   out.push_back(std::move(diag));
 }
@@ -89,7 +112,14 @@ notes) gives starting points:
 
 These are heuristics, reported as notes only when the suggested CP divides the sequence
 (`seq_length % (2 x CP) == 0`) and the world size fits it, and not when both the sequence length
-and CP are a recipe's own (NVIDIA tuned those). Small models may not need it; measure.)md",
+and CP are a recipe's own (NVIDIA tuned those). Small models may not need it; measure.
+
+Where mblint can predict them, the help gives what the suggested CP does: the most loaded GPU's
+activations from the memory estimate (for a Megatron-LM command line or a full config dump, see
+`estimated-oom`), and the change in tokens/s/GPU from the speed model (a known GPU type and a
+modelled model, docs/speed-model.md). CP often costs some throughput (its ring exchanges key/value
+blocks); it is the memory it frees that the note is about, so a predicted slowdown does not silence
+it.)md",
     .bad = {"override.yaml",
      "model:\n  context_parallel_size: 1\n",
      "override.yaml --recipe llama3_8b_pretrain_2gpu_h100_bf16_config --nodes 1 --gpus-per-node 2"},

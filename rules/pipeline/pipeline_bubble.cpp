@@ -16,9 +16,6 @@ int64_t microbatches_for(int64_t pp, int64_t chunks, double threshold) {
   return std::max<int64_t>(1, static_cast<int64_t>(std::ceil(needed - 1e-9)));
 }
 
-// A config path of a quantity, else the Bridge path it stands for.
-std::string path_of(const Quantity& q, const char* fallback) { return q.path.empty() ? fallback : q.path; }
-
 // ", about 18% more tokens/s/GPU" when the speed model predicts the job
 // with `path` set to `value`; "" when it cannot.
 std::string gain_of(const RuleContext& context, const std::optional<SpeedEstimate>& speed, const std::string& path,
@@ -45,7 +42,7 @@ std::optional<std::string> batch_remedy(const RuleContext& context, const std::o
   const Quantity& dp = d.batch_data_parallel;
   if (!d.micro_batch_size.known() || !dp.known() || needed <= m) return std::nullopt;
   int64_t gbs = needed * *d.micro_batch_size * *dp;
-  std::string gain = gain_of(context, speed, path_of(d.global_batch_size, "train.global_batch_size"), gbs);
+  std::string gain = gain_of(context, speed, config_path_or(d.global_batch_size, "train.global_batch_size"), gbs);
   return fmt::format("global_batch_size >= {} ({} microbatches{})", gbs, needed, gain);
 }
 
@@ -96,7 +93,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   if (auto batch = batch_remedy(context, speed, schedule, chunks, *m)) remedies.push_back(*batch);
   if (auto v = virtual_remedy(context, chunks, *m)) {
     std::string gain =
-        gain_of(context, speed, path_of(d.virtual_pipeline, "model.virtual_pipeline_model_parallel_size"), *v);
+        gain_of(context, speed, config_path_or(d.virtual_pipeline, "model.virtual_pipeline_model_parallel_size"), *v);
     remedies.push_back(fmt::format("virtual_pipeline_model_parallel_size {} ({} idle{})", *v,
                                    percent(bubble_idle_share(*pp, *v, *m)), gain));
     diag.fixes.push_back(set_value_fix(d.virtual_pipeline, *v));

@@ -84,6 +84,20 @@ Fix set_setting_fix(const Setting& setting, bool value, FixSafety safety) {
   return fix;
 }
 
+Fix combined_fix(std::string description, const std::vector<Fix>& parts, FixSafety safety) {
+  Fix fix;
+  fix.description = std::move(description);
+  fix.safety = safety;
+  bool editable = !parts.empty();
+  for (const Fix& part : parts) {
+    fix.changes.insert(fix.changes.end(), part.changes.begin(), part.changes.end());
+    fix.edits.insert(fix.edits.end(), part.edits.begin(), part.edits.end());
+    editable = editable && !part.edits.empty() && part.set_key.empty();
+  }
+  if (!editable) fix.edits.clear();
+  return fix;
+}
+
 namespace {
 
 void push_unique(Diagnostic& d, Note note) {

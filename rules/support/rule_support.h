@@ -41,6 +41,12 @@ Fix set_value_fix(const Quantity& quantity, int64_t value, FixSafety safety = Fi
 // The same for a boolean setting.
 Fix set_setting_fix(const Setting& setting, bool value, FixSafety safety);
 
+// One fix made of several (TP up and PP down together: either alone breaks
+// the world size): their changes, re-checked together, and their edits when
+// every part edits a value the user wrote; otherwise it is advice (a recipe
+// value is set through Fix::set_key, which holds one key).
+Fix combined_fix(std::string description, const std::vector<Fix>& parts, FixSafety safety = FixSafety::Unsafe);
+
 // Append notes for each quantity that is not the primary one.
 void add_notes(Diagnostic& d, std::initializer_list<const Quantity*> quantities, const Quantity* primary);
 

@@ -39,14 +39,24 @@ std::string cost_text(const SpeedEstimate& e, double seconds) {
   return fmt::format("about {:.0f}% of the predicted {:.3g} s step", step_share(e, seconds) * 100, e.step_time_s);
 }
 
-std::optional<std::string> gain_text(const RuleContext& context, const SpeedEstimate& now,
-                                     const std::vector<MemoryChange>& changes) {
+std::string config_path_or(const Quantity& quantity, const char* bridge_path) {
+  return quantity.path.empty() ? bridge_path : quantity.path;
+}
+
+std::optional<double> speed_gain(const RuleContext& context, const SpeedEstimate& now,
+                                 const std::vector<MemoryChange>& changes) {
   if (now.tokens_per_sec_per_gpu <= 0) return std::nullopt;
   std::optional<SpeedEstimate> changed = speed_with(context, changes);
   if (!changed) return std::nullopt;
-  double gain = changed->tokens_per_sec_per_gpu / now.tokens_per_sec_per_gpu - 1;
-  if (std::abs(gain) < 0.005) return "about the same tokens/s/GPU";
-  return fmt::format("about {:.0f}% {} tokens/s/GPU", std::abs(gain) * 100, gain > 0 ? "more" : "fewer");
+  return changed->tokens_per_sec_per_gpu / now.tokens_per_sec_per_gpu - 1;
+}
+
+std::optional<std::string> gain_text(const RuleContext& context, const SpeedEstimate& now,
+                                     const std::vector<MemoryChange>& changes) {
+  std::optional<double> gain = speed_gain(context, now, changes);
+  if (!gain) return std::nullopt;
+  if (std::abs(*gain) < 0.005) return "about the same tokens/s/GPU";
+  return fmt::format("about {:.0f}% {} tokens/s/GPU", std::abs(*gain) * 100, *gain > 0 ? "more" : "fewer");
 }
 
 }  // namespace mblint

@@ -25,6 +25,15 @@ std::optional<SpeedEstimate> speed_with(const RuleContext& context, const std::v
 // communication would cost inside one domain.
 std::optional<SpeedEstimate> speed_with_domain(const RuleContext& context, int64_t domain);
 
+// The job's path of a derived quantity, else the Bridge path it stands for
+// (a size the job leaves to its default has no path of its own).
+std::string config_path_or(const Quantity& quantity, const char* bridge_path);
+
+// The change in predicted tokens/s/GPU that `changes` bring (0.12: 12% more);
+// nullopt when the model cannot predict the job or the changed one.
+std::optional<double> speed_gain(const RuleContext& context, const SpeedEstimate& now,
+                                 const std::vector<MemoryChange>& changes);
+
 // The step's share of `seconds`.
 double step_share(const SpeedEstimate& e, double seconds);
 

@@ -63,7 +63,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   std::optional<SpeedEstimate> speed = job_speed(context);
   std::string gain;
   if (speed && !fitting.empty()) {
-    std::string path = tp.path.empty() ? "model.tensor_model_parallel_size" : tp.path;
+    std::string path = config_path_or(tp, "model.tensor_model_parallel_size");
     auto g = gain_text(context, *speed, {MemoryChange{path, make_int(fitting.back())}});
     if (g) gain = fmt::format(" (TP {}: {})", fitting.back(), *g);
   }
