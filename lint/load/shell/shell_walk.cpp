@@ -262,7 +262,7 @@ Outcome walk_loop_body(Walker& w, const Node& body, const std::string& variable,
   Outcome outcome = walk_node(w, body, false);
   Branch branch = pop_branch(w, outcome);
   branch.flow = Flow::Normal;  // an exit inside may or may not be reached
-  merge_branches(w, {branch}, true);
+  merge_branches(w, {branch}, true, true);
   return {Flow::Normal, Status::Unknown};
 }
 
@@ -322,7 +322,7 @@ Outcome walk_arith_for(Walker& w, const Node& node) {
   Outcome outcome = walk_node(w, node.children[0], false);
   Branch branch = pop_branch(w, outcome);
   branch.flow = Flow::Normal;
-  merge_branches(w, {branch}, true);
+  merge_branches(w, {branch}, true, true);
   return {Flow::Normal, Status::Unknown};
 }
 
