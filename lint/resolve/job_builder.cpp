@@ -964,7 +964,12 @@ void add_shell_state_hand_offs(Job& job, const std::vector<Unresolved>& hand_off
     bool same_shell = hand_off.what == "sourced file" || hand_off.why.find("`eval") == 0;
     // In a file the script followed: counted (mblint does not order files).
     bool before = hand_off.where.file != job.launch_span.file || hand_off.where.begin < job.launch_span.begin;
-    if (same_shell && before) job.unresolved.push_back(hand_off);
+    if (!same_shell || !before) continue;
+    job.unresolved.push_back(hand_off);
+    // Noted in a file the script sourced: that file is the job's too.
+    FileId file = hand_off.where.file;
+    if (hand_off.where.valid() && std::find(job.files.begin(), job.files.end(), file) == job.files.end())
+      job.files.push_back(file);
   }
 }
 
