@@ -214,10 +214,17 @@ TEST_CASE("resolve on the launch-script corpus, per field", "[shared][launch-cor
   // repository above the script: 85 found, 791 correct (87.9%), 109 unknown,
   // 0 wrong; 54 guessed (2 more catalog shapes for NeMo-RL's
   // policy.model_name, 2 fewer: ChatLearn's allocation is no longer one
-  // process). Raise the floors as more launches are followed; the issue's
-  // targets are in the header.
-  CHECK(found >= 85);
-  CHECK(total.correct >= 791);
+  // process). Then (wip/launch3): `if [ -z "$X" ]; then X=d; fi` on a
+  // variable the script never sets read as `${X:=d}` (modelopt's finetune.sh:
+  // 86 found, 800 correct); variables that undecidable branches set to
+  // different known values keep them, a command reading them is walked once
+  // per combination and a launch in every arm is one job with the settings
+  // the arms agree on (`if [ -n "$WANDB_API_KEY" ]` appending flags, a task
+  // picked by `$1`): 88 found, 834 correct (92.7%), 66 unknown, 0 wrong, 54
+  // guessed, 1 of 6 negatives. Raise the floors as more launches are
+  // followed; the issue's targets are in the header.
+  CHECK(found >= 88);
+  CHECK(total.correct >= 834);
   CHECK(total.wrong == 0);
   CHECK(total.guessed <= 54);
   CHECK(negatives_with_job <= 1);

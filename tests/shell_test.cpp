@@ -354,11 +354,17 @@ if [ -d /tmp ]; then ONLY=1; fi
   CHECK_FALSE(command(r.script, "echo", 0).certain);
   CHECK_FALSE(command(r.script, "echo", 1).certain);
   CHECK_FALSE(command(r.script, "echo", 2).certain);
-  const ShellCommand& after = command(r.script, "echo", 3);
-  CHECK(after.certain);
-  CHECK(after.argv[1].text == "$X");
-  CHECK(has_unknown(after.argv[1]));
-  CHECK(after.argv[2].text == "1");
+  // `echo $X` reads a variable the branches set to 1, 2 or 3: it is walked
+  // once per value, each a certain command of one arm of the same fork.
+  for (size_t arm = 0; arm < 3; ++arm) {
+    const ShellCommand& after = command(r.script, "echo", 3 + arm);
+    CHECK(after.certain);
+    CHECK(after.fork_group == 1);
+    CHECK(after.fork_arm == arm);
+    CHECK(after.argv[1].text == std::to_string(arm + 1));
+    CHECK(after.argv[2].text == "1");
+  }
+  CHECK(r.script.fork_arms.at(1) == 3);
   const ShellVariable& x = var(r.script, "X");
   CHECK_FALSE(x.known);
   CHECK(text(r, x.definition) == "X=3");
@@ -1194,9 +1200,11 @@ echo submitted
 }
 
 TEST_CASE("shell: modelopt-style TP defaults", "[shell][patterns]") {
+  // Never set by the script: the test's body is its default, as `${TP:=1}`.
   Run unset = run("if [ -z ${TP} ]; then TP=1; fi\ntorchrun --tp $TP\n");
   const ShellVariable& tp = var(unset.script, "TP");
-  CHECK_FALSE(tp.known);
+  CHECK(tp.known);
+  CHECK(tp.value.text == "1");
   CHECK(text(unset, tp.definition) == "TP=1");
   Run preset = run("if [ -z ${TP} ]; then TP=1; fi\ntorchrun --tp $TP\n", {{"TP", env_value("4")}});
   CHECK(command(preset.script, "torchrun").argv[2].text == "4");

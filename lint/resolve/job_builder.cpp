@@ -29,6 +29,7 @@
 #include "lint/model/recipe_layer.h"
 #include "lint/model/schema.h"
 #include "lint/resolve/interpolation_check.h"
+#include "lint/resolve/job_alternatives.h"
 
 namespace fs = std::filesystem;
 
@@ -963,7 +964,12 @@ void add_shell_state_hand_offs(Job& job, const std::vector<Unresolved>& hand_off
     bool same_shell = hand_off.what == "sourced file" || hand_off.why.find("`eval") == 0;
     // In a file the script followed: counted (mblint does not order files).
     bool before = hand_off.where.file != job.launch_span.file || hand_off.where.begin < job.launch_span.begin;
-    if (same_shell && before) job.unresolved.push_back(hand_off);
+    if (!same_shell || !before) continue;
+    job.unresolved.push_back(hand_off);
+    // Noted in a file the script sourced: that file is the job's too.
+    FileId file = hand_off.where.file;
+    if (hand_off.where.valid() && std::find(job.files.begin(), job.files.end(), file) == job.files.end())
+      job.files.push_back(file);
   }
 }
 
@@ -1099,13 +1105,19 @@ std::vector<Job> jobs_from_script(FileId file, ScriptContext& context) {
   if (context.options.script_args) files.arguments = script_arguments(*context.options.script_args);
   ShellScript script = walk_shell_script(context.sources, file, slurm_environment(directives), {}, &files);
   std::vector<Launch> launches = find_launches(script, directives);
-  bool any_certain = std::any_of(launches.begin(), launches.end(), [](const Launch& l) { return l.certain; });
+  std::vector<LaunchUnit> units = launch_units(launches, script.fork_arms);
+  bool any_certain = std::any_of(units.begin(), units.end(), [](const LaunchUnit& u) { return u.certain; });
   std::vector<Unresolved> hand_offs = find_hand_offs(script, launches);
   std::vector<Job> jobs;
-  for (const Launch& launch : launches) {
-    if (any_certain && !launch.certain) continue;
-    jobs.push_back(job_from_launch(launch, file, context));
-    if (launch.span.file != file && launch.span.valid()) jobs.back().files.push_back(launch.span.file);
+  auto arm_job = [&](const Launch& launch) {
+    Job job = job_from_launch(launch, file, context);
+    if (launch.span.file != file && launch.span.valid()) job.files.push_back(launch.span.file);
+    return job;
+  };
+  for (const LaunchUnit& unit : units) {
+    if (any_certain && !unit.certain) continue;
+    jobs.push_back(arm_job(*unit.arms.front()));
+    for (size_t arm = 1; arm < unit.arms.size(); ++arm) keep_agreed(jobs.back(), arm_job(*unit.arms[arm]));
     add_shell_state_hand_offs(jobs.back(), hand_offs);
   }
   if (jobs.empty()) {

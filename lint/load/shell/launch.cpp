@@ -1573,13 +1573,18 @@ std::vector<Launch> find_launches(const ShellScript& script, const std::vector<S
       variable.definition = span_of(value, 0, value.text.size());
       context.environment[name] = variable;
     }
+    size_t first = launches.size();
     if (command.launcher.empty()) {
       scan(command.argv, 0, context, limits, launches);
-      continue;
+    } else {
+      std::vector<MappedString> argv = command.launcher;  // `srun ... bash -c`: the launcher first
+      argv.insert(argv.end(), command.argv.begin(), command.argv.end());
+      scan(argv, 0, context, limits, launches);
     }
-    std::vector<MappedString> argv = command.launcher;  // `srun ... bash -c`: the launcher first
-    argv.insert(argv.end(), command.argv.begin(), command.argv.end());
-    scan(argv, 0, context, limits, launches);
+    for (size_t i = first; i < launches.size(); ++i) {
+      launches[i].fork_group = command.fork_group;
+      launches[i].fork_arm = command.fork_arm;
+    }
   }
   return launches;
 }

@@ -77,6 +77,11 @@ struct Launch {
   Cluster cluster;
   std::vector<EnvSetting> env;
   std::vector<Diagnostic> problems;
+
+  // Found in one arm of a command walked once per value of a variable the
+  // script's branches set differently (ShellCommand::fork_group; 0: none).
+  uint32_t fork_group = 0;
+  uint32_t fork_arm = 0;
 };
 
 // Slurm environment variables that #SBATCH directives determine

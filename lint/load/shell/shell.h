@@ -56,12 +56,20 @@ struct ShellCommand {
   // `srun -N 2` / `mpirun -np 16` before the `bash FILE` or `bash -c CODE`
   // whose commands this one is. Empty for a command the script runs itself.
   std::vector<MappedString> launcher;
+  // Recorded while a command that reads a variable with several possible
+  // values (set differently by branches mblint cannot decide) was walked
+  // once per value: the fork (0: none) and which of its arms this is.
+  uint32_t fork_group = 0;
+  uint32_t fork_arm = 0;
 };
 
 struct ShellScript {
   std::vector<SbatchDirective> directives;
   std::vector<ShellCommand> commands;
   ShellEnvironment final_environment;  // variables at the end of the walk
+  // Per fork (ShellCommand::fork_group): how many arms it has; an arm may
+  // record no command at all.
+  std::map<uint32_t, uint32_t> fork_arms;
   // Problems that make bash itself fail or mblint stop reading: unterminated
   // quotes, `$(`, `${`, heredocs or a continuation at end of file, limits
   // hit. Rule "script-syntax"; code and severity are filled in later.

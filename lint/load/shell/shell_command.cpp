@@ -519,6 +519,12 @@ Outcome assignments_only(Walker& w, const Node& node) {
 
 Outcome walk_simple(Walker& w, const Node& node, bool certain) {
   if (w.stopped || node.words.empty()) return {};
+  if (std::optional<Outcome> forked = walk_forked(w, node, certain)) return *forked;
+  return walk_simple_once(w, node, certain);
+}
+
+Outcome walk_simple_once(Walker& w, const Node& node, bool certain) {
+  if (w.stopped || node.words.empty()) return {};
   Span where = source_span(w.source, node.words.front().begin, node.words.back().end);
   if (node.assignment_count == node.words.size()) return assignments_only(w, node);
   std::optional<std::string_view> builtin = plain_text(node.words[node.assignment_count]);
@@ -537,6 +543,8 @@ Outcome walk_simple(Walker& w, const Node& node, bool certain) {
   command.certain = certain;
   command.span = where;
   command.launcher = w.launcher;
+  command.fork_group = w.fork_group;
+  command.fork_arm = w.fork_arm;
   std::vector<std::pair<std::string, VarState>> prefix;
   for (size_t i = 0; i < node.assignment_count; ++i) {
     const Word& word = node.words[i];

@@ -42,9 +42,40 @@ bool same_state(const VarState* a, const VarState* b) {
 
 const VarState* state_of(const std::optional<VarState>& state) { return state ? &*state : nullptr; }
 
+bool same_text(const VarState& a, const VarState& b) {
+  if (a.var.is_array != b.var.is_array) return false;
+  if (a.var.is_array) return same_text(a.var.elements, b.var.elements);
+  return a.var.value.text == b.var.value.text;
+}
+
+// The values the paths give a variable they disagree on, when each path
+// gives one mblint has (known, or with its unknown parts marked) and there
+// are at most kMaxAlternatives of them; else empty.
+std::vector<VarState> alternatives_of(const std::vector<const VarState*>& paths, bool exported) {
+  std::vector<VarState> values;
+  auto add = [&](const VarState& value) {
+    if (std::none_of(values.begin(), values.end(), [&](const VarState& v) { return same_text(v, value); })) {
+      values.push_back(value);
+      values.back().var.exported = exported;
+    }
+  };
+  for (const VarState* path : paths) {
+    if (!path || path->presence != Presence::Set) return {};
+    if (path->alternatives) {
+      for (const VarState& value : *path->alternatives) add(value);
+    } else if (path->opaque) {
+      return {};
+    } else {
+      add(*path);
+    }
+    if (values.size() > kMaxAlternatives) return {};
+  }
+  return values;
+}
+
 // The value after a join of `paths`; `latest` is the last branch's change.
 std::optional<VarState> joined_state(const std::vector<const VarState*>& paths,
-                                     const VarState* latest) {
+                                     const VarState* latest, bool loop) {
   bool exported = std::any_of(paths.begin(), paths.end(),
                               [](const VarState* p) { return p && p->var.exported; });
   bool agree = std::all_of(paths.begin(), paths.end(),
@@ -56,7 +87,11 @@ std::optional<VarState> joined_state(const std::vector<const VarState*>& paths,
     result.var.exported = exported;
     return result;
   }
-  return opaque_var(latest ? latest->var.definition : Span{}, exported);
+  std::vector<VarState> values = loop ? std::vector<VarState>{} : alternatives_of(paths, exported);
+  if (values.size() == 1) return values.front();  // the same text on every path
+  VarState result = opaque_var(latest ? latest->var.definition : Span{}, exported);
+  if (!values.empty()) result.alternatives = std::make_shared<const std::vector<VarState>>(std::move(values));
+  return result;
 }
 
 }  // namespace
@@ -124,7 +159,7 @@ Branch pop_branch(Walker& w, Outcome outcome) {
   return branch;
 }
 
-Flow merge_branches(Walker& w, const std::vector<Branch>& branches, bool fallthrough) {
+Flow merge_branches(Walker& w, const std::vector<Branch>& branches, bool fallthrough, bool loop) {
   std::vector<const Branch*> live;
   for (const Branch& branch : branches) {
     if (branch.flow != Flow::Exit) live.push_back(&branch);  // a path that exits never gets here
@@ -146,7 +181,7 @@ Flow merge_branches(Walker& w, const std::vector<Branch>& branches, bool fallthr
       if (changed) latest = state_of(it->second);
     }
     if (fallthrough) paths.push_back(before);
-    std::optional<VarState> result = joined_state(paths, latest);
+    std::optional<VarState> result = joined_state(paths, latest, loop);
     if (!same_state(state_of(result), before)) set_var(w, name, std::move(result));
   }
   bool all_return = !fallthrough && std::all_of(live.begin(), live.end(), [](const Branch* b) {

@@ -5,6 +5,7 @@
 // Loop bodies are walked once. Nothing is ever executed.
 #include "lint/load/shell/shell_walk.h"
 
+#include <algorithm>
 #include <deque>
 #include <exception>
 #include <utility>
@@ -159,6 +160,37 @@ bool placeholder_guard(const Walker& w, const Node& condition, const Node& body)
          state->var.value.text.empty() && state->var.definition.valid();
 }
 
+// Whether `body` gives `name` a value in one of its own commands (`X=1`,
+// `export X=1`), not only in something it calls.
+bool assigns(const Node& body, std::string_view name) {
+  auto gives = [&](const Node& item) {
+    const Node* command = single_command(item);
+    if (!command || command->kind != NodeKind::Simple) return false;
+    size_t first = 0;  // `X=1` alone, or `export X=1`
+    if (command->assignment_count != command->words.size()) {
+      if (command->assignment_count != 0 || plain_text(command->words[0]) != "export") return false;
+      first = 1;
+    }
+    for (size_t i = first; i < command->words.size(); ++i) {
+      std::optional<AssignmentTarget> target = assignment_target(command->words[i]);
+      if (target && target->name == name && !target->subscript && !target->append) return true;
+    }
+    return false;
+  };
+  if (body.kind != NodeKind::List) return gives(body);
+  return std::any_of(body.children.begin(), body.children.end(), gives);
+}
+
+// `if [ -z "$TP" ]; then TP=1; fi` on a variable the script never set: the
+// same default as `${TP:=1}`, which mblint reads as the value when nothing
+// in the script gives one (the environment is not assumed to hold it).
+bool environment_default(const Walker& w, const Node& condition, const Node& body) {
+  std::optional<std::string> name = emptiness_test(condition);
+  if (!name || !assigns(body, *name)) return false;
+  const VarState* state = find_var(w, *name);
+  return !state || state->presence == Presence::Environment;
+}
+
 // if / elif / else: conditions in order until one is known true; every arm
 // after an undecidable condition is one possible path.
 Outcome walk_if(Walker& w, const Node& node, bool certain) {
@@ -166,6 +198,8 @@ Outcome walk_if(Walker& w, const Node& node, bool certain) {
   bool uncertain = false;
   bool taken = false;
   size_t arms = node.children.size() / 2;
+  if (arms > 0 && environment_default(w, node.children[0], node.children[1]))
+    return walk_node(w, node.children[1], certain);
   for (size_t arm = 0; arm < arms && !w.stopped; ++arm) {
     if (placeholder_guard(w, node.children[2 * arm], node.children[2 * arm + 1])) continue;
     Outcome condition = walk_node(w, node.children[2 * arm], certain && !uncertain);
@@ -228,7 +262,7 @@ Outcome walk_loop_body(Walker& w, const Node& body, const std::string& variable,
   Outcome outcome = walk_node(w, body, false);
   Branch branch = pop_branch(w, outcome);
   branch.flow = Flow::Normal;  // an exit inside may or may not be reached
-  merge_branches(w, {branch}, true);
+  merge_branches(w, {branch}, true, true);
   return {Flow::Normal, Status::Unknown};
 }
 
@@ -288,7 +322,7 @@ Outcome walk_arith_for(Walker& w, const Node& node) {
   Outcome outcome = walk_node(w, node.children[0], false);
   Branch branch = pop_branch(w, outcome);
   branch.flow = Flow::Normal;
-  merge_branches(w, {branch}, true);
+  merge_branches(w, {branch}, true, true);
   return {Flow::Normal, Status::Unknown};
 }
 

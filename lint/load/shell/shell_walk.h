@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -31,7 +32,15 @@ struct VarState {
   // Set, but to a value that cannot be known at all (branches that disagree,
   // a loop variable, `read X`): it expands to the expression as written.
   bool opaque = false;
+  // Branches mblint cannot decide gave it different values that it knows:
+  // each of them (at most kMaxAlternatives). A command that reads it is
+  // walked once per value (shell_fork.cpp). The state itself is opaque after
+  // a join of branches; after an assignment that read such variables, it is
+  // the value the assignment makes of them (unknown where they are).
+  std::shared_ptr<const std::vector<VarState>> alternatives;
 };
+
+inline constexpr size_t kMaxAlternatives = 8;
 
 using Vars = std::map<std::string, VarState, std::less<>>;
 // Saved states by name; nullopt: the name was not in Vars at all.
@@ -107,6 +116,11 @@ struct Walker {
   std::deque<std::string> texts;     // followed files, alive as long as the walk
   std::deque<MappedString> codes;    // eval'd strings
   std::deque<Node> kept;             // commands that define functions
+  // A command that reads variables with alternatives is walked once per
+  // combination of their values (shell_fork.cpp): the fork being walked
+  // (0: none) and its arm, stamped on every command recorded.
+  uint32_t fork_group = 0;
+  uint32_t fork_arm = 0;
   // Loops over known lists are walked once per value (shell_walk.cpp).
   size_t unrolled = 0;  // iterations walked so, against kMaxUnrolledTotal
   bool jumped = false;  // a `break` (or `continue N`) was reached in the loop being unrolled
@@ -123,9 +137,11 @@ bool is_exported(const Walker& w, std::string_view name);
 void push_branch(Walker& w);
 Branch pop_branch(Walker& w, Outcome outcome);
 // Joins branches of which one ran (plus, with `fallthrough`, the path where
-// none did): variables they disagree on become unknown. The flow is Exit
-// when every path exits, Return when every path returns.
-Flow merge_branches(Walker& w, const std::vector<Branch>& branches, bool fallthrough);
+// none did): variables they disagree on become unknown, keeping the values
+// they give as alternatives unless the branch is a loop body (which may run
+// any number of times). The flow is Exit when every path exits, Return when
+// every path returns.
+Flow merge_branches(Walker& w, const std::vector<Branch>& branches, bool fallthrough, bool loop = false);
 
 void load_initial(Walker& w, const ShellEnvironment& initial);
 ShellEnvironment exported_environment(const Walker& w);
@@ -198,6 +214,12 @@ bool glob_match(std::string_view text, const Pattern& pattern);
 
 Outcome walk_node(Walker& w, const Node& node, bool certain);
 Outcome walk_simple(Walker& w, const Node& node, bool certain);
+// walk_simple without the fork: the command as its words expand now.
+Outcome walk_simple_once(Walker& w, const Node& node, bool certain);
+// A command that reads variables with alternatives, walked once per
+// combination as the arms of an `if` mblint cannot decide, of which one
+// surely runs. nullopt: the command reads none (or too many combinations).
+std::optional<Outcome> walk_forked(Walker& w, const Node& node, bool certain);
 // One branch under an undo log (the changes are captured, then undone).
 Branch run_branch(Walker& w, const Node& node);
 // Reads and walks `source` (a followed file, an eval'd string) in the
