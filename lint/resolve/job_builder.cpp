@@ -980,6 +980,10 @@ void build_bare_hydra_job(Job& job, const Launch& launch, ScriptContext& context
   }
   HydraComposition composed = compose_hydra_config(*primary, primary_path->parent_path(), read);
   for (const HydraComposition::Skipped& skipped : composed.not_read) {
+    // A group's option (`optional tp_overlap@model.ub_tp_comm_overlap_cfg:
+    // ${oc.env:...}`) leaves only its package unknown, located at the entry
+    // where a check that reads it reports it.
+    if (!skipped.root) continue;
     job.unresolved.push_back(Unresolved{
         "config file", fmt::format("the defaults entry `{}` is not read: {}", skipped.entry, skipped.why),
         "what it sets is unknown", skipped.where});
@@ -1248,13 +1252,27 @@ bool only_sets_variables(const ShellScript& script) {
 // the trainer through run_and_time.sh. That run.sub is walked as the job it
 // submits, with the config's exported variables and DGXNNODES nodes.
 // nullopt: not such a file.
+// `hand_offs` gains a note when the file only sets variables and there is
+// no run.sub beside it, or the run.sub starts no training.
 std::optional<std::vector<Job>> mlperf_config_jobs(FileId file, const ShellScript& config,
-                                                   std::vector<Unresolved> hand_offs, ScriptContext& context) {
-  if (!only_sets_variables(config)) return std::nullopt;
+                                                   std::vector<Unresolved>& hand_offs, ScriptContext& context) {
+  // A syntax error stops the walk: the rest of the file may run anything.
+  if (!config.problems.empty() || !only_sets_variables(config)) return std::nullopt;
   std::string why;
-  fs::path here = resolve_relative(context.sources.files[file].path, context.options.base_dir).parent_path();
-  std::optional<ShellFile> run_sub = read_followed_file(context, "run.sub", here.string(), why);
-  if (!run_sub) return std::nullopt;
+  fs::path script = resolve_relative(context.sources.files[file].path, context.options.base_dir);
+  std::optional<ShellFile> run_sub = read_followed_file(context, "run.sub", script.parent_path().string(), why);
+  Span start = make_span(file, 0, 0);
+  if (!run_sub) {
+    // Named as MLPerf names them (config_<SYSTEM>.sh); another file that
+    // stops early (`exit 0` before its launch) is not one.
+    if (script.filename().string().rfind("config", 0) != 0) return std::nullopt;
+    hand_offs.push_back(Unresolved{"command",
+                                   "this file only sets variables: the job is started by whatever runs with them "
+                                   "(MLPerf's `source config_X.sh && sbatch run.sub`), and there is no run.sub "
+                                   "beside it",
+                                   "check the script that starts the job", start});
+    return std::nullopt;
+  }
   std::vector<SbatchDirective> directives = read_sbatch_directives(context.sources.files[run_sub->file], run_sub->file);
   ShellEnvironment initial;
   for (const auto& [name, variable] : config.final_environment) {
@@ -1272,9 +1290,18 @@ std::optional<std::vector<Job>> mlperf_config_jobs(FileId file, const ShellScrip
   ShellScript job_script = walk_shell_script(context.sources, run_sub->file, initial, {}, &files);
   std::vector<Launch> launches = find_launches(job_script, directives, {}, LaunchReading{true});
   std::vector<Unresolved> chain_hand_offs = find_hand_offs(job_script, launches);
-  hand_offs.insert(hand_offs.end(), chain_hand_offs.begin(), chain_hand_offs.end());
-  std::vector<Job> jobs = jobs_from_launches(launches, job_script, file, hand_offs, context);
-  if (jobs.empty()) return std::nullopt;
+  std::vector<Unresolved> all = hand_offs;
+  all.insert(all.end(), chain_hand_offs.begin(), chain_hand_offs.end());
+  std::vector<Job> jobs = jobs_from_launches(launches, job_script, file, all, context);
+  if (jobs.empty()) {
+    hand_offs.push_back(Unresolved{"command",
+                                   "this file only sets variables, read as the environment of the run.sub beside it "
+                                   "(MLPerf's `source config_X.sh && sbatch run.sub`), which starts no training "
+                                   "mblint reads",
+                                   "check run.sub", start});
+    hand_offs.insert(hand_offs.end(), chain_hand_offs.begin(), chain_hand_offs.end());
+    return std::nullopt;
+  }
   for (Job& job : jobs) {
     if (std::find(job.files.begin(), job.files.end(), run_sub->file) == job.files.end())
       job.files.push_back(run_sub->file);

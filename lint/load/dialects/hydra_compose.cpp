@@ -85,7 +85,7 @@ struct Composer {
 
   void skip(const DefaultsEntry& entry, std::string why, ConfigValue& into) {
     std::string name = entry.group.empty() ? entry.option : fmt::format("{}: {}", entry.group, entry.option);
-    out.not_read.push_back(HydraComposition::Skipped{name, why, entry.where});
+    out.not_read.push_back(HydraComposition::Skipped{name, why, entry.where, entry.package.empty()});
     std::string unknown = fmt::format("may be set by `{}`, which mblint did not read ({})", name, why);
     if (entry.package.empty()) {
       out.complete = false;

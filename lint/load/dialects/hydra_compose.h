@@ -28,6 +28,7 @@ struct HydraComposition {
     std::string entry;
     std::string why;
     Span where;
+    bool root = false;  // at the root package: it may set any key
   };
   std::vector<Skipped> not_read;
   // Every entry at the root package was read: a key the composition does not
