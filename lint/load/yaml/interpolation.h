@@ -73,11 +73,12 @@ struct EnvironmentValue {
 //   known not to hold it; unknown when it is set to something mblint cannot
 //   know, or unset without a default (OmegaConf raises).
 // * `oc.decode:TEXT`: TEXT typed as OmegaConf's grammar types a plain value.
-// * `add`, `multiply`, `floor_div` and `ceil_div` on two integers: the
-//   arithmetic MLPerf's NeMo trainers register (train.py and
-//   megatron_gpt_pretraining_custom.py: `OmegaConf.register_new_resolver(
-//   "floor_div", lambda x, y: x // y)`, `ceil_div` as `(x + y - 1) // y`).
-//   On anything but integers, and every other resolver: unknown.
+// * `add`, `multiply`, `floor_div` and `ceil_div` on two integers, as
+//   Python computes them: `multiply` as NeMo registers it for every model
+//   (nemo/core/classes/modelPT.py, `lambda x, y: x * y`), the others as
+//   MLPerf's NeMo trainers do (train.py: `lambda x, y: x // y`; `ceil_div`
+//   as `(x + y - 1) // y`). On anything but integers, and every other
+//   resolver: unknown.
 struct InterpolationEnvironment {
   std::function<EnvironmentValue(std::string_view name)> lookup;
 };
