@@ -19,10 +19,10 @@ struct Resolved {
   ConfigValue root;
   InterpolationResult result;
 
-  explicit Resolved(const std::string& text) {
+  explicit Resolved(const std::string& text, const InterpolationEnvironment* environment = nullptr) {
     file = add_source(sources, "config.yaml", text);
     root = load_yaml(sources, file, YamlFlavor::OmegaConf, Layer::ConfigFile).root;
-    result = resolve_interpolations(root);
+    result = resolve_interpolations(root, environment);
   }
   const ConfigValue* at(std::string_view path) const { return find_path(root, path); }
 };
@@ -133,4 +133,86 @@ TEST_CASE("a chain longer than the depth mblint follows is unknown, not an error
   CHECK(r.result.problems.empty());
   CHECK(r.at("model.k0")->is_unknown());  // 40 links
   CHECK(as_int(r.at("model.k20")) == 1);  // 20 links
+}
+
+namespace {
+
+// TP=4 and MINIBS=256 set, RUN set to something mblint cannot know, the rest unset.
+InterpolationEnvironment test_environment() {
+  InterpolationEnvironment environment;
+  environment.lookup = [](std::string_view name) {
+    EnvironmentValue value;
+    value.state = EnvironmentValue::State::Unset;
+    if (name == "TP" || name == "MINIBS") {
+      value.state = EnvironmentValue::State::Set;
+      value.value = name == "TP" ? "4" : "256";
+    } else if (name == "RUN") {
+      value.state = EnvironmentValue::State::Unknown;
+    }
+    return value;
+  };
+  return environment;
+}
+
+}  // namespace
+
+TEST_CASE("oc.env reads the environment: set, unset with a default, unknown", "[interpolation]") {
+  InterpolationEnvironment environment = test_environment();
+  Resolved r(
+      "a: ${oc.env:TP}\n"
+      "b: ${oc.decode:${oc.env:TP,1}}\n"
+      "c: ${oc.decode:${oc.env:CP,2}}\n"
+      "d: ${oc.env:CP,2}\n"
+      "e: ${oc.decode:${oc.env:RUN,1}}\n"
+      "f: ${oc.env:CP}\n"
+      "g: ${oc.decode:${oc.env:CP,${oc.env:TP,1}}}\n"
+      "h: ${oc.decode:${oc.env:CP,'a2a'}}\n"
+      "i: ${oc.env:CP,null}\n",
+      &environment);
+  CHECK(r.at("a")->kind == ValueKind::String);  // OmegaConf's oc.env gives text
+  CHECK(r.at("a")->text == "4");
+  CHECK(as_int(r.at("b")) == 4);
+  CHECK(as_int(r.at("c")) == 2);
+  CHECK(r.at("d")->kind == ValueKind::String);  // the default as text: str(2)
+  CHECK(r.at("e")->is_unknown());
+  CHECK(r.at("f")->is_unknown());  // unset without a default: OmegaConf raises
+  CHECK(as_int(r.at("g")) == 4);
+  CHECK(r.at("h")->text == "a2a");
+  CHECK(r.at("i")->is_null());
+}
+
+TEST_CASE("integer resolvers evaluate on known integers only", "[interpolation]") {
+  InterpolationEnvironment environment = test_environment();
+  Resolved r(
+      "trainer: {devices: 8, num_nodes: 32}\n"
+      "model:\n"
+      "  tensor_model_parallel_size: 4\n"
+      "  pipeline_model_parallel_size: 8\n"
+      "  global_batch_size: ${multiply:${oc.decode:${oc.env:MINIBS}},${floor_div:${multiply:${trainer.devices},"
+      "${trainer.num_nodes}},${multiply:${model.tensor_model_parallel_size},${model.pipeline_model_parallel_size}}}}\n"
+      "  ffn: ${multiply:4, ${.global_batch_size}}\n"
+      "  up: ${ceil_div:5,2}\n"
+      "  down: ${floor_div:-7,2}\n"
+      "  by_zero: ${floor_div:7,0}\n"
+      "  fraction: ${multiply:0.125,8}\n"
+      "  sum: ${add:1,2}\n"
+      "  other: ${if:${oc.env:TP},1,2}\n"
+      "  overflow: ${multiply:9223372036854775807,2}\n",
+      &environment);
+  CHECK(as_int(r.at("model.global_batch_size")) == 2048);
+  CHECK(as_int(r.at("model.ffn")) == 8192);
+  CHECK(as_int(r.at("model.up")) == 3);
+  CHECK(as_int(r.at("model.down")) == -4);  // Python's // floors
+  CHECK(r.at("model.by_zero")->is_unknown());
+  CHECK(r.at("model.fraction")->is_unknown());
+  CHECK(as_int(r.at("model.sum")) == 3);
+  CHECK(r.at("model.other")->is_unknown());
+  CHECK(r.at("model.overflow")->is_unknown());
+}
+
+TEST_CASE("without an environment every resolver stays unknown", "[interpolation]") {
+  Resolved r("a: ${oc.decode:${oc.env:TP,1}}\nb: ${multiply:2,3}\n");
+  CHECK(r.at("a")->is_unknown());
+  CHECK(r.at("b")->is_unknown());
+  CHECK(r.result.problems.empty());
 }

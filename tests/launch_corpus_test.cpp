@@ -221,10 +221,16 @@ TEST_CASE("resolve on the launch-script corpus, per field", "[shared][launch-cor
   // per combination and a launch in every arm is one job with the settings
   // the arms agree on (`if [ -n "$WANDB_API_KEY" ]` appending flags, a task
   // picked by `$1`): 88 found, 834 correct (92.7%), 66 unknown, 0 wrong, 54
-  // guessed, 1 of 6 negatives. Raise the floors as more launches are
-  // followed; the issue's targets are in the header.
-  CHECK(found >= 88);
-  CHECK(total.correct >= 834);
+  // guessed, 1 of 6 negatives. Then: MLPerf's config_<SYSTEM>.sh read as
+  // the environment of the run.sub beside it (srun slurm2pytorch
+  // ./run_and_time.sh -> python -u trainer, whose Hydra config is composed
+  // from its defaults list with `${oc.env:...}` and the integer resolvers
+  // evaluated): 91 found (was 88; 96.8%, the issue's 95% met), 861 correct
+  // (95.7%), 39 unknown, 0 wrong, 54 guessed, 1 of 6 negatives. Raise the
+  // floors as more launches are followed; the issue's targets are in the
+  // header.
+  CHECK(found >= 91);
+  CHECK(total.correct >= 861);
   CHECK(total.wrong == 0);
   CHECK(total.guessed <= 54);
   CHECK(negatives_with_job <= 1);

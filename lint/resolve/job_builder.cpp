@@ -12,6 +12,7 @@
 #include "lint/base/file_reader.h"
 #include "lint/base/python_number.h"
 #include "lint/load/dialects/chatlearn.h"
+#include "lint/load/dialects/hydra_compose.h"
 #include "lint/load/dialects/megatron_lm_args.h"
 #include "lint/load/dialects/megatron_lm_flags.h"
 #include "lint/load/dialects/megatron_lm_test_config.h"
@@ -885,8 +886,119 @@ Launch with_chatlearn_config(const Launch& launch, Job& job, ScriptContext& cont
 // the program, the script and the current directory) / --config-name .yaml
 // with the overrides, read as a NeMo config; when it is not read, only the
 // overrides, and what NeMo would default stays unknown.
+// `${oc.env:NAME}` in a config the launch's program composes: the launch's
+// exported variables. One the scripts never set is unset, as `${NAME:-d}`
+// reads it in the script (the environment is the one the scripts build).
+InterpolationEnvironment launch_environment(const Launch& launch) {
+  InterpolationEnvironment environment;
+  environment.lookup = [&launch](std::string_view name) {
+    EnvironmentValue found;
+    found.state = EnvironmentValue::State::Unset;
+    for (const EnvSetting& setting : launch.env) {
+      if (setting.name != name) continue;
+      found.where = setting.where.value;
+      found.state = setting.value ? EnvironmentValue::State::Set : EnvironmentValue::State::Unknown;
+      if (setting.value) found.value = *setting.value;
+    }
+    return found;
+  };
+  return environment;
+}
+
+// `config_path="conf", config_name="x"` of a trainer's `@hydra.main(...)` or
+// NeMo's `@hydra_runner(...)`; nullopt when the file holds neither.
+std::optional<std::pair<std::string, std::string>> hydra_decorator(std::string_view text) {
+  size_t at = text.find("@hydra.main(");
+  if (at == std::string_view::npos) at = text.find("@hydra_runner(");
+  if (at == std::string_view::npos) return std::nullopt;
+  std::string_view call = text.substr(at, text.find(')', at) - at);
+  auto argument = [&](std::string_view name) -> std::optional<std::string> {
+    size_t key = call.find(name);
+    if (key == std::string_view::npos) return std::nullopt;
+    size_t open = call.find_first_of("\"'", key);
+    if (open == std::string_view::npos) return std::nullopt;
+    size_t close = call.find(call[open], open + 1);
+    if (close == std::string_view::npos) return std::nullopt;
+    return std::string(call.substr(open + 1, close - open - 1));
+  };
+  std::optional<std::string> path = argument("config_path");
+  std::optional<std::string> name = argument("config_name");
+  if (!path || !name) return std::nullopt;
+  return std::pair(*path, *name);
+}
+
+// The primary config of a trainer run without --config-path/--config-name:
+// the one its `@hydra.main` names when the program is beside the script
+// that starts it, else the only config of conf/ there that no other one
+// includes. nullopt with `why`.
+std::optional<fs::path> bare_trainer_config(const Launch& launch, ScriptContext& context, const HydraReader& read,
+                                            std::string& why) {
+  std::error_code error;
+  fs::path launch_dir =
+      fs::absolute(resolve_relative(context.sources.files[launch.span.file].path, context.options.base_dir), error)
+          .parent_path();
+  std::string program = launch.program.text;
+  for (const fs::path& candidate : {launch_dir / program, launch_dir / fs::path(program).filename()}) {
+    if (has_unknown(launch.program) || !source_file_exists(candidate, &context.options.overlay)) continue;
+    ReadResult read_program = read_source_file(context.sources, candidate,
+                                               display_path(candidate, context.options.base_dir), launch.span,
+                                               kMaxInputBytes, &context.options.overlay);
+    if (read_program.problem) break;
+    if (auto named = hydra_decorator(context.sources.files[read_program.file].text)) {
+      return candidate.parent_path() / named->first / (named->second + ".yaml");
+    }
+    break;
+  }
+  std::vector<fs::path> roots = root_hydra_configs(launch_dir / "conf", read);
+  if (roots.size() == 1) return roots.front();
+  why = roots.empty() ? fmt::format("`{}` names no Hydra config mblint can read, and there is no conf/*.yaml beside "
+                                    "the script that starts it",
+                                    program)
+                      : fmt::format("`{}` is not beside the script that starts it, and conf/ there holds {} configs "
+                                    "that none of the others includes",
+                                    program, roots.size());
+  return std::nullopt;
+}
+
+// A trainer that composes its own Hydra config (MLPerf's NeMo trainers):
+// that config with its `defaults:` list, `${oc.env:...}` read from the
+// launch's environment, then the overrides.
+void build_bare_hydra_job(Job& job, const Launch& launch, ScriptContext& context) {
+  HydraReader read = [&](const fs::path& path) {
+    std::string ignored;
+    return read_launch_yaml(job, context, path, launch.span, ignored);
+  };
+  std::string why;
+  std::optional<fs::path> primary_path = bare_trainer_config(launch, context, read, why);
+  std::optional<ConfigValue> primary = primary_path ? read(*primary_path) : std::nullopt;
+  if (!primary) {
+    if (primary_path) why = fmt::format("`{}` cannot be read", display_path(*primary_path, context.options.base_dir));
+    job.unresolved.push_back(Unresolved{"config file", why, "start the trainer with --config-path and --config-name",
+                                        launch.span});
+    take_launcher_config(job, make_map(), launch, "", false);
+    return;
+  }
+  HydraComposition composed = compose_hydra_config(*primary, primary_path->parent_path(), read);
+  for (const HydraComposition::Skipped& skipped : composed.not_read) {
+    // A group's option (`optional tp_overlap@model.ub_tp_comm_overlap_cfg:
+    // ${oc.env:...}`) leaves only its package unknown, located at the entry
+    // where a check that reads it reports it.
+    if (!skipped.root) continue;
+    job.unresolved.push_back(Unresolved{
+        "config file", fmt::format("the defaults entry `{}` is not read: {}", skipped.entry, skipped.why),
+        "what it sets is unknown", skipped.where});
+  }
+  InterpolationEnvironment environment = launch_environment(launch);
+  resolve_interpolations(composed.root, &environment);
+  take_launcher_config(job, std::move(composed.root), launch, "", composed.complete);
+}
+
 void build_nemo_hydra_job(Job& job, const Launch& launch, ScriptContext& context) {
   job.dialect = Dialect::NeMo;
+  if (!launch.config_dir && !launch.config_file) {
+    build_bare_hydra_job(job, launch, context);
+    return;
+  }
   bool known = launch.config_dir && launch.config_file && !has_unknown(*launch.config_dir) &&
                !has_unknown(*launch.config_file);
   Span named_at = launch.config_file ? launch.config_file_statement : launch.span;
@@ -1090,24 +1202,23 @@ std::vector<MappedString> script_arguments(const std::vector<CommandLineValue>& 
   return arguments;
 }
 
-std::vector<Job> jobs_from_script(FileId file, ScriptContext& context) {
-  std::vector<SbatchDirective> directives = read_sbatch_directives(context.sources.files[file], file);
+ShellFiles followed_files(ScriptContext& context, const fs::path& script) {
   ShellFiles files;
   std::error_code error;
-  files.script_directory = fs::absolute(context.script_dir, error).lexically_normal().string();
-  files.script_path =
-      fs::absolute(resolve_relative(context.sources.files[file].path, context.options.base_dir), error)
-          .lexically_normal()
-          .string();
+  fs::path absolute = fs::absolute(resolve_relative(script, context.options.base_dir), error).lexically_normal();
+  files.script_directory = absolute.parent_path().string();
+  files.script_path = absolute.string();
   files.read = [&context](const std::string& path, const std::string& from, std::string& why) {
     return read_followed_file(context, path, from, why);
   };
-  if (context.options.script_args) files.arguments = script_arguments(*context.options.script_args);
-  ShellScript script = walk_shell_script(context.sources, file, slurm_environment(directives), {}, &files);
-  std::vector<Launch> launches = find_launches(script, directives);
+  return files;
+}
+
+// One job per launch unit of a walked script (the arms of a fork agreed).
+std::vector<Job> jobs_from_launches(const std::vector<Launch>& launches, const ShellScript& script, FileId file,
+                                    const std::vector<Unresolved>& hand_offs, ScriptContext& context) {
   std::vector<LaunchUnit> units = launch_units(launches, script.fork_arms);
   bool any_certain = std::any_of(units.begin(), units.end(), [](const LaunchUnit& u) { return u.certain; });
-  std::vector<Unresolved> hand_offs = find_hand_offs(script, launches);
   std::vector<Job> jobs;
   auto arm_job = [&](const Launch& launch) {
     Job job = job_from_launch(launch, file, context);
@@ -1119,6 +1230,96 @@ std::vector<Job> jobs_from_script(FileId file, ScriptContext& context) {
     jobs.push_back(arm_job(*unit.arms.front()));
     for (size_t arm = 1; arm < unit.arms.size(); ++arm) keep_agreed(jobs.back(), arm_job(*unit.arms[arm]));
     add_shell_state_hand_offs(jobs.back(), hand_offs);
+  }
+  return jobs;
+}
+
+// Commands a file that only sets variables runs: builtins, and the pure
+// tools of `$(basename $(readlink -f ...) | sed ...)`.
+bool only_sets_variables(const ShellScript& script) {
+  static const std::set<std::string_view> kQuiet = {
+      "export", "source", ".",        ":",        "unset",    "readonly", "declare", "typeset", "local",
+      "set",    "echo",   "printf",   "true",     "false",    "exit",     "return",  "shift",   "test",
+      "[",      "[[",     "basename", "dirname",  "readlink", "realpath", "sed",     "cat",     "expr"};
+  return std::all_of(script.commands.begin(), script.commands.end(), [](const ShellCommand& command) {
+    return command.argv.empty() || (!has_unknown(command.argv[0]) && kQuiet.count(command.argv[0].text) > 0);
+  });
+}
+
+// MLPerf's training submissions: the file checked is a config_<SYSTEM>.sh
+// that only sets and exports variables; the README runs `source config_X.sh
+// && sbatch -N $DGXNNODES run.sub` with the run.sub beside it, which starts
+// the trainer through run_and_time.sh. That run.sub is walked as the job it
+// submits, with the config's exported variables and DGXNNODES nodes.
+// nullopt: not such a file.
+// `hand_offs` gains a note when the file only sets variables and there is
+// no run.sub beside it, or the run.sub starts no training.
+std::optional<std::vector<Job>> mlperf_config_jobs(FileId file, const ShellScript& config,
+                                                   std::vector<Unresolved>& hand_offs, ScriptContext& context) {
+  // A syntax error stops the walk: the rest of the file may run anything.
+  if (!config.problems.empty() || !only_sets_variables(config)) return std::nullopt;
+  std::string why;
+  fs::path script = resolve_relative(context.sources.files[file].path, context.options.base_dir);
+  std::optional<ShellFile> run_sub = read_followed_file(context, "run.sub", script.parent_path().string(), why);
+  Span start = make_span(file, 0, 0);
+  if (!run_sub) {
+    // Named as MLPerf names them (config_<SYSTEM>.sh); another file that
+    // stops early (`exit 0` before its launch) is not one.
+    if (script.filename().string().rfind("config", 0) != 0) return std::nullopt;
+    hand_offs.push_back(Unresolved{"command",
+                                   "this file only sets variables: the job is started by whatever runs with them "
+                                   "(MLPerf's `source config_X.sh && sbatch run.sub`), and there is no run.sub "
+                                   "beside it",
+                                   "check the script that starts the job", start});
+    return std::nullopt;
+  }
+  std::vector<SbatchDirective> directives = read_sbatch_directives(context.sources.files[run_sub->file], run_sub->file);
+  ShellEnvironment initial;
+  for (const auto& [name, variable] : config.final_environment) {
+    if (variable.exported) initial[name] = variable;
+  }
+  if (auto nodes = initial.find("DGXNNODES"); nodes != initial.end() && nodes->second.known) {
+    SbatchDirective count;  // sbatch -N $DGXNNODES: after run.sub's own lines, it wins
+    count.option = "--nodes";
+    count.value = nodes->second.value;
+    count.span = nodes->second.definition;
+    directives.push_back(std::move(count));
+  }
+  for (auto& [name, variable] : slurm_environment(directives)) initial[name] = variable;
+  ShellFiles files = followed_files(context, run_sub->path);
+  ShellScript job_script = walk_shell_script(context.sources, run_sub->file, initial, {}, &files);
+  std::vector<Launch> launches = find_launches(job_script, directives, {}, LaunchReading{true});
+  std::vector<Unresolved> chain_hand_offs = find_hand_offs(job_script, launches);
+  std::vector<Unresolved> all = hand_offs;
+  all.insert(all.end(), chain_hand_offs.begin(), chain_hand_offs.end());
+  std::vector<Job> jobs = jobs_from_launches(launches, job_script, file, all, context);
+  if (jobs.empty()) {
+    hand_offs.push_back(Unresolved{"command",
+                                   "this file only sets variables, read as the environment of the run.sub beside it "
+                                   "(MLPerf's `source config_X.sh && sbatch run.sub`), which starts no training "
+                                   "mblint reads",
+                                   "check run.sub", start});
+    hand_offs.insert(hand_offs.end(), chain_hand_offs.begin(), chain_hand_offs.end());
+    return std::nullopt;
+  }
+  for (Job& job : jobs) {
+    if (std::find(job.files.begin(), job.files.end(), run_sub->file) == job.files.end())
+      job.files.push_back(run_sub->file);
+  }
+  for (Diagnostic& d : job_script.problems) jobs.front().problems.push_back(std::move(d));
+  return jobs;
+}
+
+std::vector<Job> jobs_from_script(FileId file, ScriptContext& context) {
+  std::vector<SbatchDirective> directives = read_sbatch_directives(context.sources.files[file], file);
+  ShellFiles files = followed_files(context, context.sources.files[file].path);
+  if (context.options.script_args) files.arguments = script_arguments(*context.options.script_args);
+  ShellScript script = walk_shell_script(context.sources, file, slurm_environment(directives), {}, &files);
+  std::vector<Launch> launches = find_launches(script, directives);
+  std::vector<Unresolved> hand_offs = find_hand_offs(script, launches);
+  std::vector<Job> jobs = jobs_from_launches(launches, script, file, hand_offs, context);
+  if (jobs.empty()) {
+    if (auto chain = mlperf_config_jobs(file, script, hand_offs, context)) jobs = std::move(*chain);
   }
   if (jobs.empty()) {
     Job job;
@@ -1315,3 +1516,4 @@ Job job_from_command_line(SourceSet& sources, const LintOptions& options) {
 }
 
 }  // namespace mblint
+

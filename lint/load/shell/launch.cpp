@@ -231,6 +231,7 @@ struct Context {
   std::string wrapper;
   bool under_ray = false;  // `ray job submit -- CMD`: CMD runs on the Ray cluster
   Span ray_span;
+  bool bare_hydra_apps = false;  // LaunchReading::bare_hydra_apps
 };
 
 std::vector<EnvSetting> environment_of(const Context& context) {
@@ -772,6 +773,23 @@ bool is_nemo_hydra_app(const std::vector<MappedString>& argv, size_t i) {
   return hydra && nemo_keys;
 }
 
+// A trainer that composes its Hydra config itself (`python -u train.py
+// [KEY=VALUE ...]`, MLPerf's NeMo trainers): NeMo 1.x, its config found by
+// the job builder (LaunchReading::bare_hydra_apps). Group choices
+// (`optim@model.optim=...`) and words mblint cannot know are not applied.
+Launch launch_bare_hydra_app(const std::vector<MappedString>& argv, size_t i, const MappedString& program,
+                             const Context& context, const Torchrun& torchrun) {
+  Launch launch = make_launch(EntryPoint::ConfigFileScript, program, context, torchrun);
+  launch.reads = LaunchConfig::NemoHydra;
+  for (; i < argv.size(); ++i) {
+    std::string_view text = argv[i].text;
+    size_t equals = text.find('=');
+    if (starts_with(text, "-") || equals == std::string_view::npos || has_unknown(argv[i])) continue;
+    if (text.substr(0, equals).find('@') == std::string_view::npos) launch.overrides.push_back(argv[i]);
+  }
+  return launch;
+}
+
 // The Python program and its arguments, after the launcher.
 void scan_program(const std::vector<MappedString>& argv, size_t i, const Context& context,
                   const Torchrun& torchrun, std::vector<Launch>& out) {
@@ -851,13 +869,16 @@ void scan_program(const std::vector<MappedString>& argv, size_t i, const Context
     out.push_back(std::move(launch));
     return;
   }
-  if (ends_with(name, ".py") && (has_config_file_flag(argv, i) || has_override_words(argv, i))) {
+  if (ends_with(name, ".py") && (has_config_file_flag(argv, i) || has_override_words(argv, i)) &&
+      !context.bare_hydra_apps) {
     Launch launch = make_launch(EntryPoint::ConfigFileScript, program, context, torchrun);
     parse_config_file_script_args(argv, i, launch);
     if (!torchrun.present && !context.under_srun && !context.under_ray && !has_config_file_flag(argv, i))
       launch.cluster = self_launching_cluster(launch, context.command_span);
     out.push_back(std::move(launch));
+    return;
   }
+  if (context.bare_hydra_apps && ends_with(name, ".py")) out.push_back(launch_bare_hydra_app(argv, i, program, context, torchrun));
 }
 
 // `torchrun $DIST_ARGS pretrain_gpt.py ...` with `$DIST_ARGS` unknown: words
@@ -1397,6 +1418,28 @@ void scan_shell_c(const std::vector<MappedString>& argv, size_t i, Context conte
   }
 }
 
+// `${NSYSCMD} python -u train.py` with NSYSCMD unknown: a prefix held in a
+// variable (a profiler, a binding tool) before a Python interpreter. The
+// program is still the launch; the allocation is unknown, since the words
+// may hold a launcher of their own.
+void scan_after_unknown_prefix(const std::vector<MappedString>& argv, size_t i, const Context& context,
+                               const ShellLimits& limits, std::vector<Launch>& out) {
+  size_t at = i;
+  while (at < argv.size() && at - i < 2 && has_unknown(argv[at])) ++at;
+  if (at >= argv.size() || has_unknown(argv[at]) || !is_python(basename(argv[at].text))) return;
+  size_t first = out.size();
+  scan(argv, at, context, limits, out);
+  std::string why = fmt::format("`{}` before the program is not known here and may hold a launcher", argv[i].text);
+  for (size_t k = first; k < out.size(); ++k) {
+    for (LocatedInt* count : {&out[k].cluster.nodes, &out[k].cluster.gpus_per_node}) {
+      count->value.reset();
+      count->unknown_because = why;
+      count->where.layer = Layer::Launcher;
+      count->where.statement = span_of(argv[i], 0, argv[i].text.size());
+    }
+  }
+}
+
 void scan(const std::vector<MappedString>& argv, size_t i, Context context, const ShellLimits& limits,
           std::vector<Launch>& out) {
   static constexpr std::array<std::string_view, 14> kUvValued = {
@@ -1412,9 +1455,15 @@ void scan(const std::vector<MappedString>& argv, size_t i, Context context, cons
       "--duration", "--cuda-memory-usage"};
   while (i < argv.size()) {
     const MappedString& word = argv[i];
-    if (has_unknown(word)) return;  // the program itself is not known
+    if (has_unknown(word)) {  // the program itself is not known
+      scan_after_unknown_prefix(argv, i, context, limits, out);
+      return;
+    }
     std::string_view name = basename(word.text);
-    if (name == "exec" || name == "time" || name == "nohup" || name == "stdbuf" || name == "command") {
+    // MLPerf's slurm2pytorch runs its command with torchrun's variables taken
+    // from Slurm's (one process per srun task).
+    if (name == "exec" || name == "time" || name == "nohup" || name == "stdbuf" || name == "command" ||
+        name == "slurm2pytorch") {
       ++i;
       continue;
     }
@@ -1470,6 +1519,12 @@ void scan(const std::vector<MappedString>& argv, size_t i, Context context, cons
       if (i < argv.size() && argv[i].text == "profile") ++i;
       Options options(argv, i);
       skip_options(options, kNsysValued);
+      continue;
+    }
+    if (name == "bindpcie") {  // MLPerf's CPU/NIC binding: `bindpcie [--cpu=exclusive] -- CMD`
+      ++i;
+      while (i < argv.size() && starts_with(argv[i].text, "-") && argv[i].text != "--") ++i;
+      if (i < argv.size() && argv[i].text == "--") ++i;
       continue;
     }
     if (name == "numactl" || name == "taskset") {
@@ -1554,12 +1609,13 @@ ShellEnvironment slurm_environment(const std::vector<SbatchDirective>& directive
 }
 
 std::vector<Launch> find_launches(const ShellScript& script, const std::vector<SbatchDirective>& directives,
-                                  const ShellLimits& limits) {
+                                  const ShellLimits& limits, LaunchReading reading) {
   SlurmRequest allocation = request_from_directives(directives);
   std::vector<Launch> launches;
   for (const ShellCommand& command : script.commands) {
     if (command.followed) continue;  // what it runs is in the script's commands
     Context context;
+    context.bare_hydra_apps = reading.bare_hydra_apps;
     context.slurm = allocation;
     context.certain = command.certain;
     context.environment = command.environment;

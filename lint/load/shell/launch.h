@@ -92,10 +92,18 @@ ShellEnvironment slurm_environment(const std::vector<SbatchDirective>& directive
 // 4`, `--max_length 2048`), in Megatron-LM's spelling; its own are dropped.
 std::vector<MappedString> ms_swift_megatron_words(const std::vector<MappedString>& words);
 
+// How launches are recognized beyond the entry points mblint knows.
+struct LaunchReading {
+  // Any Python program is a NeMo 1.x Hydra application that composes its
+  // own config (MLPerf's `python -u train.py`): only for a chain known to
+  // start a NeMo trainer, the MLPerf config script's run.sub.
+  bool bare_hydra_apps = false;
+};
+
 // Every training launch reached in `script`, in order. `directives` give the
 // allocation the launches run in.
 std::vector<Launch> find_launches(const ShellScript& script,
                                   const std::vector<SbatchDirective>& directives,
-                                  const ShellLimits& limits = {});
+                                  const ShellLimits& limits = {}, LaunchReading reading = {});
 
 }  // namespace mblint

@@ -320,15 +320,71 @@ std::optional<Outcome> follow_shell(Walker& w, size_t index, size_t at,
   return follow_child(w, index, i, prefix, certain, std::move(launcher));
 }
 
+// A script a launcher runs by its path (`srun ... ./run_and_time.sh`): a
+// `.sh` file named with a directory, as `./other.sh` runs at the prompt.
+bool script_by_path(const MappedString& word) {
+  return !is_option(word) && ends_with(word.text, ".sh") && word.text.find('/') != std::string::npos;
+}
+
 // The word of a launcher's command line that starts the shell it runs
-// (`srun --mpi=pmix bash -c ...`, `mpirun -np 16 bash train.sh`), or 0.
+// (`srun --mpi=pmix bash -c ...`, `mpirun -np 16 bash train.sh`,
+// `srun ... slurm2pytorch ./run_and_time.sh`), or 0.
 size_t shell_under_launcher(const std::vector<MappedString>& argv) {
   for (size_t k = 1; k < argv.size(); ++k) {
     if (!fully_known(argv[k])) continue;
     std::string_view word = basename(argv[k].text);
-    if (word == "bash" || word == "sh") return k;
+    if (word == "bash" || word == "sh" || script_by_path(argv[k])) return k;
   }
   return 0;
+}
+
+// The value of `--name=N` / `--name N` among a launcher's words.
+const MappedString* launcher_option(const std::vector<MappedString>& launcher, std::string_view name,
+                                    MappedString& storage) {
+  for (size_t k = 0; k < launcher.size(); ++k) {
+    std::string_view text = launcher[k].text;
+    if (text.starts_with(name) && text.size() > name.size() && text[name.size()] == '=') {
+      storage = substring(launcher[k], name.size() + 1, text.size());
+      return &storage;
+    }
+    if (text == name && k + 1 < launcher.size()) return &launcher[k + 1];
+  }
+  return nullptr;
+}
+
+// What a task srun starts finds in its environment: SLURM_PROCID,
+// SLURM_LOCALID and SLURM_NODEID (set, per task), SLURM_NTASKS and
+// SLURM_NTASKS_PER_NODE from srun's options. Under MLPerf's
+// `slurm2pytorch CMD` (mlperf-common), CMD also gets torchrun's variables
+// taken from those: RANK and LOCAL_RANK per task, WORLD_SIZE and
+// LOCAL_WORLD_SIZE, which run_and_time.sh tests to choose between
+// `python -u` (one task per GPU) and torchrun.
+void srun_task_environment(const std::vector<MappedString>& launcher, Span at,
+                           std::vector<std::pair<std::string, VarState>>& prefix) {
+  auto named = [&](std::string_view name) {
+    return std::any_of(launcher.begin(), launcher.end(),
+                       [&](const MappedString& word) { return basename(word.text) == name; });
+  };
+  if (!named("srun")) return;
+  bool torch = named("slurm2pytorch");
+  for (const char* name : {"SLURM_PROCID", "SLURM_LOCALID", "SLURM_NODEID"})
+    prefix.emplace_back(name, opaque_var(at, true));
+  if (torch) {
+    for (const char* name : {"RANK", "LOCAL_RANK"}) prefix.emplace_back(name, opaque_var(at, true));
+  }
+  auto count = [&](std::string_view option, std::initializer_list<const char*> names) {
+    MappedString storage;
+    const MappedString* value = launcher_option(launcher, option, storage);
+    for (const char* name : names) {
+      bool known = value && fully_known(*value);
+      prefix.emplace_back(name, known ? known_scalar(*value, span_of(*value, 0, value->text.size()), true)
+                                      : opaque_var(at, true));
+    }
+  };
+  count("--ntasks", torch ? std::initializer_list<const char*>{"SLURM_NTASKS", "WORLD_SIZE"}
+                          : std::initializer_list<const char*>{"SLURM_NTASKS"});
+  count("--ntasks-per-node", torch ? std::initializer_list<const char*>{"SLURM_NTASKS_PER_NODE", "LOCAL_WORLD_SIZE"}
+                                   : std::initializer_list<const char*>{"SLURM_NTASKS_PER_NODE"});
 }
 
 }  // namespace
@@ -349,7 +405,15 @@ std::optional<Outcome> follow_command(Walker& w, size_t index,
     if (shell == 0) return std::nullopt;
     std::vector<MappedString> launcher = w.launcher;
     launcher.insert(launcher.end(), argv.begin(), argv.begin() + static_cast<std::ptrdiff_t>(shell));
-    return follow_shell(w, index, shell, prefix, certain, std::move(launcher));
+    if (script_by_path(argv[shell])) {
+      if (!w.files) return std::nullopt;
+      std::vector<std::pair<std::string, VarState>> seen = prefix;
+      srun_task_environment(launcher, recorded(w, index).span, seen);
+      return follow_child(w, index, shell, seen, certain, std::move(launcher));
+    }
+    std::vector<std::pair<std::string, VarState>> seen = prefix;
+    srun_task_environment(launcher, recorded(w, index).span, seen);
+    return follow_shell(w, index, shell, seen, certain, std::move(launcher));
   }
   if (!w.files) return std::nullopt;
   if ((name == "source" || name == ".") && argv.size() > 1) return follow_source(w, index, certain);

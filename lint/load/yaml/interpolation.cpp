@@ -1,9 +1,13 @@
 #include "lint/load/yaml/interpolation.h"
 
 #include <algorithm>
+#include <climits>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "lint/base/yaml_scalar.h"
 
 namespace mblint {
 
@@ -106,6 +110,58 @@ struct Lookup {
   bool missing = false;           // a map exists and lacks the next segment
 };
 
+std::string_view trimmed(std::string_view text) {
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t' || text.front() == '\n')) text.remove_prefix(1);
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\n')) text.remove_suffix(1);
+  return text;
+}
+
+// A resolver's arguments: split at the commas outside `${...}` and quotes.
+std::vector<std::string_view> split_arguments(std::string_view text) {
+  std::vector<std::string_view> args;
+  size_t depth = 0;
+  size_t start = 0;
+  char quote = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (quote) {
+      if (c == quote) quote = 0;
+    } else if (c == '\'' || c == '"') {
+      quote = c;
+    } else if (c == '$' && i + 1 < text.size() && text[i + 1] == '{') {
+      ++depth;
+      ++i;
+    } else if (c == '}' && depth > 0) {
+      --depth;
+    } else if (c == ',' && depth == 0) {
+      args.push_back(text.substr(start, i - start));
+      start = i + 1;
+    }
+  }
+  if (!trimmed(text).empty()) args.push_back(text.substr(start));
+  return args;
+}
+
+// Python's integer arithmetic for the resolvers MLPerf's trainers register;
+// nullopt on overflow, a zero divisor or another name.
+std::optional<int64_t> integer_resolver(std::string_view name, int64_t x, int64_t y) {
+  int64_t out = 0;
+  auto floor_div = [](int64_t a, int64_t b) -> std::optional<int64_t> {
+    if (b == 0 || (a == INT64_MIN && b == -1)) return std::nullopt;
+    int64_t q = a / b;
+    if (a % b != 0 && ((a < 0) != (b < 0))) --q;
+    return q;
+  };
+  if (name == "add") return __builtin_add_overflow(x, y, &out) ? std::nullopt : std::optional(out);
+  if (name == "multiply") return __builtin_mul_overflow(x, y, &out) ? std::nullopt : std::optional(out);
+  if (name == "floor_div") return floor_div(x, y);
+  if (name == "ceil_div") {
+    if (__builtin_add_overflow(x, y, &out) || __builtin_sub_overflow(out, 1, &out)) return std::nullopt;
+    return floor_div(out, y);
+  }
+  return std::nullopt;
+}
+
 struct Frame {
   std::vector<std::string> path;
   Span at;
@@ -113,6 +169,7 @@ struct Frame {
 
 struct Resolver {
   ConfigValue& root;
+  const InterpolationEnvironment* environment = nullptr;
   mutable size_t work = 0;  // map entries scanned and nodes copied, against kInterpolationWork
   mutable InterpolationResult result;
   // Values being resolved, outermost first (for cycles).
@@ -205,6 +262,123 @@ struct Resolver {
     return problem;
   }
 
+  // The value a plain reference names, resolved; nullopt: unknown.
+  std::optional<ConfigValue> referenced(const Piece& piece, const std::string& expression,
+                                        const std::vector<std::string>& path, const ConfigValue& value,
+                                        int depth) const {
+    Lookup target = lookup(expression, path, value);
+    if (!target.node) {
+      if (target.missing && depth == 0 && result.complete) {
+        InterpolationProblem problem = problem_at(value, piece, path);
+        problem.target = target.path;
+        problem.found = target.found;
+        result.problems.push_back(std::move(problem));
+      }
+      return std::nullopt;
+    }
+    if (target.node->is_unknown() || depth >= kMaxInterpolationDepth) return std::nullopt;
+    for (const Frame& frame : chain) {
+      if (same_path(frame.path, target.path)) {
+        note_cycle(target.path, piece, value);
+        return std::nullopt;
+      }
+    }
+    if (!charge(count_nodes(*target.node, kInterpolationWork + 1), value)) return std::nullopt;
+    ConfigValue resolved = *target.node;
+    if (resolved.kind == ValueKind::String && has_interpolation(resolved.text)) {
+      resolved = resolve(resolved, target.path, depth + 1);
+      if (resolved.is_unknown()) return std::nullopt;
+    }
+    return resolved;
+  }
+
+  // `${a.b}` or a resolver call with an environment; nullopt: unknown.
+  std::optional<ConfigValue> expression(const Piece& piece, const std::string& text,
+                                        const std::vector<std::string>& path, const ConfigValue& value,
+                                        int depth) const {
+    if (plain_reference(text)) return referenced(piece, text, path, value, depth);
+    if (!environment || depth >= kMaxInterpolationDepth) return std::nullopt;
+    return call(piece, text, path, value, depth + 1);
+  }
+
+  // One argument of a resolver call, as OmegaConf's grammar reads it.
+  std::optional<ConfigValue> argument(const Piece& piece, std::string_view text, const std::vector<std::string>& path,
+                                      const ConfigValue& value, int depth) const {
+    text = trimmed(text);
+    bool quoted = text.size() >= 2 && (text.front() == '\'' || text.front() == '"') && text.back() == text.front();
+    if (quoted) {
+      std::string inner(text.substr(1, text.size() - 2));
+      if (has_interpolation(inner)) return std::nullopt;
+      return make_string(std::move(inner), value.where);
+    }
+    if (!has_interpolation(std::string(text))) {
+      ConfigValue typed = type_plain_scalar(text, YamlFlavor::OmegaConf);
+      typed.where = value.where;
+      return typed;
+    }
+    std::vector<Piece> pieces = split_pieces(std::string(text));
+    if (pieces.size() == 1 && pieces[0].reference) return expression(piece, pieces[0].text, path, value, depth);
+    std::string joined;
+    for (const Piece& part : pieces) {
+      if (!part.reference) {
+        joined += part.text;
+        continue;
+      }
+      std::optional<ConfigValue> inner = expression(piece, part.text, path, value, depth);
+      if (!inner || inner->is_map() || inner->is_list()) return std::nullopt;
+      joined += inner->kind == ValueKind::String ? inner->text : to_display(*inner);
+    }
+    return make_string(std::move(joined), value.where);
+  }
+
+  std::optional<ConfigValue> call(const Piece& piece, const std::string& text, const std::vector<std::string>& path,
+                                  const ConfigValue& value, int depth) const {
+    size_t colon = text.find(':');
+    if (colon == std::string::npos) return std::nullopt;
+    std::string_view name = trimmed(std::string_view(text).substr(0, colon));
+    std::vector<std::optional<ConfigValue>> args;
+    for (std::string_view raw : split_arguments(std::string_view(text).substr(colon + 1))) {
+      args.push_back(argument(piece, raw, path, value, depth));
+    }
+    if (name == "oc.env") return environment_variable(args);
+    if (name == "oc.decode") {
+      if (args.size() != 1 || !args[0]) return std::nullopt;
+      if (args[0]->kind != ValueKind::String) return args[0];
+      ConfigValue typed = type_plain_scalar(trimmed(args[0]->text), YamlFlavor::OmegaConf);
+      typed.where = args[0]->where;
+      return typed;
+    }
+    if (args.size() != 2 || !args[0] || !args[1] || args[0]->kind != ValueKind::Int ||
+        args[1]->kind != ValueKind::Int) {
+      return std::nullopt;
+    }
+    std::optional<int64_t> number = integer_resolver(name, args[0]->integer, args[1]->integer);
+    if (!number) return std::nullopt;
+    ConfigValue out = make_int(*number, value.where);
+    for (const std::optional<ConfigValue>& arg : args) {
+      if (arg->where.value.valid() && arg->where.value != value.where.value) out.where.via.push_back(arg->where.value);
+      out.where.via.insert(out.where.via.end(), arg->where.via.begin(), arg->where.via.end());
+    }
+    return out;
+  }
+
+  std::optional<ConfigValue> environment_variable(const std::vector<std::optional<ConfigValue>>& args) const {
+    if (args.empty() || args.size() > 2 || !args[0] || args[0]->kind != ValueKind::String) return std::nullopt;
+    EnvironmentValue found = environment->lookup(args[0]->text);
+    if (found.state == EnvironmentValue::State::Set) {
+      Provenance where;
+      where.layer = Layer::Launcher;
+      where.value = found.where;
+      where.statement = found.where;
+      return make_string(found.value, where);
+    }
+    if (found.state == EnvironmentValue::State::Unknown || args.size() < 2 || !args[1]) return std::nullopt;
+    const ConfigValue& fallback = *args[1];
+    if (fallback.is_null() || fallback.kind == ValueKind::String) return fallback;
+    if (fallback.is_map() || fallback.is_list() || fallback.is_unknown()) return std::nullopt;
+    return make_string(to_display(fallback), fallback.where);  // OmegaConf: str(default)
+  }
+
   ConfigValue resolve(const ConfigValue& value, const std::vector<std::string>& path, int depth) const {
     std::vector<Piece> pieces = split_pieces(value.text);
     bool whole = pieces.size() == 1 && pieces[0].reference;
@@ -221,30 +395,9 @@ struct Resolver {
         joined += piece.text;
         continue;
       }
-      if (!plain_reference(piece.text)) return unknown();  // a resolver, or a form not modelled
-      Lookup target = lookup(piece.text, path, value);
-      if (!target.node) {
-        if (target.missing && depth == 0 && result.complete) {
-          InterpolationProblem problem = problem_at(value, piece, path);
-          problem.target = target.path;
-          problem.found = target.found;
-          result.problems.push_back(std::move(problem));
-        }
-        return unknown();
-      }
-      if (target.node->is_unknown() || depth >= kMaxInterpolationDepth) return unknown();
-      for (const Frame& frame : chain) {
-        if (same_path(frame.path, target.path)) {
-          note_cycle(target.path, piece, value);
-          return unknown();
-        }
-      }
-      if (!charge(count_nodes(*target.node, kInterpolationWork + 1), value)) return unknown();
-      ConfigValue resolved = *target.node;
-      if (resolved.kind == ValueKind::String && has_interpolation(resolved.text)) {
-        resolved = resolve(resolved, target.path, depth + 1);
-        if (resolved.is_unknown()) return unknown();
-      }
+      std::optional<ConfigValue> found = expression(piece, piece.text, path, value, depth);
+      if (!found) return unknown();  // a resolver, or a form not modelled
+      ConfigValue& resolved = *found;
       if (resolved.where.value.valid()) via.push_back(resolved.where.value);
       via.insert(via.end(), resolved.where.via.begin(), resolved.where.via.end());
       if (whole) {
@@ -322,8 +475,8 @@ struct Resolver {
 
 bool has_interpolation(const std::string& text) { return text.find("${") != std::string::npos; }
 
-InterpolationResult resolve_interpolations(ConfigValue& root) {
-  Resolver resolver{root, 0, {}, {}, {}};
+InterpolationResult resolve_interpolations(ConfigValue& root, const InterpolationEnvironment* environment) {
+  Resolver resolver{root, environment, 0, {}, {}, {}};
   std::vector<Resolver::Step> steps;
   resolver.walk(root, steps);
   return resolver.result;

@@ -7,7 +7,10 @@
 // kMaxInterpolationDepth are unknown.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "lint/base/config_value.h"
@@ -54,7 +57,33 @@ struct InterpolationResult {
   std::vector<InterpolationProblem> problems;
 };
 
-InterpolationResult resolve_interpolations(ConfigValue& root);
+// What a job's environment says about a variable `${oc.env:NAME}` reads.
+struct EnvironmentValue {
+  enum class State : uint8_t { Set, Unset, Unknown };
+  State state = State::Unknown;
+  std::string value;  // Set
+  Span where;         // Set, Unknown: the assignment
+};
+
+// The environment of the process that composes the config (the trainer a
+// launch script starts). With it, the resolvers whose meaning is fixed are
+// evaluated:
+// * `oc.env:NAME[,DEFAULT]` (OmegaConf 2.1+): the variable's text when it is
+//   set; DEFAULT (converted to text, `null` kept) when the environment is
+//   known not to hold it; unknown when it is set to something mblint cannot
+//   know, or unset without a default (OmegaConf raises).
+// * `oc.decode:TEXT`: TEXT typed as OmegaConf's grammar types a plain value.
+// * `add`, `multiply`, `floor_div` and `ceil_div` on two integers, as
+//   Python computes them: `multiply` as NeMo registers it for every model
+//   (nemo/core/classes/modelPT.py, `lambda x, y: x * y`), the others as
+//   MLPerf's NeMo trainers do (train.py: `lambda x, y: x // y`; `ceil_div`
+//   as `(x + y - 1) // y`). On anything but integers, and every other
+//   resolver: unknown.
+struct InterpolationEnvironment {
+  std::function<EnvironmentValue(std::string_view name)> lookup;
+};
+
+InterpolationResult resolve_interpolations(ConfigValue& root, const InterpolationEnvironment* environment = nullptr);
 
 // True when `text` contains `${`.
 bool has_interpolation(const std::string& text);
