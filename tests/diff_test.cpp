@@ -406,6 +406,23 @@ TEST_CASE("diff: a sealed overlay hides the disk's files under its directory", "
   fs::remove_all(dir);
 }
 
+TEST_CASE("diff: a sealed directory is listed from the revision, an open one from the disk and the buffers", "[diff]") {
+  // MLPerf trainers' root Hydra config is found by listing conf/: under
+  // `mblint diff` that must be the revision's conf/, not the work tree's.
+  fs::path dir = fs::canonical(test::make_temp_dir("mblint-diff-listing"));
+  fs::create_directories(dir / "conf" / "sub");
+  std::ofstream(dir / "conf" / "on_disk.yaml") << "a: 1\n";
+  std::map<fs::path, std::string> revision = {{dir / "conf" / "in_revision.yaml", "b: 2\n"},
+                                              {dir / "conf" / "sub" / "deeper.yaml", "c: 3\n"},
+                                              {sealed_key(dir), ""}};
+  CHECK(list_source_files(dir / "conf", &revision) == std::vector<fs::path>{dir / "conf" / "in_revision.yaml"});
+  std::map<fs::path, std::string> buffers = {{dir / "conf" / "unsaved.yaml", "d: 4\n"}};
+  CHECK(list_source_files(dir / "conf", &buffers) ==
+        std::vector<fs::path>{dir / "conf" / "on_disk.yaml", dir / "conf" / "unsaved.yaml"});
+  CHECK(list_source_files(dir / "conf", nullptr) == std::vector<fs::path>{dir / "conf" / "on_disk.yaml"});
+  fs::remove_all(dir);
+}
+
 TEST_CASE("diff: a pipeline added: the bubble, each stage's memory, the speed limits", "[diff]") {
   Repo repo;
   repo.change("launch/train.sbatch", launch(tp("2")), launch(tp("2") + " model.pipeline_model_parallel_size=2"));

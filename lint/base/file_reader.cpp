@@ -1,5 +1,7 @@
 #include "lint/base/file_reader.h"
 
+#include <algorithm>
+
 #include <cerrno>
 #include <cstring>
 #include <system_error>
@@ -121,6 +123,27 @@ bool source_file_exists(const std::filesystem::path& path,
   }
   std::error_code error;
   return std::filesystem::is_regular_file(path, error);
+}
+
+std::vector<std::filesystem::path> list_source_files(const std::filesystem::path& dir,
+                                                     const std::map<std::filesystem::path, std::string>* overlay) {
+  std::vector<std::filesystem::path> files;
+  bool sealed = sealing_dir(overlay, dir).has_value();
+  if (overlay && !overlay->empty()) {
+    std::filesystem::path key = overlay_key(dir);
+    for (const auto& [path, text] : *overlay) {
+      if (path.parent_path() == key && !path.native().ends_with('/')) files.push_back(path);
+    }
+  }
+  if (!sealed) {
+    std::error_code error;
+    for (std::filesystem::directory_iterator it(dir, error), end; !error && it != end; it.increment(error)) {
+      if (it->is_regular_file(error)) files.push_back(it->path());
+    }
+  }
+  std::sort(files.begin(), files.end());
+  files.erase(std::unique(files.begin(), files.end()), files.end());
+  return files;
 }
 
 ReadResult read_source_file(SourceSet& sources, const std::filesystem::path& path, std::string display,

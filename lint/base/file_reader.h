@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "lint/base/diagnostic.h"
 #include "lint/base/source.h"
@@ -36,6 +37,13 @@ std::filesystem::path sealed_key(const std::filesystem::path& dir);
 // path or seals a directory above it, else the disk's (a regular file).
 bool source_file_exists(const std::filesystem::path& path,
                         const std::map<std::filesystem::path, std::string>* overlay);
+
+// The regular files directly in `dir`, sorted: the overlay's where it seals
+// `dir` or a directory above it (a git revision's files, not the work
+// tree's), else the disk's, with the overlay's texts in `dir` (unsaved
+// buffers) among them.
+std::vector<std::filesystem::path> list_source_files(const std::filesystem::path& dir,
+                                                     const std::map<std::filesystem::path, std::string>* overlay);
 
 // The sealed directory `path` is in (or is), if any.
 std::optional<std::filesystem::path> sealing_dir(const std::map<std::filesystem::path, std::string>* overlay,

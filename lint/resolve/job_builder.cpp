@@ -949,7 +949,7 @@ std::optional<fs::path> bare_trainer_config(const Launch& launch, ScriptContext&
     }
     break;
   }
-  std::vector<fs::path> roots = root_hydra_configs(launch_dir / "conf", read);
+  std::vector<fs::path> roots = root_hydra_configs(launch_dir / "conf", read, &context.options.overlay);
   if (roots.size() == 1) return roots.front();
   why = roots.empty() ? fmt::format("`{}` names no Hydra config mblint can read, and there is no conf/*.yaml beside "
                                     "the script that starts it",

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "lint/base/file_reader.h"
 #include "lint/load/yaml/interpolation.h"
 
 namespace fs = std::filesystem;
@@ -152,13 +153,10 @@ HydraComposition compose_hydra_config(const ConfigValue& primary, const fs::path
   return out;
 }
 
-std::vector<fs::path> root_hydra_configs(const fs::path& config_dir, const HydraReader& read) {
-  std::vector<fs::path> configs;
-  std::error_code error;
-  for (fs::directory_iterator it(config_dir, error), end; !error && it != end; it.increment(error)) {
-    if (it->path().extension() == ".yaml" && it->is_regular_file(error)) configs.push_back(it->path());
-  }
-  std::sort(configs.begin(), configs.end());
+std::vector<fs::path> root_hydra_configs(const fs::path& config_dir, const HydraReader& read,
+                                         const std::map<fs::path, std::string>* overlay) {
+  std::vector<fs::path> configs = list_source_files(config_dir, overlay);
+  std::erase_if(configs, [](const fs::path& path) { return path.extension() != ".yaml"; });
   std::set<std::string> named;
   for (const fs::path& path : configs) {
     std::optional<ConfigValue> config = read(path);

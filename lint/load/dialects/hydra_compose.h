@@ -13,6 +13,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -46,8 +47,9 @@ HydraComposition compose_hydra_config(const ConfigValue& primary, const std::fil
 
 // The configs of `config_dir` (its top-level `*.yaml`) that no other one's
 // `defaults:` names: the candidates for the primary config of an application
-// whose `config_name` mblint cannot read.
-std::vector<std::filesystem::path> root_hydra_configs(const std::filesystem::path& config_dir,
-                                                      const HydraReader& read);
+// whose `config_name` mblint cannot read. The directory is listed through
+// `overlay` (lint/base/file_reader.h): a git revision's files under `mblint diff`.
+std::vector<std::filesystem::path> root_hydra_configs(const std::filesystem::path& config_dir, const HydraReader& read,
+                                                      const std::map<std::filesystem::path, std::string>* overlay);
 
 }  // namespace mblint
