@@ -352,7 +352,20 @@ struct ScriptContext {
   std::set<fs::path>& referenced;  // YAML files followed from scripts
   std::map<fs::path, FileId>& loaded;  // each file is read once per run
   fs::path script_dir;
+  // YAML parsed for this script's jobs, by file: a trainer's Hydra configs
+  // are read while finding its root config and again while composing it.
+  std::map<FileId, LoadedYaml> parsed = {};
 };
+
+// `file` parsed once per script (its problems reported with each use; the
+// run drops the duplicates).
+const LoadedYaml& parsed_yaml(ScriptContext& context, FileId file) {
+  auto it = context.parsed.find(file);
+  if (it == context.parsed.end()) {
+    it = context.parsed.emplace(file, load_config_yaml(context.sources, file, context.options.yaml_cache)).first;
+  }
+  return it->second;
+}
 
 void load_config_file(Job& job, const Launch& launch, ScriptContext& context) {
   if (!launch.config_file) return;
@@ -564,13 +577,13 @@ std::optional<ConfigValue> read_launch_yaml(Job& job, ScriptContext& context, co
   }
   context.referenced.insert(canonical);
   if (std::find(job.files.begin(), job.files.end(), file) == job.files.end()) job.files.push_back(file);
-  LoadedYaml yaml = load_config_yaml(context.sources, file, context.options.yaml_cache);
-  for (Diagnostic& d : yaml.problems) job.problems.push_back(std::move(d));
+  const LoadedYaml& yaml = parsed_yaml(context, file);
+  job.problems.insert(job.problems.end(), yaml.problems.begin(), yaml.problems.end());
   if (!yaml.ok) {
     why = fmt::format("`{}` is not valid YAML", display_path(path, context.options.base_dir));
     return std::nullopt;
   }
-  return std::move(yaml.root);
+  return yaml.root;
 }
 
 // Where NeMo-RL's `--config PATH` is: as written (absolute), next to the
