@@ -451,7 +451,16 @@ constexpr double kContextGiB = 0.5;
 constexpr double kNcclGiB = 0.5;
 constexpr double kFragmentation = 0.10;
 
+// The overhead outside the allocator for a peak allocated (bytes or GiB alike).
+double overhead_for(double peak, double unit) { return (kContextGiB + kNcclGiB) * unit + kFragmentation * peak; }
+
 }  // namespace
+
+MemoryRange total_range(const MemoryEstimate& e) {
+  double low = e.peak_allocated / (1 + kEstimateErrorBand);
+  double high = e.peak_allocated / (1 - kEstimateErrorBand);
+  return {low + overhead_for(low, 1.0), high + overhead_for(high, 1.0)};
+}
 
 double layers_in_flight(const MemoryModel& m, int stage) {
   if (stage < 0 || stage >= static_cast<int>(m.stage_layers.size())) return 0;
@@ -506,7 +515,7 @@ MemoryEstimate estimate_model(const MemoryModel& m) {
     double other = workspace + p2p + wgrad;
     double activations = a.layers + a.edges + a.logits + a.working;
     double peak = pb.weights + pb.gradients + pb.optimizer + activations + other;
-    double overhead = (kContextGiB + kNcclGiB) * kGiB + kFragmentation * peak;
+    double overhead = overhead_for(peak, kGiB);
     StageMemory sm{stage, peak / kGiB, (peak + overhead) / kGiB};
     e.stages.push_back(sm);
     if (sm.total <= best) continue;
