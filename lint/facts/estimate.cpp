@@ -180,10 +180,12 @@ MambaDims mamba_dims(const MemoryModel& m) {
 // What a Mamba layer keeps for the backward pass [MM]. MambaLayer runs the
 // mixer, whose in_proj is a TE LayerNormColumnParallelLinear (norm input and
 // GEMM input, as a QKV projection [K]); training takes the memory-efficient
-// path, mamba_ssm's mamba_split_conv1d_scan_combined, which saves its whole
-// input zxBCdt and the scan output before the z gate (out_x) and recomputes
-// the convolution, dt and the chunk states in the backward pass; the gated
-// RMSNorm after it keeps its input and an fp32 rstd per group; out_proj
+// path, mamba_ssm's mamba_split_conv1d_scan_combined (state-spaces/mamba
+// v2.3.2, mamba_ssm/ops/triton/ssd_combined.py: save_for_backward keeps
+// zxbcdt and out_x), i.e. its whole input zxBCdt and the scan output before
+// the z gate, and recomputes the convolution, dt and the chunk states in the
+// backward pass; the gated RMSNorm after it (layernorm_gated.py) keeps its
+// input and an fp32 rstd per group; out_proj
 // keeps its input. Context parallelism exchanges sequence for heads
 // (mamba_context_parallel.py): the element counts per rank are the same.
 void mamba_mixer(const MemoryModel& m, double tokens, double rep, Terms& t) {
