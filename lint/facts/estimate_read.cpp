@@ -335,25 +335,52 @@ bool split_hybrid(const Reader& r, const std::vector<std::string>& segments, Mem
   return true;
 }
 
-// The Mamba mixer's dims: the job's, else Megatron-LM's parser defaults
-// (TransformerConfig: state 128, head dim 64, 8 groups, heads from expand 2).
-// A Bridge job whose model provider sets them is declined: the catalog does
-// not record them, and the provider's values are not the defaults.
+// The catalog's record of a recipe model's Mamba mixer (ModelDims::mamba_mixer,
+// "heads/head_dim/state/groups[/unfused]"): the provider's values, which
+// are not TransformerConfig's defaults. Empty when not recorded.
+std::vector<int64_t> catalog_mixer(const Reader& r, bool& unfused) {
+  std::vector<int64_t> dims;
+  std::string_view text = r.dims && r.dims->mamba_mixer ? r.dims->mamba_mixer : "";
+  unfused = text.find("/unfused") != std::string_view::npos;
+  size_t at = 0;
+  while (at < text.size() && dims.size() < 4) {
+    size_t end = std::min(text.find('/', at), text.size());
+    dims.push_back(std::stoll(std::string(text.substr(at, end - at))));
+    at = end + 1;
+  }
+  return dims;
+}
+
+// The Mamba mixer's dims: the job's, else the catalog's record of the
+// recipe's model, else Megatron-LM's parser defaults (TransformerConfig:
+// state 128, head dim 64, 8 groups, heads from expand 2). A Bridge job whose
+// provider's values the catalog does not record is declined: they are not
+// the defaults. So is the unfused path (use_mamba_mem_eff_path off), which
+// keeps other tensors for the backward pass.
 bool read_mamba_dims(const Reader& r, MemoryModel& m, std::string* why_not) {
+  bool unfused = false;
+  std::vector<int64_t> catalog = catalog_mixer(r, unfused);
+  if (!r.flag("model.use_mamba_mem_eff_path").value_or(!unfused)) {
+    if (why_not) {
+      *why_not = "hybrid (Mamba) models: use_mamba_mem_eff_path is off; the unfused Mamba path's saved activations are not modelled";
+    }
+    return false;
+  }
   std::vector<std::string> missing;
-  auto dim = [&](const char* path, int64_t fallback) {
+  auto dim = [&](const char* path, size_t index, int64_t fallback) {
     if (auto v = r.integer(path); v && *v > 0) return *v;
+    if (catalog.size() == 4) return catalog[index];
     if (!r.megatron_lm) missing.push_back(std::string(path).substr(6));
     return fallback;
   };
-  m.mamba_state = dim("model.mamba_state_dim", 128);
-  m.mamba_head_dim = dim("model.mamba_head_dim", 64);
-  m.mamba_groups = dim("model.mamba_num_groups", 8);
-  m.mamba_heads = dim("model.mamba_num_heads", 0);
+  m.mamba_heads = dim("model.mamba_num_heads", 0, 0);
+  m.mamba_head_dim = dim("model.mamba_head_dim", 1, 64);
+  m.mamba_state = dim("model.mamba_state_dim", 2, 128);
+  m.mamba_groups = dim("model.mamba_num_groups", 3, 8);
   if (!missing.empty() && why_not) {
     *why_not = "hybrid (Mamba) models: the Mamba mixer's ";
     for (size_t i = 0; i < missing.size(); ++i) *why_not += fmt::format("{}{}", i ? ", " : "", missing[i]);
-    *why_not += " are not known (the model provider sets them; mblint's catalog does not record them)";
+    *why_not += " are not known (the model provider sets them; mblint's catalog does not record them for this model)";
   }
   return missing.empty();
 }
@@ -379,6 +406,11 @@ bool read_shape(const Reader& r, MemoryModel& m, std::string* why_not) {
     if (why_not) {
       *why_not = "the model shape is not known: ";
       for (size_t i = 0; i < missing.size(); ++i) *why_not += (i ? ", " : "") + missing[i];
+      const Recipe* recipe = r.job.recipe;
+      if (recipe && !dims) {
+        *why_not += fmt::format(" (the recipe's model {} has no dimensions in mblint's catalog, data/model_dims.csv)",
+                                recipe->model);
+      }
     }
     return false;
   }
