@@ -209,3 +209,74 @@ TEST_CASE("estimate: MoE activations grow with top-k and the padded capacity", "
   m.pad_to_capacity = true;
   CHECK(layer_activation_bytes(m, true) > k4);
 }
+
+// A Mamba layer of a hybrid stack, derived by hand from Megatron-Core's
+// megatron/core/ssm/mamba_mixer.py at core_v0.16.0 (MambaMixer.__init__ and
+// _ssm_training) and mamba_ssm's mamba_split_conv1d_scan_combined: hidden
+// 1024, default mixer dims (heads 2·1024/64 = 32, head dim 64, d_inner 2048,
+// 8 groups, state 128), s 1024, b 4, TP 1, bf16, hidden dropout 0.1.
+TEST_CASE("estimate: a Mamba layer's activations and parameters, by hand", "[estimate]") {
+  MemoryModel m = paper_model(16, 1024, 2, 1, 1, 4);
+  m.seq = 1024;
+  const double tokens = 4096;  // s·b
+  // in_proj output width: z and x (2·2048) + B and C (2·8·128) + dt (32) = 6176.
+  const double projected = 6176;
+  double expected = 2 * tokens * 1024          // in_proj's fused norm input
+                    + 2 * tokens * 1024        // in_proj GEMM input (norm output)
+                    + 2 * tokens * projected   // zxBCdt, saved by the fused conv + scan
+                    + 2 * tokens * 2048        // out_x, the scan output before the z gate
+                    + 2 * tokens * 2048 + 4 * tokens * 8  // gated RMSNorm input + fp32 rstd per group
+                    + 2 * tokens * 2048        // out_proj input
+                    + tokens * 1024;           // dropout mask of the bias-dropout-add
+  CHECK(expected == 122028032.0);
+  CHECK(mamba_layer_bytes(m) == Approx(expected).epsilon(1e-12));
+  // TP 2 splits the mixer's heads and groups; without SP the norm and in_proj
+  // inputs and the dropout mask stay whole.
+  MemoryModel tp2 = m;
+  tp2.tp = 2;
+  double split = 2 * tokens * projected + 2 * tokens * 2048 * 3 + 4 * tokens * 8;
+  CHECK(mamba_layer_bytes(tp2) == Approx(expected - split / 2).epsilon(1e-12));
+
+  // Parameters: in_proj 1024 x 6176, conv1d (2048 + 2·8·128) channels x (4 taps
+  // + bias), dt_bias, A_log, D per head (3·32), gated norm 2048, out_proj
+  // 2048 x 1024, and in_proj's fused LayerNorm (weight and bias, 2·1024).
+  const double per_layer = 1024 * projected + 4096 * 5 + 3 * 32 + 2048 + 2048 * 1024 + 2 * 1024;
+  CHECK(per_layer == 8446048.0);
+  auto weights = [&](double mamba_layers) {
+    MemoryModel h = m;
+    h.hybrid_stages = {LayerKinds{mamba_layers, 0, 0, 0}};
+    h.stage_layers = {mamba_layers};
+    return estimate_model(h).weights * kGiB;
+  };
+  CHECK(weights(2) - weights(1) == Approx(2 * per_layer).epsilon(1e-9));  // 2 bytes each
+}
+
+TEST_CASE("estimate: a hybrid stack sums its layer kinds", "[estimate]") {
+  // "M*-E" on one stage: one layer of each kind. Its activations are a Mamba
+  // layer, an attention block alone, an MLP block alone and a MoE block alone.
+  MemoryModel t = paper_model(16, 1024, 4, 1, 1, 1);
+  t.unfused_attention = false;
+  t.experts = 8;
+  t.topk = 2;
+  t.moe_ffn = 1024;
+  MemoryModel hybrid = t;
+  hybrid.hybrid_stages = {LayerKinds{1, 1, 1, 1}};
+  hybrid.stage_layers = {4};
+  // A transformer layer = attention + MLP: dense + MoE transformer layers
+  // hold two attention blocks, so the hybrid holds one attention block less.
+  MemoryModel attention_only = t;
+  attention_only.hybrid_stages = {LayerKinds{0, 1, 0, 0}};
+  attention_only.stage_layers = {1};
+  double dense = layer_activation_bytes(t, false), moe = layer_activation_bytes(t, true);
+  double attention = estimate_model(attention_only).activations - estimate_model([&] {
+                       MemoryModel none = attention_only;
+                       none.hybrid_stages = {LayerKinds{}};
+                       none.stage_layers = {0};
+                       return none;
+                     }()).activations;
+  double expected = mamba_layer_bytes(t) + dense + moe - attention * kGiB;
+  MemoryModel empty = hybrid;
+  empty.hybrid_stages = {LayerKinds{}};
+  empty.stage_layers = {0};
+  CHECK((estimate_model(hybrid).activations - estimate_model(empty).activations) * kGiB == Approx(expected).epsilon(1e-9));
+}

@@ -185,7 +185,7 @@ def load_models(path: Path) -> dict[str, dict]:
         if key in models:
             raise DataError(f"{path.name}: duplicate model {key}")
         model: dict = {"key": key, "hf_id": row["hf_id"], "source": expand_source(row["source"]),
-                       "hybrid_layer_pattern": row["hybrid_layer_pattern"]}
+                       "hybrid_layer_pattern": row["hybrid_layer_pattern"], "mamba_mixer": row["mamba_mixer"]}
         for name in MODEL_INT_FIELDS + MLA_INT_FIELDS:
             model[name] = int(row[name])
         for name in MODEL_BOOL_FIELDS:
@@ -224,6 +224,10 @@ def check_model(m: dict, where: str) -> None:
     if pattern:
         need(len(pattern) == m["num_layers"], "hybrid_layer_pattern length != num_layers")
         need(set(pattern) <= set("M*-E"), "hybrid_layer_pattern has unknown symbols")
+    mixer = m["mamba_mixer"]
+    need(not mixer or "M" in pattern, "mamba_mixer set on a model without Mamba layers")
+    need(not mixer or re.fullmatch(r"[1-9]\d*/[1-9]\d*/[1-9]\d*/[1-9]\d*(/unfused)?", mixer) is not None,
+         "mamba_mixer is not heads/head_dim/state/groups[/unfused]")
 
 
 # ---------------------------------------------------------------- recipes
@@ -684,7 +688,8 @@ def emit_model(m: dict) -> str:
         f" .v_head_dim = {m['v_head_dim']},\n"
         f"        .mtp_num_layers = {m['mtp_num_layers']}, .gated_linear_unit = {c_bool(m['gated_linear_unit'])},"
         f" .tied_embeddings = {c_bool(m['tied_embeddings'])},\n"
-        f"        .hybrid_layer_pattern = {c_str(m['hybrid_layer_pattern'])},\n"
+        f"        .hybrid_layer_pattern = {c_str(m['hybrid_layer_pattern'])},"
+        f" .mamba_mixer = {c_str(m['mamba_mixer'])},\n"
         f"        .source = {c_str(m['source'])},\n"
         "    },\n"
     )

@@ -7,6 +7,13 @@
 //       theoretical_memory_usage.py (18 B/param, 6 + 12/d with the distributed
 //       optimizer, docs/user-guide/features/dist_optimizer.md) and its known
 //       gaps (CP, full recompute, 5as²b, SwiGLU/GQA, MoE, last stage).
+//  [MM] Megatron-Core's Mamba stack, read at core_v0.16.0 and core_v0.17.0:
+//       megatron/core/ssm/mamba_mixer.py (MambaMixer: in_proj, conv1d,
+//       dt_bias/A_log/D, gated RMSNorm, out_proj; _ssm_training calls
+//       mamba_ssm's mamba_split_conv1d_scan_combined), mamba_layer.py,
+//       mamba_block.py and mamba_hybrid_layer_allocation.py (pattern symbols,
+//       '|' pipeline segments, the even split without them), and
+//       models/mamba/mamba_layer_specs.py (which layers fuse their norm).
 //  [NS] Narayanan et al. 2021 (1F1B and the interleaved schedule): warm-up
 //       micro-batches per stage, megatron/core/pipeline_parallel/schedules.py.
 // Every term below says which of these it follows. No constant is fitted to
@@ -155,6 +162,44 @@ void moe_mlp(const MemoryModel& m, double tokens, double rep, Terms& t) {
   }
 }
 
+// The Mamba-2 mixer's dims [MM]: d_inner = heads x head_dim (the heads
+// default to expand 2 x hidden / head_dim), G groups of B and C with N
+// states each. Heads and groups are split over TP.
+struct MambaDims {
+  double inner = 0, heads = 0, groups = 0, state = 0;
+  double projected() const { return 2 * inner + 2 * groups * state + heads; }  // in_proj: z, x, B, C, dt
+};
+
+MambaDims mamba_dims(const MemoryModel& m) {
+  double heads = m.mamba_heads > 0 ? static_cast<double>(m.mamba_heads)
+                                   : 2.0 * static_cast<double>(m.hidden) / static_cast<double>(m.mamba_head_dim);
+  return {heads * static_cast<double>(m.mamba_head_dim), heads, static_cast<double>(m.mamba_groups),
+          static_cast<double>(m.mamba_state)};
+}
+
+// What a Mamba layer keeps for the backward pass [MM]. MambaLayer runs the
+// mixer, whose in_proj is a TE LayerNormColumnParallelLinear (norm input and
+// GEMM input, as a QKV projection [K]); training takes the memory-efficient
+// path, mamba_ssm's mamba_split_conv1d_scan_combined (state-spaces/mamba
+// v2.3.2, mamba_ssm/ops/triton/ssd_combined.py: save_for_backward keeps
+// zxbcdt and out_x), i.e. its whole input zxBCdt and the scan output before
+// the z gate, and recomputes the convolution, dt and the chunk states in the
+// backward pass; the gated RMSNorm after it (layernorm_gated.py) keeps its
+// input and an fp32 rstd per group; out_proj
+// keeps its input. Context parallelism exchanges sequence for heads
+// (mamba_context_parallel.py): the element counts per rank are the same.
+void mamba_mixer(const MemoryModel& m, double tokens, double rep, Terms& t) {
+  MambaDims d = mamba_dims(m);
+  double h = static_cast<double>(m.hidden);
+  t.add("Mamba in_proj norm input", ab(m) * tokens * h * rep);
+  t.add("Mamba in_proj input", gemm_input_bytes(m) * tokens * h * rep);
+  t.add("Mamba zxBCdt (kept by the fused conv + scan)", ab(m) * tokens * d.projected() / m.tp);
+  t.add("Mamba scan output before the z gate", ab(m) * tokens * d.inner / m.tp);
+  t.add("Mamba gated norm input + rstd (fp32)", (ab(m) * d.inner + 4 * d.groups) * tokens / m.tp);
+  t.add("Mamba out_proj input", gemm_input_bytes(m) * tokens * d.inner / m.tp);
+  if (m.hidden_dropout > 0) t.add("Mamba dropout mask sbh", tokens * h * rep);
+}
+
 // ---------------------------------------------------------------------------------------
 // Parameters
 
@@ -208,6 +253,21 @@ void add_mlp_params(const MemoryModel& m, double count, bool moe, StageParams& p
   if (m.shared_ffn > 0) p.sharded += count * (h * m.shared_ffn * glu + m.shared_ffn * h) / m.tp;
 }
 
+// A Mamba layer's parameters [MM]: in_proj h x (2·d_inner + 2GN + H) with
+// its fused input norm, the depthwise conv1d over x, B, C (kernel 4, with
+// bias), dt_bias, A_log and D per head, the gated norm over d_inner, and
+// out_proj d_inner x h; all but the input norm are split over TP.
+void add_mamba_params(const MemoryModel& m, double count, StageParams& p) {
+  if (count <= 0) return;
+  MambaDims d = mamba_dims(m);
+  double h = static_cast<double>(m.hidden);
+  constexpr double kConvWidth = 4;  // MambaMixer's d_conv
+  double conv = (d.inner + 2 * d.groups * d.state) * (kConvWidth + 1);
+  p.sharded += count * (h * d.projected() + conv + 3 * d.heads + d.inner + d.inner * h) / m.tp;
+  p.replicated += count * (m.rmsnorm ? h : 2 * h);
+  p.largest = std::max(p.largest, h * d.projected() / m.tp);
+}
+
 // Dense and MoE layer counts of stage `stage`. Without interleaving the
 // stage's layers are contiguous; with it (or a layout) the MoE share of the
 // whole model is used.
@@ -228,13 +288,38 @@ std::pair<double, double> dense_and_moe_layers(const MemoryModel& m, int stage) 
   return {n * (1 - share), n * share};
 }
 
+// The layer kinds of stage `stage`: the hybrid stack's, or a transformer's
+// (every layer attention, plus its dense or MoE MLP).
+LayerKinds layer_kinds(const MemoryModel& m, int stage) {
+  if (!m.hybrid_stages.empty()) return m.hybrid_stages[static_cast<size_t>(stage)];
+  auto [dense, moe] = dense_and_moe_layers(m, stage);
+  return {0, dense + moe, dense, moe};
+}
+
+double layer_count(const MemoryModel& m, const LayerKinds& k) {
+  return m.hybrid_stages.empty() ? k.attention : k.mamba + k.attention + k.mlp + k.moe;
+}
+
+double attention_layer_bytes(const MemoryModel& m);
+double mlp_layer_bytes(const MemoryModel& m, bool moe);
+
+// The activation bytes of the layers `k` counts, per micro-batch.
+double kinds_bytes(const MemoryModel& m, const LayerKinds& k) {
+  double bytes = k.attention * attention_layer_bytes(m) + k.mlp * mlp_layer_bytes(m, false);
+  if (k.moe > 0) bytes += k.moe * mlp_layer_bytes(m, true);
+  if (k.mamba > 0) bytes += k.mamba * mamba_layer_bytes(m);
+  return bytes;
+}
+
 StageParams stage_params(const MemoryModel& m, int stage) {
   StageParams p;
-  auto [dense, moe] = dense_and_moe_layers(m, stage);
+  LayerKinds k = layer_kinds(m, stage);
+  double dense = k.mlp, moe = k.moe;
   double h = static_cast<double>(m.hidden);
-  add_attention_params(m, dense + moe, p);
+  add_attention_params(m, k.attention, p);
   add_mlp_params(m, dense, false, p);
   add_mlp_params(m, moe, true, p);
+  add_mamba_params(m, k.mamba, p);
   if (m.lora_rank > 0) {
     // LoRA on linear_qkv, linear_proj, linear_fc1, linear_fc2 of every layer:
     // r x (inputs + outputs) each, the TP-split side divided by TP.
@@ -310,11 +395,10 @@ StageActivations stage_activations(const MemoryModel& m, int stage) {
   StageActivations a;
   double tokens = static_cast<double>(m.seq) / m.cp * m.micro_batch;  // [MC] 4.3 item 1: s/CP per rank
   double rep = m.sp ? 1.0 / m.tp : 1.0;
-  auto [dense, moe] = dense_and_moe_layers(m, stage);
-  double n = dense + moe;
-  double dense_layer = layer_activation_bytes(m, false);
-  double moe_layer = moe > 0 ? layer_activation_bytes(m, true) : 0;
-  double per_layer = n > 0 ? (dense * dense_layer + moe * moe_layer) / n : 0;
+  LayerKinds kinds = layer_kinds(m, stage);
+  double n = layer_count(m, kinds);
+  double moe_layer = kinds.moe > 0 ? layer_activation_bytes(m, true) : 0;
+  double per_layer = n > 0 ? kinds_bytes(m, kinds) / n : 0;
   double chunk_layers = n / std::max<int64_t>(1, m.vpp);
   double chunks = chunks_in_flight(m, stage);
   a.in_flight = m.vpp > 1 ? chunks / m.vpp : chunks;
@@ -336,7 +420,7 @@ StageActivations stage_activations(const MemoryModel& m, int stage) {
     // offloaded and the one being reloaded still hold their tensors.
     MemoryModel kept = m;
     kept.offload_modules.clear();
-    double full = (dense * layer_activation_bytes(kept, false) + (moe > 0 ? moe * layer_activation_bytes(kept, true) : 0)) / n;
+    double full = kinds_bytes(kept, kinds) / n;
     a.working += std::min(2.0, n) * std::max(0.0, full - per_layer);
   }
   // CPU activation offloading (PP = 1 only): the first k layers' activations
@@ -451,19 +535,35 @@ constexpr double kContextGiB = 0.5;
 constexpr double kNcclGiB = 0.5;
 constexpr double kFragmentation = 0.10;
 
+// The overhead outside the allocator for a peak allocated (bytes or GiB alike).
+double overhead_for(double peak, double unit) { return (kContextGiB + kNcclGiB) * unit + kFragmentation * peak; }
+
 }  // namespace
+
+MemoryRange total_range(const MemoryEstimate& e) {
+  double low = e.peak_allocated / (1 + kEstimateErrorBand);
+  double high = e.peak_allocated / (1 - kEstimateErrorBand);
+  return {low + overhead_for(low, 1.0), high + overhead_for(high, 1.0)};
+}
 
 double layers_in_flight(const MemoryModel& m, int stage) {
   if (stage < 0 || stage >= static_cast<int>(m.stage_layers.size())) return 0;
   return chunks_in_flight(m, stage) * m.stage_layers[stage] / static_cast<double>(std::max<int64_t>(1, m.vpp));
 }
 
-double layer_activation_bytes(const MemoryModel& m, bool moe, std::vector<std::string>* details) {
-  Terms t;
-  t.details = details;
+namespace {
+
+// The attention block of a layer [K] (with its input norm and the dropout
+// mask after the projection).
+void attention_part(const MemoryModel& m, Terms& t) {
+  double tokens = static_cast<double>(m.seq) / m.cp * m.micro_batch;
+  attention_block(m, tokens, m.sp ? 1.0 / m.tp : 1.0, t);
+}
+
+// The MLP or MoE block of a layer, with its pre-MLP norm and dropout mask.
+void mlp_part(const MemoryModel& m, bool moe, Terms& t) {
   double tokens = static_cast<double>(m.seq) / m.cp * m.micro_batch;
   double rep = m.sp ? 1.0 / m.tp : 1.0;
-  attention_block(m, tokens, rep, t);
   if (moe) {
     moe_mlp(m, tokens, rep, t);
   } else if (recomputes(m, "mlp")) {
@@ -476,6 +576,35 @@ double layer_activation_bytes(const MemoryModel& m, bool moe, std::vector<std::s
   }
   if (moe && !offloads(m, "mlp_norm")) t.add("pre-MLP layernorm input", ab(m) * tokens * m.hidden * rep);
   if (m.hidden_dropout > 0) t.add("MLP dropout mask sbh", tokens * m.hidden * rep);
+}
+
+double attention_layer_bytes(const MemoryModel& m) {
+  Terms t;
+  attention_part(m, t);
+  return t.total;
+}
+
+double mlp_layer_bytes(const MemoryModel& m, bool moe) {
+  Terms t;
+  mlp_part(m, moe, t);
+  return t.total;
+}
+
+}  // namespace
+
+double layer_activation_bytes(const MemoryModel& m, bool moe, std::vector<std::string>* details) {
+  Terms t;
+  t.details = details;
+  attention_part(m, t);
+  mlp_part(m, moe, t);
+  return t.total;
+}
+
+double mamba_layer_bytes(const MemoryModel& m, std::vector<std::string>* details) {
+  Terms t;
+  t.details = details;
+  double tokens = static_cast<double>(m.seq) / m.cp * m.micro_batch;
+  mamba_mixer(m, tokens, m.sp ? 1.0 / m.tp : 1.0, t);
   return t.total;
 }
 
@@ -506,7 +635,7 @@ MemoryEstimate estimate_model(const MemoryModel& m) {
     double other = workspace + p2p + wgrad;
     double activations = a.layers + a.edges + a.logits + a.working;
     double peak = pb.weights + pb.gradients + pb.optimizer + activations + other;
-    double overhead = (kContextGiB + kNcclGiB) * kGiB + kFragmentation * peak;
+    double overhead = overhead_for(peak, kGiB);
     StageMemory sm{stage, peak / kGiB, (peak + overhead) / kGiB};
     e.stages.push_back(sm);
     if (sm.total <= best) continue;

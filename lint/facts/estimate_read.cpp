@@ -20,6 +20,7 @@ struct Reader {
   std::vector<std::string>& assumptions;
   const ModelDims* dims = nullptr;
   bool megatron_lm = false;
+  int64_t pattern_layers = 0;  // a hybrid stack's decoder layers (its pattern's length)
 
   std::optional<int64_t> integer(std::string_view path) const { return config_int(job, path).value; }
   std::optional<bool> flag(std::string_view path) const { return config_bool(job, path).value; }
@@ -234,6 +235,156 @@ void read_activation_settings(const Reader& r, MemoryModel& m) {
   }
 }
 
+// ---------------------------------------------------------------------------------------
+// Hybrid (Mamba) stacks [MM in estimate.cpp]
+
+// The hybrid layer pattern the job runs: --hybrid-layer-pattern (Megatron-Core
+// 0.17+), --hybrid-override-pattern (earlier), or the recipe's model.
+std::optional<std::string> hybrid_pattern_text(const Reader& r) {
+  if (auto v = r.text("model.hybrid_layer_pattern")) return v;
+  if (auto v = r.text("model.hybrid_override_pattern")) return v;
+  if (r.dims && r.dims->hybrid_layer_pattern && *r.dims->hybrid_layer_pattern) return std::string(r.dims->hybrid_layer_pattern);
+  return std::nullopt;
+}
+
+// The pattern's pipeline segments ('|' separated), each checked for the
+// symbols the estimate models; false with `why_not` otherwise.
+bool hybrid_segments(const std::string& pattern, std::vector<std::string>& segments, std::string* why_not) {
+  std::string main = pattern.substr(0, pattern.find('/'));
+  if (main.size() < pattern.size() && pattern.find_first_not_of('/', main.size()) != std::string::npos) {
+    if (why_not) *why_not = "hybrid (Mamba) models: the multi-token prediction layers after '/' in the pattern are not modelled";
+    return false;
+  }
+  segments.assign(1, "");
+  for (char c : main) {
+    if (c == '|') {
+      segments.emplace_back();
+    } else if (c == 'M' || c == '*' || c == '-' || c == 'E') {
+      segments.back() += c;
+    } else {
+      if (why_not) {
+        *why_not = fmt::format("hybrid (Mamba) models: layer symbol '{}' of the pattern is not modelled "
+                               "(only M Mamba, * attention, - MLP, E MoE)", c);
+      }
+      return false;
+    }
+  }
+  return true;
+}
+
+LayerKinds count_kinds(std::string_view layers) {
+  LayerKinds k;
+  for (char c : layers) {
+    if (c == 'M') k.mamba += 1;
+    if (c == '*') k.attention += 1;
+    if (c == '-') k.mlp += 1;
+    if (c == 'E') k.moe += 1;
+  }
+  return k;
+}
+
+LayerKinds& operator+=(LayerKinds& a, const LayerKinds& b) {
+  a.mamba += b.mamba;
+  a.attention += b.attention;
+  a.mlp += b.mlp;
+  a.moe += b.moe;
+  return a;
+}
+
+// The layers of each pipeline stage [MM: select_pipeline_segment]: with '|'
+// separators segment v·PP + rank goes to that rank (VPP = segments / PP);
+// without, PP equal contiguous slices (or the uneven first/last stage sizes)
+// and no VPP.
+bool split_hybrid(const Reader& r, const std::vector<std::string>& segments, MemoryModel& m, std::string* why_not) {
+  m.hybrid_stages.assign(static_cast<size_t>(m.pp), LayerKinds{});
+  m.stage_layers.assign(static_cast<size_t>(m.pp), 0);
+  m.stage_mtp.assign(static_cast<size_t>(m.pp), 0);
+  if (segments.size() > 1) {
+    if (segments.size() % static_cast<size_t>(m.pp) != 0) {
+      if (why_not) *why_not = fmt::format("the hybrid pattern's {} pipeline segments do not divide over PP {}", segments.size(), m.pp);
+      return false;
+    }
+    m.vpp = static_cast<int64_t>(segments.size()) / m.pp;
+    for (size_t v = 0; v < segments.size(); ++v) {
+      size_t stage = v % static_cast<size_t>(m.pp);
+      m.hybrid_stages[stage] += count_kinds(segments[v]);
+      m.stage_layers[stage] += static_cast<double>(segments[v].size());
+    }
+    return true;
+  }
+  if (m.vpp > 1) {
+    if (why_not) *why_not = "a hybrid pattern without '|' pipeline segments runs no virtual pipeline (Megatron-Core raises)";
+    return false;
+  }
+  const std::string& layers = segments.front();
+  int64_t n = static_cast<int64_t>(layers.size());
+  int64_t first = r.derived.first_stage_layers.value.value_or(-1);
+  int64_t last = r.derived.last_stage_layers.value.value_or(-1);
+  int64_t ends = (first >= 0 ? 1 : 0) + (last >= 0 ? 1 : 0);
+  int64_t middle = m.pp > ends ? (n - std::max<int64_t>(0, first) - std::max<int64_t>(0, last)) / (m.pp - ends) : 0;
+  int64_t offset = 0;
+  for (int64_t stage = 0; stage < m.pp; ++stage) {
+    int64_t count = stage == 0 && first >= 0 ? first : stage == m.pp - 1 && last >= 0 ? last : middle;
+    if (m.pp == 1) count = n;
+    count = std::clamp<int64_t>(count, 0, n - offset);
+    std::string_view slice = std::string_view(layers).substr(static_cast<size_t>(offset), static_cast<size_t>(count));
+    m.hybrid_stages[static_cast<size_t>(stage)] = count_kinds(slice);
+    m.stage_layers[static_cast<size_t>(stage)] = static_cast<double>(count);
+    offset += count;
+  }
+  return true;
+}
+
+// The catalog's record of a recipe model's Mamba mixer (ModelDims::mamba_mixer,
+// "heads/head_dim/state/groups[/unfused]"): the provider's values, which
+// are not TransformerConfig's defaults. Empty when not recorded.
+std::vector<int64_t> catalog_mixer(const Reader& r, bool& unfused) {
+  std::vector<int64_t> dims;
+  std::string_view text = r.dims && r.dims->mamba_mixer ? r.dims->mamba_mixer : "";
+  unfused = text.find("/unfused") != std::string_view::npos;
+  size_t at = 0;
+  while (at < text.size() && dims.size() < 4) {
+    size_t end = std::min(text.find('/', at), text.size());
+    dims.push_back(std::stoll(std::string(text.substr(at, end - at))));
+    at = end + 1;
+  }
+  return dims;
+}
+
+// The Mamba mixer's dims: the job's, else the catalog's record of the
+// recipe's model, else Megatron-LM's parser defaults (TransformerConfig:
+// state 128, head dim 64, 8 groups, heads from expand 2). A Bridge job whose
+// provider's values the catalog does not record is declined: they are not
+// the defaults. So is the unfused path (use_mamba_mem_eff_path off), which
+// keeps other tensors for the backward pass.
+bool read_mamba_dims(const Reader& r, MemoryModel& m, std::string* why_not) {
+  bool unfused = false;
+  std::vector<int64_t> catalog = catalog_mixer(r, unfused);
+  if (!r.flag("model.use_mamba_mem_eff_path").value_or(!unfused)) {
+    if (why_not) {
+      *why_not = "hybrid (Mamba) models: use_mamba_mem_eff_path is off; the unfused Mamba path's saved activations are not modelled";
+    }
+    return false;
+  }
+  std::vector<std::string> missing;
+  auto dim = [&](const char* path, size_t index, int64_t fallback) {
+    if (auto v = r.integer(path); v && *v > 0) return *v;
+    if (catalog.size() == 4) return catalog[index];
+    if (!r.megatron_lm) missing.push_back(std::string(path).substr(6));
+    return fallback;
+  };
+  m.mamba_heads = dim("model.mamba_num_heads", 0, 0);
+  m.mamba_head_dim = dim("model.mamba_head_dim", 1, 64);
+  m.mamba_state = dim("model.mamba_state_dim", 2, 128);
+  m.mamba_groups = dim("model.mamba_num_groups", 3, 8);
+  if (!missing.empty() && why_not) {
+    *why_not = "hybrid (Mamba) models: the Mamba mixer's ";
+    for (size_t i = 0; i < missing.size(); ++i) *why_not += fmt::format("{}{}", i ? ", " : "", missing[i]);
+    *why_not += " are not known (the model provider sets them; mblint's catalog does not record them for this model)";
+  }
+  return missing.empty();
+}
+
 bool read_shape(const Reader& r, MemoryModel& m, std::string* why_not) {
   const Derived& d = r.derived;
   const ModelDims* dims = r.dims;
@@ -242,7 +393,7 @@ bool read_shape(const Reader& r, MemoryModel& m, std::string* why_not) {
     if (dims && catalog > 0) return catalog;
     return std::nullopt;
   };
-  auto layers = known(d.num_layers, dims ? dims->num_layers : 0);
+  auto layers = r.pattern_layers > 0 ? std::optional<int64_t>(r.pattern_layers) : known(d.num_layers, dims ? dims->num_layers : 0);
   auto hidden = known(d.hidden_size, dims ? dims->hidden_size : 0);
   auto heads = known(d.num_attention_heads, dims ? dims->num_attention_heads : 0);
   auto seq = d.seq_length.value;
@@ -255,6 +406,11 @@ bool read_shape(const Reader& r, MemoryModel& m, std::string* why_not) {
     if (why_not) {
       *why_not = "the model shape is not known: ";
       for (size_t i = 0; i < missing.size(); ++i) *why_not += (i ? ", " : "") + missing[i];
+      const Recipe* recipe = r.job.recipe;
+      if (recipe && !dims) {
+        *why_not += fmt::format(" (the recipe's model {} has no dimensions in mblint's catalog, data/model_dims.csv)",
+                                recipe->model);
+      }
     }
     return false;
   }
@@ -373,13 +529,18 @@ std::optional<MemoryModel> read_memory_model(const Job& job, const Derived& deri
   r.dims = job.recipe ? job.recipe->dims : nullptr;
   r.megatron_lm = job.dialect == Dialect::MegatronLM;
   MemoryModel m;
-  bool hybrid = (r.dims && r.dims->hybrid_layer_pattern && *r.dims->hybrid_layer_pattern) ||
-                config_text(job, "model.hybrid_layer_pattern").value || config_text(job, "model.hybrid_override_pattern").value;
-  if (hybrid) {
-    if (why_not) *why_not = "hybrid (Mamba) models are not modelled";
+  std::optional<std::string> pattern = hybrid_pattern_text(r);
+  std::vector<std::string> segments;
+  if (!pattern && r.flag("model.is_hybrid_model").value_or(false)) {
+    if (why_not) *why_not = "hybrid (Mamba) models: a stack built from layer ratios without a pattern is not modelled";
     return std::nullopt;
   }
+  if (pattern) {
+    if (!hybrid_segments(*pattern, segments, why_not)) return std::nullopt;
+    for (const std::string& segment : segments) r.pattern_layers += static_cast<int64_t>(segment.size());
+  }
   if (!read_shape(r, m, why_not) || !read_parallel(r, m, why_not)) return std::nullopt;
+  if (pattern && (!read_mamba_dims(r, m, why_not) || !split_hybrid(r, segments, m, why_not))) return std::nullopt;
   // PEFT: a `peft` section (or a PEFT recipe) trains LoRA adapters only.
   const ConfigValue* peft = config_node(job, "peft");
   bool peft_recipe = job.recipe && std::string_view(job.recipe->task) == "peft";
@@ -387,8 +548,16 @@ std::optional<MemoryModel> read_memory_model(const Job& job, const Derived& deri
     m.lora_rank = r.integer("peft.dim").value_or(32);
     if (!r.integer("peft.dim")) assumptions.push_back("PEFT: LoRA rank 32 (LoRA's default dim) on every linear layer");
   }
+  if (pattern && m.mtp_layers > 0) {
+    if (why_not) *why_not = "hybrid (Mamba) models: multi-token prediction layers are not modelled";
+    return std::nullopt;
+  }
+  if (pattern && m.lora_rank > 0) {
+    if (why_not) *why_not = "hybrid (Mamba) models: LoRA adapters on the Mamba projections are not modelled";
+    return std::nullopt;
+  }
   m.vocab = vocab_size(r, m.tp);
-  split_layers(r, m);
+  if (!pattern) split_layers(r, m);
   read_precision(r, m);
   read_activation_settings(r, m);
   if (derived.gpu) {

@@ -58,6 +58,10 @@ struct ModelDims {
   // Mamba hybrids (NemotronH): M = Mamba, * = attention, - = MLP, E = MoE;
   // "" for plain transformers. num_layers is its length.
   const char* hybrid_layer_pattern;
+  // The hybrid's Mamba-2 mixer, "heads/head_dim/state/groups", with
+  // "/unfused" when the provider turns use_mamba_mem_eff_path off; "" when
+  // not recorded (the estimate then declines the model).
+  const char* mamba_mixer;
   const char* source;       // where these numbers come from
 };
 

@@ -251,7 +251,7 @@ std::optional<LocatedNumber> read_fraction(Reader& r, const ConfigValue& value, 
   bool memory = name.find("memory") != std::string_view::npos;
   report(r, value.where.value,
          fmt::format("{} is {}: expected a fraction above 0 and at most 1", name, to_display(value)),
-         memory ? fmt::format("write e.g. {}: 0.90 (the share of the GPU's memory the estimated peak may use)", name)
+         memory ? fmt::format("write e.g. {}: 0.90 (the share of the GPU's memory the estimate may use at the high end of its measured error)", name)
                 : fmt::format("write e.g. {}: 0.25 (the share of each step the pipeline may idle, "
                               "(PP-1)/(VPP*m + PP-1))",
                               name));

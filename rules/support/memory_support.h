@@ -22,7 +22,7 @@ struct MemoryRemedy {
   std::vector<MemoryChange> changes;
   MemoryEstimate estimate;           // the job re-estimated with the changes
   double saving = 0;                 // GiB
-  bool fits = false;                 // total under the headroom threshold
+  bool fits = false;                 // the high end of its measured error under the headroom threshold
   int cost = 0;                      // how much the change costs the run (0: free)
   Fix fix;                           // "enable ...: -18.3 GiB -> 61.2 GiB, fits"
 };
@@ -43,10 +43,14 @@ const std::optional<MemoryEstimate>& job_estimate(const RuleContext& context);
 std::optional<MemoryEstimate> estimate_with(const RuleContext& context, const std::vector<MemoryChange>& changes);
 
 // Changes that lower the most loaded rank's total, re-estimated, best first
-// (those that fit under `limit` GiB first, cheapest first; then by total),
+// (those whose total, at the high end of the estimate's measured error, fits
+// under `limit` GiB first, cheapest first; then by total),
 // without any that makes another error rule fire. Pairs of changes are
 // tried when no single change fits.
 std::vector<MemoryRemedy> memory_remedies(const RuleContext& context, const MemoryEstimate& current, double limit);
+
+// The note that says what the range in a memory rule's message means.
+std::string error_band_note();
 
 // "activations 40.1 GiB, optimizer 18.3 GiB"
 std::string largest_parts(const MemoryEstimate& e, size_t count = 2);
