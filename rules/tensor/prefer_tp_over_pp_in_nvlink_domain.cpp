@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "rules/support/parallel_support.h"
+#include "rules/support/pipeline_support.h"
 #include "rules/support/speed_support.h"
 
 namespace mblint {
@@ -37,6 +38,20 @@ struct PredictedMove {
   std::string bubble;
   std::string gain;
 };
+
+// The setting that lays the layers out over the pipeline stages, when one
+// does ("pipeline_model_parallel_layout", the '|' segments of a hybrid
+// stack's pattern): a new PP needs a new one, which mblint does not write.
+std::optional<std::string> explicit_stage_layout(const Job& job) {
+  if (read_layout(job).present) return "pipeline_model_parallel_layout";
+  for (const char* path : {"model.hybrid_layer_pattern", "model.hybrid_override_pattern"}) {
+    TextSetting pattern = config_text(job, path);
+    if (pattern.value && pattern.value->find('|') != std::string::npos) {
+      return fmt::format("the '|' stage segments of {}", pattern.name);
+    }
+  }
+  return std::nullopt;
+}
 
 // Whether moving the factor `k` ends the pipeline while the job interleaves
 // it: the virtual pipeline size must go too (Megatron-Core rejects it
@@ -95,6 +110,12 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   std::string layout = fmt::format("tensor_model_parallel_size {} with pipeline_model_parallel_size {}{}", *tp * k,
                                    *pp / k, unvirtual ? " and no virtual pipeline" : "");
   diag.help = fmt::format("{}try {}{}", speed->bubble, layout, speed->gain);
+  if (std::optional<std::string> stages = explicit_stage_layout(context.job)) {
+    diag.help += fmt::format(", with {} rewritten for it (mblint offers no fix: the layout is yours to choose)",
+                             *stages);
+    out.push_back(std::move(diag));
+    return;
+  }
   // One fix that moves the factor from PP to TP: changing either alone
   // breaks TP x PP x CP dividing the world size.
   std::vector<Fix> parts = {set_value_fix(tp, *tp * k), set_value_fix(pp, *pp / k)};
