@@ -278,6 +278,8 @@ std::string joined_values(const std::string& prefix, const std::vector<std::stri
 
 }  // namespace
 
+bool awaits_recheck(const Fix& fix) { return !fix.rechecked && !fix.changes.empty(); }
+
 std::string help_from(const std::vector<Fix>& fixes) {
   std::vector<std::string> parts;
   std::string prefix;
@@ -307,8 +309,7 @@ void verify_fixes(const Job& job, const Derived& derived, const Thresholds& thre
                   const ProjectConfig* config, std::vector<Diagnostic>& found, size_t first, bool everywhere) {
   bool any = false;
   for (size_t i = first; i < found.size() && !any; ++i) {
-    any = std::any_of(found[i].fixes.begin(), found[i].fixes.end(),
-                      [](const Fix& f) { return !f.rechecked && !f.changes.empty(); });
+    any = std::any_of(found[i].fixes.begin(), found[i].fixes.end(), awaits_recheck);
   }
   if (!any) return;
   Recheck recheck{job, derived, thresholds, rules, config, everywhere, findings(found, first), {}, {}, {}, {}};
@@ -326,7 +327,7 @@ void verify_fixes(const Job& job, const Derived& derived, const Thresholds& thre
     size_t dropped = 0;
     for (Fix& fix : d.fixes) {
       std::string left;
-      if (fix.rechecked || fix.changes.empty() || recheck.keep(fix, d, left)) {
+      if (!awaits_recheck(fix) || recheck.keep(fix, d, left)) {
         kept.push_back(std::move(fix));
         continue;
       }

@@ -27,6 +27,10 @@ void verify_fixes(const Job& job, const Derived& derived, const Thresholds& thre
                   const ProjectConfig* config, std::vector<Diagnostic>& found, size_t first,
                   bool everywhere = false);
 
+// Whether verify_fixes re-checks `fix`: it changes settings and its rule did
+// not re-check it already (Fix::rechecked).
+bool awaits_recheck(const Fix& fix);
+
 // "set tensor_model_parallel_size to 4, or set nodes to 2"
 std::string help_from(const std::vector<Fix>& fixes);
 

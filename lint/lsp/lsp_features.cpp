@@ -7,6 +7,7 @@
 
 #include "lint/engine/suppression.h"
 #include "lint/facts/derived.h"
+#include "lint/fix/fix_verify.h"
 #include "lint/lsp/lsp_server.h"
 
 namespace mblint::lsp {
@@ -307,7 +308,7 @@ Json code_actions(const Document& document, const Json& params) {
 bool offers_unchecked_fixes(const Document& document, const Json& params) {
   if (!document.fixes_unchecked || !document.snapshot) return false;
   for (const Diagnostic* d : findings_in_range(document, params)) {
-    if (std::any_of(d->fixes.begin(), d->fixes.end(), [](const Fix& f) { return !f.rechecked && !f.changes.empty(); })) {
+    if (std::any_of(d->fixes.begin(), d->fixes.end(), awaits_recheck)) {
       return true;
     }
   }

@@ -895,10 +895,6 @@ Launch with_chatlearn_config(const Launch& launch, Job& job, ScriptContext& cont
   return expanded;
 }
 
-// A NeMo 1.x Hydra application: --config-path (as written, then relative to
-// the program, the script and the current directory) / --config-name .yaml
-// with the overrides, read as a NeMo config; when it is not read, only the
-// overrides, and what NeMo would default stays unknown.
 // `${oc.env:NAME}` in a config the launch's program composes: the launch's
 // exported variables. One the scripts never set is unset, as `${NAME:-d}`
 // reads it in the script (the environment is the one the scripts build).
@@ -1006,6 +1002,11 @@ void build_bare_hydra_job(Job& job, const Launch& launch, ScriptContext& context
   take_launcher_config(job, std::move(composed.root), launch, "", composed.complete);
 }
 
+// A NeMo 1.x Hydra application: --config-path (as written, then relative to
+// the program, the script and the current directory) / --config-name .yaml
+// with the overrides, read as a NeMo config; when it is not read, only the
+// overrides, and what NeMo would default stays unknown. Without either flag, the
+// config the trainer composes itself (build_bare_hydra_job).
 void build_nemo_hydra_job(Job& job, const Launch& launch, ScriptContext& context) {
   job.dialect = Dialect::NeMo;
   if (!launch.config_dir && !launch.config_file) {
@@ -1529,4 +1530,3 @@ Job job_from_command_line(SourceSet& sources, const LintOptions& options) {
 }
 
 }  // namespace mblint
-

@@ -18,8 +18,6 @@ namespace {
 
 constexpr int kMaxComposeDepth = 8;
 
-bool starts_with(std::string_view text, std::string_view prefix) { return text.substr(0, prefix.size()) == prefix; }
-
 // One entry of a defaults list, as written.
 struct DefaultsEntry {
   bool self = false;
@@ -44,7 +42,7 @@ std::optional<DefaultsEntry> read_entry(const ConfigValue& item) {
   const MapEntry& choice = item.entries.front();
   std::string_view key = choice.key;
   for (std::string_view word : {"optional ", "override "}) {
-    while (starts_with(key, word)) {
+    while (key.starts_with(word)) {
       if (word == "optional ") entry.optional = true;
       key.remove_prefix(word.size());
     }
@@ -124,7 +122,7 @@ struct Composer {
         merge_into(into, self);
         continue;
       }
-      if (starts_with(entry->group, "hydra") || starts_with(entry->option, "hydra/")) continue;
+      if (entry->group.starts_with("hydra") || entry->option.starts_with("hydra/")) continue;
       if (!entry->known) {
         skip(*entry, "its name comes from an interpolation", into);
         continue;

@@ -405,14 +405,11 @@ std::optional<Outcome> follow_command(Walker& w, size_t index,
     if (shell == 0) return std::nullopt;
     std::vector<MappedString> launcher = w.launcher;
     launcher.insert(launcher.end(), argv.begin(), argv.begin() + static_cast<std::ptrdiff_t>(shell));
-    if (script_by_path(argv[shell])) {
-      if (!w.files) return std::nullopt;
-      std::vector<std::pair<std::string, VarState>> seen = prefix;
-      srun_task_environment(launcher, recorded(w, index).span, seen);
-      return follow_child(w, index, shell, seen, certain, std::move(launcher));
-    }
+    bool by_path = script_by_path(argv[shell]);
+    if (by_path && !w.files) return std::nullopt;
     std::vector<std::pair<std::string, VarState>> seen = prefix;
     srun_task_environment(launcher, recorded(w, index).span, seen);
+    if (by_path) return follow_child(w, index, shell, seen, certain, std::move(launcher));
     return follow_shell(w, index, shell, seen, certain, std::move(launcher));
   }
   if (!w.files) return std::nullopt;
