@@ -580,12 +580,12 @@ echo $CUDA_DEVICE_MAX_CONNECTIONS
   CHECK(torchrun.assignments[0].second.text == "1");
   CHECK(torchrun.assignments[1].second.text == "2");
   std::vector<std::string> names;
-  for (const auto& [name, variable] : torchrun.environment) names.push_back(name);
+  for (const auto& [name, variable] : torchrun.variables()) names.push_back(name);
   CHECK(names == std::vector<std::string>{"A", "CUDA_DEVICE_MAX_CONNECTIONS", "LATER", "NCCL_X",
                                           "X", "Y", "Z"});
-  CHECK(torchrun.environment.at("Y").value.text == "3");
-  CHECK(torchrun.environment.at("LATER").value.text == "8");
-  CHECK(text(r, torchrun.environment.at("CUDA_DEVICE_MAX_CONNECTIONS").definition) ==
+  CHECK(torchrun.variables().at("Y").value.text == "3");
+  CHECK(torchrun.variables().at("LATER").value.text == "8");
+  CHECK(text(r, torchrun.variables().at("CUDA_DEVICE_MAX_CONNECTIONS").definition) ==
         "CUDA_DEVICE_MAX_CONNECTIONS=1");
   CHECK(has_unknown(command(r.script, "echo").argv[1]));  // prefix assignments do not persist
   CHECK(value(r.script, "R") == "6");
@@ -676,7 +676,7 @@ source conf.sh
 echo $TP $LINE
 )SH");
   CHECK(argv_of(command(r.script, "echo", 0)) == Argv{"echo", "unset"});
-  CHECK(command(r.script, "echo", 0).environment.count("GONE") == 0);
+  CHECK(command(r.script, "echo", 0).variables().count("GONE") == 0);
   CHECK(has_command(r.script, {"source", "conf.sh"}));
   CHECK(command(r.script, ".").argv[1].text == "$HOME/other.sh");
   const ShellCommand& echo = command(r.script, "echo", 1);
@@ -730,7 +730,7 @@ TEST_CASE("shell: unknown values propagate, known initial values are used", "[sh
   Run known = run("NODES=$SLURM_NNODES\nsrun -N $NODES\n", {{"SLURM_NNODES", nodes}});
   CHECK(command(known.script, "srun").argv[2].text == "4");
   CHECK(value(known.script, "NODES") == "4");
-  CHECK(command(known.script, "srun").environment.count("SLURM_NNODES") == 1);
+  CHECK(command(known.script, "srun").variables().count("SLURM_NNODES") == 1);
 
   ShellVariable opaque;
   opaque.known = false;
@@ -747,7 +747,7 @@ TEST_CASE("shell: unknown values propagate, known initial values are used", "[sh
   CHECK(argv_of(partial_srun) == Argv{"srun", "--nodes", "$N"});
   CHECK_FALSE(has_unknown(partial_srun.argv[1]));
   CHECK(has_unknown(partial_srun.argv[2]));
-  CHECK(partial_srun.environment.count("ONLY_EXPORTED") == 0);
+  CHECK(partial_srun.variables().count("ONLY_EXPORTED") == 0);
 }
 
 // ================================================================ positions
@@ -1033,7 +1033,7 @@ torchrun ${DISTRIBUTED_ARGS[@]} pretrain_gpt.py \
                 "$1"};
   CHECK(argv_of(torchrun) == expected);
   CHECK(has_unknown(torchrun.argv.back()));
-  CHECK(torchrun.environment.at("CUDA_DEVICE_MAX_CONNECTIONS").value.text == "1");
+  CHECK(torchrun.variables().at("CUDA_DEVICE_MAX_CONNECTIONS").value.text == "1");
   // `--num-layers` came from the array: an element is a word as written, so it
   // maps to its own characters there (no definition to point back to).
   const MappedString& layers = torchrun.argv[10];

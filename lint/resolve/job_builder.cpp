@@ -1169,22 +1169,31 @@ std::optional<ShellFile> read_followed_file(ScriptContext& context, const std::s
       }
     }
   }
+  std::string under_system = fmt::format("`{}` is under /proc, /sys or /dev, which mblint never reads", path);
   for (const fs::path& candidate : candidates) {
-    std::error_code error;
-    fs::path real = fs::weakly_canonical(fs::absolute(candidate, error), error);
-    if (system_path(candidate) || (!error && system_path(real))) {
-      why = fmt::format("`{}` is under /proc, /sys or /dev, which mblint never reads", path);
+    if (system_path(candidate)) {
+      why = under_system;
       return std::nullopt;
     }
-    if (sealing_dir(&context.options.overlay, candidate)) {  // a revision's files: the overlay decides
+    std::error_code error;
+    fs::file_status status;
+    bool sealed = sealing_dir(&context.options.overlay, candidate).has_value();  // a revision's files: the overlay decides
+    if (sealed) {
       if (!source_file_exists(candidate, &context.options.overlay)) continue;
     } else {
-      fs::file_status status = fs::status(candidate, error);
+      status = fs::status(candidate, error);
       if (error || !fs::exists(status)) continue;
-      if (!fs::is_regular_file(status)) {
-        why = fmt::format("`{}` is not a regular file", path);
-        return std::nullopt;
-      }
+    }
+    // Resolving links costs a system call per component, so only for a
+    // file that is there: one reached through a link into /proc is not read.
+    fs::path real = fs::weakly_canonical(fs::absolute(candidate, error), error);
+    if (!error && system_path(real)) {
+      why = under_system;
+      return std::nullopt;
+    }
+    if (!sealed && !fs::is_regular_file(status)) {
+      why = fmt::format("`{}` is not a regular file", path);
+      return std::nullopt;
     }
     ReadResult read = read_source_file(context.sources, candidate, display_path(candidate, context.options.base_dir),
                                        Span{}, kMaxInputBytes, &context.options.overlay);

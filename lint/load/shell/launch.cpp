@@ -222,7 +222,8 @@ struct Context {
   bool under_srun = false;
   Span srun_span;
   bool certain = true;
-  ShellEnvironment environment;
+  // The command's environment, shared with the script's other commands.
+  std::shared_ptr<const ShellEnvironment> environment = std::make_shared<const ShellEnvironment>();
   std::vector<std::pair<std::string, MappedString>> assignments;
   Span command_span;
   size_t depth = 0;
@@ -236,7 +237,7 @@ struct Context {
 
 std::vector<EnvSetting> environment_of(const Context& context) {
   std::vector<EnvSetting> env;
-  for (const auto& [name, variable] : context.environment) {
+  for (const auto& [name, variable] : *context.environment) {
     EnvSetting setting;
     setting.name = name;
     if (variable.known && !has_unknown(variable.value)) setting.value = variable.value.text;
@@ -978,8 +979,8 @@ std::optional<OptionValue> environment_value(const Context& context, std::string
   for (auto it = context.assignments.rbegin(); it != context.assignments.rend(); ++it) {
     if (it->first == name) return OptionValue{it->second, span_of(it->second, 0, it->second.text.size())};
   }
-  auto found = context.environment.find(std::string(name));
-  if (found == context.environment.end()) return std::nullopt;
+  auto found = context.environment->find(std::string(name));
+  if (found == context.environment->end()) return std::nullopt;
   MappedString value = found->second.value;
   if (!found->second.known && !has_unknown(value)) {  // mark it unknown, as the walk marks `$NAME`
     Expansion unknown;
@@ -1270,9 +1271,10 @@ Launch launch_verl(const std::vector<MappedString>& argv, size_t i, const Mapped
   return launch;
 }
 
-ShellEnvironment with_assignments(const Context& context) {
-  ShellEnvironment environment = context.environment;
-  for (const auto& [name, value] : context.assignments) {
+ShellEnvironment with_assignments(const ShellEnvironment& exported,
+                                  const std::vector<std::pair<std::string, MappedString>>& assignments) {
+  ShellEnvironment environment = exported;
+  for (const auto& [name, value] : assignments) {
     ShellVariable variable;
     variable.value = value;
     variable.known = !has_unknown(value);
@@ -1281,6 +1283,10 @@ ShellEnvironment with_assignments(const Context& context) {
     environment[name] = variable;
   }
   return environment;
+}
+
+ShellEnvironment with_assignments(const Context& context) {
+  return with_assignments(*context.environment, context.assignments);
 }
 
 // `deepspeed [--num_nodes N] [--num_gpus G] ... program.py ARGS` (DeepSpeed's
@@ -1410,7 +1416,7 @@ void scan_shell_c(const std::vector<MappedString>& argv, size_t i, Context conte
   for (const ShellCommand& command : inner.commands) {
     Context nested = context;
     nested.certain = context.certain && command.certain;
-    nested.environment = command.environment;
+    nested.environment = command.environment ? command.environment : nested.environment;
     nested.assignments = command.assignments;
     nested.command_span = command.span;
     nested.depth = context.depth + 1;
@@ -1618,17 +1624,13 @@ std::vector<Launch> find_launches(const ShellScript& script, const std::vector<S
     context.bare_hydra_apps = reading.bare_hydra_apps;
     context.slurm = allocation;
     context.certain = command.certain;
-    context.environment = command.environment;
+    if (command.environment) context.environment = command.environment;
+    if (!command.assignments.empty()) {
+      context.environment =
+          std::make_shared<const ShellEnvironment>(with_assignments(command.variables(), command.assignments));
+    }
     context.assignments = command.assignments;
     context.command_span = command.span;
-    for (const auto& [name, value] : command.assignments) {
-      ShellVariable variable;
-      variable.value = value;
-      variable.known = !has_unknown(value);
-      variable.exported = true;
-      variable.definition = span_of(value, 0, value.text.size());
-      context.environment[name] = variable;
-    }
     size_t first = launches.size();
     if (command.launcher.empty()) {
       scan(command.argv, 0, context, limits, launches);

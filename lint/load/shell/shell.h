@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -46,8 +47,11 @@ struct ShellCommand {
   // False when mblint could not tell whether the command runs: inside a
   // branch whose condition is unknown, a loop body, or after `||`.
   bool certain = true;
-  // Exported variables (and prefix assignments) the command would see.
-  ShellEnvironment environment;
+  // Exported variables (and prefix assignments) the command would see:
+  // shared by the commands recorded between two changes of the script's
+  // variables, so a long script does not copy its environment per command.
+  std::shared_ptr<const ShellEnvironment> environment;
+  const ShellEnvironment& variables() const;  // *environment, or none
   // `source FILE`, `bash FILE`, `eval ...`: true when mblint read what the
   // command runs (its commands follow it); else, when it tried, why not.
   bool followed = false;

@@ -106,6 +106,13 @@ MappedString integer_value(Walker& w, const MappedString& value, Span definition
   return number ? uniform_text(std::to_string(*number), definition) : MappedString{};
 }
 
+// The variable's value, moved out to be appended to in place (its state is
+// written again right after).
+MappedString take_value(Walker& w, const std::string& name) {
+  forget_exported(w, name, nullptr);
+  return std::move(w.vars.find(name)->second.var.value);
+}
+
 // `X="$X more"` where X's old value may be taken over: a known scalar
 // whose old state no open branch still needs (it is replaced right after).
 bool self_append(const Walker& w, const Word& word, const AssignmentTarget& target, const AssignOptions& options,
@@ -140,7 +147,7 @@ void assign_word(Walker& w, const Word& word, const AssignmentTarget& target,
   if (options.assoc) return set_var(w, target.name, opaque_var(definition, exported));
   if (word.is_array) return assign_array(w, word, target, definition, exported);
   MappedString value = self_append(w, word, target, options, old)
-                           ? expand_self_append(w, word.parts, std::move(w.vars.find(target.name)->second.var.value),
+                           ? expand_self_append(w, word.parts, take_value(w, target.name),
                                                 old->var.definition)
                            : expand_string(w, word.parts, target.value_offset);
   if (options.integer) {
@@ -482,13 +489,6 @@ ShellVariable prefix_variable(const MappedString& value, Span definition) {
   return variable;
 }
 
-size_t environment_size(const ShellEnvironment& environment) {
-  size_t total = 0;
-  for (const auto& [name, variable] : environment)
-    total += name.size() + variable.value.text.size();
-  return total;
-}
-
 // The argv of a simple command, bounded by max_words_per_command.
 std::vector<MappedString> expand_argv(Walker& w, const Node& node, Span where) {
   std::vector<MappedString> argv;
@@ -563,12 +563,15 @@ Outcome walk_simple_once(Walker& w, const Node& node, bool certain) {
                   "mblint stopped walking here", true);
     return {};
   }
-  command.environment = exported_environment(w);
-  for (const auto& [name, state] : prefix) {
-    command.environment.insert_or_assign(name,
-                                         prefix_variable(state.var.value, state.var.definition));
+  command.environment = shared_exported_environment(w, where);
+  if (!command.environment) return {};
+  if (!prefix.empty()) {  // the command's own copy: the exported variables and its prefix
+    auto environment = std::make_shared<ShellEnvironment>(*command.environment);
+    for (const auto& [name, state] : prefix)
+      environment->insert_or_assign(name, prefix_variable(state.var.value, state.var.definition));
+    if (!charge(w, environment_size(*environment), where)) return {};
+    command.environment = std::move(environment);
   }
-  if (!charge(w, environment_size(command.environment), where)) return {};
   w.out.commands.push_back(std::move(command));
   if (auto followed = follow_heredoc(w, node, w.out.commands.size() - 1, prefix, certain)) return *followed;
   if (auto followed = follow_command(w, w.out.commands.size() - 1, prefix, certain)) return *followed;

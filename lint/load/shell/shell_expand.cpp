@@ -410,6 +410,10 @@ MappedString expand_self_append(Walker& w, const std::vector<Part>& parts, Mappe
   old.file = expression.file;
   std::fill(old.begins.begin(), old.begins.end(), expression.begin);
   std::fill(old.ends.begin(), old.ends.end(), expression.end);
+  // The old value's own records of X (the earlier steps of `X="$X ..."`)
+  // are superseded by this one, which covers them: keeping them all would
+  // make every word later split from X copy one record per step.
+  std::erase_if(old.expansions, [&](const Expansion& e) { return e.known && e.begin == 0 && e.name == self.text; });
   if (!old.text.empty()) old.expansions.push_back(Expansion{0, old.text.size(), expression, definition, self.text, true});
   MappedString out = std::move(old);
   Pieces pieces;

@@ -9,13 +9,16 @@ namespace mblint::shell {
 namespace {
 
 // Writes without logging: restoring a branch's starting state.
-void write_var(Vars& vars, const std::string& name, std::optional<VarState> state) {
+void write_var(Walker& w, const std::string& name, std::optional<VarState> state) {
+  forget_exported(w, name, state ? &*state : nullptr);
   if (!state) {
-    vars.erase(name);
+    w.vars.erase(name);
     return;
   }
-  vars.insert_or_assign(name, std::move(*state));
+  w.vars.insert_or_assign(name, std::move(*state));
 }
+
+
 
 bool same_text(const std::vector<MappedString>& a, const std::vector<MappedString>& b) {
   return std::equal(a.begin(), a.end(), b.begin(), b.end(),
@@ -102,6 +105,7 @@ const VarState* find_var(const Walker& w, std::string_view name) {
 }
 
 void set_var(Walker& w, std::string_view name, std::optional<VarState> state) {
+  forget_exported(w, name, state ? &*state : nullptr);
   auto it = w.vars.find(name);
   if (!w.undo.empty()) {
     Saved& log = w.undo.back();
@@ -154,7 +158,7 @@ Branch pop_branch(Walker& w, Outcome outcome) {
     auto it = w.vars.find(name);
     branch.changed.emplace(
         name, it == w.vars.end() ? std::nullopt : std::optional(std::move(it->second)));
-    write_var(w.vars, name, std::move(before));
+    write_var(w, name, std::move(before));
   }
   return branch;
 }
@@ -212,6 +216,7 @@ void repair_mapping(MappedString& value, Span definition) {
 }
 
 void load_initial(Walker& w, const ShellEnvironment& initial) {
+  forget_exported(w);
   for (const auto& [name, variable] : initial) {
     VarState state;
     state.var = variable;
@@ -233,6 +238,28 @@ ShellEnvironment exported_environment(const Walker& w) {
     environment.emplace(name, std::move(variable));
   }
   return environment;
+}
+
+// Charged as the copy it is: commands that share it cost nothing more.
+std::shared_ptr<const ShellEnvironment> shared_exported_environment(Walker& w, Span where) {
+  if (w.exported) return w.exported;
+  auto environment = std::make_shared<const ShellEnvironment>(exported_environment(w));
+  if (!charge(w, environment_size(*environment), where)) return nullptr;
+  w.exported = environment;
+  return environment;
+}
+
+void forget_exported(Walker& w) { w.exported.reset(); }
+
+void forget_exported(Walker& w, std::string_view name, const VarState* next) {
+  if (!w.exported) return;
+  if (is_exported(w, name) || (next && next->var.exported)) w.exported.reset();
+}
+
+size_t environment_size(const ShellEnvironment& environment) {
+  size_t total = 0;
+  for (const auto& [name, variable] : environment) total += name.size() + variable.value.text.size();
+  return total;
 }
 
 ShellEnvironment final_environment(const Walker& w) {

@@ -500,6 +500,11 @@ Outcome walk_text(Walker& w, const Source& source, bool certain) {
 
 namespace mblint {
 
+const ShellEnvironment& ShellCommand::variables() const {
+  static const ShellEnvironment none;
+  return environment ? *environment : none;
+}
+
 ShellScript walk_shell_script(const SourceSet& sources, FileId file,
                               const ShellEnvironment& initial, const ShellLimits& limits,
                               const ShellFiles* files) {

@@ -87,6 +87,9 @@ struct Walker {
   const ShellLimits& limits;
   ShellScript& out;
   Vars vars;
+  // exported_environment() of `vars` as last built: every command recorded
+  // until the next change shares it (forget_exported() after a change).
+  std::shared_ptr<const ShellEnvironment> exported;
   std::vector<Saved> undo;    // per open branch: states before its first change
   std::vector<Saved> locals;  // per function call: states `local` hid
   std::map<std::string, Function, std::less<>> functions;
@@ -145,6 +148,14 @@ Flow merge_branches(Walker& w, const std::vector<Branch>& branches, bool fallthr
 
 void load_initial(Walker& w, const ShellEnvironment& initial);
 ShellEnvironment exported_environment(const Walker& w);
+// The exported environment as a shared copy, built again only after `vars`
+// changed; nullptr when building it would pass the work budget.
+std::shared_ptr<const ShellEnvironment> shared_exported_environment(Walker& w, Span where);
+void forget_exported(Walker& w);
+// Before `name` changes to `next` (nullptr: removed): only a change to an
+// exported variable changes the exported environment.
+void forget_exported(Walker& w, std::string_view name, const VarState* next);
+size_t environment_size(const ShellEnvironment& environment);
 ShellEnvironment final_environment(const Walker& w);
 
 // A limit problem, reported once per `key`; `stop` ends the walk.
