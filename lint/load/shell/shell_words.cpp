@@ -15,7 +15,12 @@ namespace {
 // characters keep those expansion records so definitions stay visible.
 void carry_source_expansions(const Lexer& lx, PartBuilder& b) {
   MappedString& lit = detail_of(b.literal).mapped;
+  if (b.origins.empty()) return;
+  auto [lowest, highest] = std::minmax_element(b.origins.begin(), b.origins.end());
   for (const Expansion& e : lx.source.mapped->expansions) {
+    // A code string holds up to 256 records and a literal is one word of it:
+    // most records lie elsewhere.
+    if (e.end <= *lowest || e.begin > *highest) continue;
     size_t i = 0;
     while (i < b.origins.size()) {
       if (b.origins[i] < e.begin || b.origins[i] >= e.end) {
@@ -250,6 +255,30 @@ void flush(const Lexer& lx, PartBuilder& b) {
   b.open = false;
 }
 
+namespace {
+
+// Capacity for `extra` more elements, growing at least geometrically (an
+// exact reserve per run would copy the whole literal on every run).
+template <typename Container>
+void grow_for(Container& container, size_t extra) {
+  size_t needed = container.size() + extra;
+  if (needed > container.capacity()) container.reserve(std::max(needed, 2 * container.capacity()));
+}
+
+// A run of a source that came from expansions is mapped character by
+// character: make room once instead of growing five containers per character.
+void room_for(PartBuilder& b, size_t extra) {
+  grow_for(b.literal.text, extra);
+  grow_for(b.origins, extra);
+  if (!b.literal.detail) return;
+  MappedString& mapped = b.literal.detail->mapped;
+  grow_for(mapped.text, extra);
+  grow_for(mapped.begins, extra);
+  grow_for(mapped.ends, extra);
+}
+
+}  // namespace
+
 // One literal character produced by source characters [begin, end).
 void add_char(const Lexer& lx, PartBuilder& b, char c, size_t begin, size_t end, bool quoted) {
   if (!b.open || b.literal.quoted != quoted) start_literal(lx, b, begin, quoted);
@@ -289,7 +318,9 @@ void add_run(const Lexer& lx, PartBuilder& b, size_t begin, size_t end, bool quo
       return;
     }
   }
-  for (size_t i = begin; i < end; ++i) add_char(lx, b, lx.text[i], i, i + 1, quoted);
+  add_char(lx, b, lx.text[begin], begin, begin + 1, quoted);
+  if (has_expansions(lx.source)) room_for(b, end - begin - 1);
+  for (size_t i = begin + 1; i < end; ++i) add_char(lx, b, lx.text[i], i, i + 1, quoted);
 }
 
 // `""` and `''` make an (empty) word even though they add no character.
