@@ -230,13 +230,19 @@ Node parse_simple(Parser& p) {
   return node;
 }
 
+// A compound command's node, starting at its keyword.
+Node node_at(NodeKind kind, const Token& keyword) {
+  Node node;
+  node.kind = kind;
+  node.begin = keyword.begin;
+  return node;
+}
+
 // Condition, `then`, body, then `elif`/`else` arms, then `fi`.
 Node parse_if(Parser& p) {
   Token keyword = take(p);
   Nesting nesting(p.lx, keyword.begin);
-  Node node;
-  node.kind = NodeKind::If;
-  node.begin = keyword.begin;
+  Node node = node_at(NodeKind::If, keyword);
   if (!nesting.ok) return node;
   std::string_view opener = "if";
   while (true) {
@@ -277,9 +283,7 @@ void parse_loop_body(Parser& p, Node& node, const Token& keyword, std::string_vi
 Node parse_while(Parser& p) {
   Token keyword = take(p);
   Nesting nesting(p.lx, keyword.begin);
-  Node node;
-  node.kind = is_word(keyword, "until") ? NodeKind::Until : NodeKind::While;
-  node.begin = keyword.begin;
+  Node node = node_at(is_word(keyword, "until") ? NodeKind::Until : NodeKind::While, keyword);
   if (!nesting.ok) return node;
   node.children.push_back(parse_list(p));
   std::string opener = node.kind == NodeKind::Until ? "until" : "while";
@@ -337,9 +341,7 @@ Node parse_arith_for(Parser& p, Node node, const Token& keyword) {
 Node parse_for(Parser& p) {
   Token keyword = take(p);
   Nesting nesting(p.lx, keyword.begin);
-  Node node;
-  node.kind = NodeKind::For;
-  node.begin = keyword.begin;
+  Node node = node_at(NodeKind::For, keyword);
   if (!nesting.ok) return node;
   const Token& next = peek(p);
   if (is_op(next, "(") && next.begin + 1 < p.lx.text.size() && p.lx.text[next.begin + 1] == '(') {
@@ -387,9 +389,7 @@ bool parse_case_patterns(Parser& p, std::vector<Word>& patterns) {
 Node parse_case(Parser& p) {
   Token keyword = take(p);
   Nesting nesting(p.lx, keyword.begin);
-  Node node;
-  node.kind = NodeKind::Case;
-  node.begin = keyword.begin;
+  Node node = node_at(NodeKind::Case, keyword);
   if (!nesting.ok) return node;
   if (peek(p).kind != TokenKind::Word) {
     report_missing(p, keyword, "case", "in");
