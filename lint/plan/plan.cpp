@@ -37,6 +37,23 @@ bool is_moe(const Job& job) {
 
 std::string int_or_null(int64_t value) { return value > 0 ? std::to_string(value) : "null"; }
 
+// Where the job turns on the EP all-to-all overlap (Bridge's comm_overlap
+// section or the model's own field); empty when it does not.
+std::string ep_overlap_key(const Job& job) {
+  for (const char* key : {"comm_overlap.overlap_moe_expert_parallel_comm", "model.overlap_moe_expert_parallel_comm"}) {
+    if (config_bool(job, key).value.value_or(false)) return key;
+  }
+  return "";
+}
+
+// Whether a layout can keep the EP all-to-all overlap: Megatron-Core asserts
+// without expert parallelism, with full recompute, and with PP > 1 without
+// the interleaved schedule (ep-overlap-prerequisites). NVIDIA's presets turn
+// it off for such layouts (Qwen3-235B on PP 8 without VPP); so does the plan.
+bool keeps_ep_overlap(const Candidate& c) {
+  return c.ep > 1 && c.recompute != Recompute::Full && (c.pp == 1 || c.vpp > 1);
+}
+
 ConfigValue setting_value(const std::string& text, const Provenance& where) {
   if (text == "null") return make_null(where);
   if (text == "true" || text == "false") return make_bool(text == "true", where);
@@ -89,6 +106,14 @@ std::vector<PlanSetting> candidate_settings(const Candidate& c, const Job& base,
       add("model.recompute_method", "uniform");
       add("model.recompute_num_layers", "1");
       break;
+  }
+  std::string overlap = ep_overlap_key(base);
+  if (!overlap.empty() && !keeps_ep_overlap(c)) {
+    add(overlap, "false");
+    // Bridge's CommOverlapConfig requires the overlap for delayed wgrads.
+    for (const char* key : {"comm_overlap.delay_wgrad_compute", "model.delay_wgrad_compute"}) {
+      if (config_bool(base, key).value.value_or(false)) add(key, "false");
+    }
   }
   add("train.micro_batch_size", std::to_string(c.mbs));
   if (global_batch_size > 0) add("train.global_batch_size", std::to_string(global_batch_size));
@@ -278,6 +303,7 @@ std::optional<SpeedEstimate> predict(const LayoutSpeed& base, const Candidate& c
   m.recompute_modules = c.recompute == Recompute::Selective ? std::set<std::string>{"core_attn"} : std::set<std::string>{};
   SpeedSettings s = base.settings;
   s.tp_comm_overlap = base.tp_overlap && m.sp;
+  s.ep_overlap = base.settings.ep_overlap && keeps_ep_overlap(c);
   bool replicas = c.dp * c.cp > 1;
   s.overlap_grad_reduce = base.settings.overlap_grad_reduce || (base.comm_overlap && replicas);
   s.overlap_param_gather = base.settings.overlap_param_gather || (base.comm_overlap && replicas);
