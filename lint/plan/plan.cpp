@@ -348,9 +348,8 @@ Evaluation evaluate_cached(const Job& base, const Candidate& c, const PlanOption
     e.reasons.push_back(fmt::format("memory above {:.0f}% of the GPU: little headroom for fragmentation",
                                     100 * options.thresholds.memory_headroom));
   } else if (e.memory.status == MemoryFit::Status::MayNotFit) {
-    e.reasons.push_back(fmt::format("memory {:.0f}-{:.0f} GiB of {:.1f} GiB within the estimate's measured error: "
-                                    "it may run out of memory (estimated-oom warns)",
-                                    e.memory.low_gib, e.memory.high_gib, e.memory.capacity_gib));
+    e.reasons.push_back("the GPU's memory lies within the estimate's measured error: it may run out of memory "
+                        "(estimated-oom warns)");
   }
   e.min_gpus = c.pp * lcm64(c.tp * c.cp, c.ep * c.etp);
   e.full_product = c.pp * c.tp * c.cp * c.ep * c.etp;
