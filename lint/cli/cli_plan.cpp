@@ -214,8 +214,8 @@ std::string crossing_nodes_text(const Locality& l, bool moe) {
 std::string memory_text(const MemoryFit& m) {
   if (m.status == MemoryFit::Status::Unknown) return "not estimated";
   if (m.status == MemoryFit::Status::MayNotFit) {
-    return fmt::format("{:.1f}/{:.1f} GiB, needs {:.0f}-{:.0f} GiB: may not fit", m.total_gib, m.capacity_gib, m.low_gib,
-                       m.high_gib);
+    return fmt::format("{:.1f}/{:.1f} GiB, needs {:.0f}-{:.0f} GiB: may not fit", m.total_gib, m.capacity_gib,
+                       m.low_gib, m.high_gib);
   }
   return fmt::format("{:.1f}/{:.1f} GiB", m.total_gib, m.capacity_gib);
 }

@@ -404,8 +404,8 @@ std::vector<int64_t> divisors_up_to(int64_t n, int64_t limit) {
 // leaves each model chunk whole layers (NVIDIA's presets go as deep as one
 // or two layers per chunk: VPP 12 for Qwen3-235B on PP 4, 24 for
 // Qwen3-30B-A3B on PP 2), counting the embedding and loss as layers when the
-// job does (account_for_*_in_pipeline_split) and, where the job leaves them
-// unset, also with both counted, which evens the end stages (Llama 3.1 405B's
+// job does (account_for_*_in_pipeline_split) and, where it does not, also
+// with both counted (the layout then sets them), which evens the end stages (Llama 3.1 405B's
 // 126 layers and two on PP 16); otherwise, when the layers do not divide, a
 // first and last stage that take the remainder (which Megatron does not
 // combine with the account_for options).
