@@ -325,3 +325,53 @@ TEST_CASE("settings fixed with --set are kept by every layout", "[plan]") {
     CHECK(l["cp"] == 1);
   }
 }
+
+TEST_CASE("plan judges memory as estimated-oom does: within the error band a layout is listed with its range",
+          "[plan]") {
+  // Llama 3 70B on 64 H100: the fastest layouts sit within the estimate's
+  // error band of the 80 GB (the golden lists them); none beyond it.
+  std::filesystem::path dir = make_temp_dir("mblint-plan-band");
+  Run r = run(dir, {"plan", "--recipe", "llama3_70b_pretrain_64gpu_h100_bf16_config", "--gpus", "64", "--format", "json",
+                    "--top", "8"});
+  REQUIRE(r.exit == 0);
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  REQUIRE(!j["layouts"].empty());
+  size_t in_band = 0;
+  for (const auto& l : j["layouts"]) {
+    const auto& m = l["memory"];
+    double low = m["range_gib"][0], high = m["range_gib"][1], capacity = m["capacity_gib"], total = m["total_gib"];
+    CHECK(low <= capacity);  // beyond the band: estimated-oom's error, never listed
+    CHECK(low < total);
+    CHECK(total < high);
+    CHECK(m["may_not_fit"].get<bool>() == (high > capacity));
+    if (high > capacity) ++in_band;
+  }
+  CHECK(in_band > 0);
+}
+
+TEST_CASE("a layout that cannot keep the job's EP overlap turns it off instead of being rejected", "[plan]") {
+  // The Qwen3-235B recipe overlaps the EP all-to-all (and delays wgrads);
+  // NVIDIA runs it on PP 8 without VPP, where Megatron-Core asserts with the
+  // overlap on.
+  std::filesystem::path dir = make_temp_dir("mblint-plan-ep-overlap");
+  std::vector<std::string> machine = {"--recipe", "qwen3_235b_a22b_pretrain_256gpu_b200_fp8mx_config"};
+  std::vector<std::string> args = {"plan"};
+  args.insert(args.end(), machine.begin(), machine.end());
+  args.insert(args.end(), {"--gpus", "256", "--gpu", "b200", "--set", "model.tensor_model_parallel_size=1", "--set",
+                           "model.pipeline_model_parallel_size=8", "--set",
+                           "model.virtual_pipeline_model_parallel_size=null", "--set",
+                           "model.expert_model_parallel_size=8", "--format", "json", "--top", "1"});
+  Run r = run(dir, args);
+  REQUIRE(r.exit == 0);
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  REQUIRE(j["layouts"].size() == 1);
+  const auto& settings = j["layouts"][0]["settings"];
+  CHECK(settings["comm_overlap.overlap_moe_expert_parallel_comm"] == "false");
+  std::ofstream(dir / "plan.yaml") << yaml_of(settings);
+  std::vector<std::string> check = {"check", "plan.yaml"};
+  check.insert(check.end(), machine.begin(), machine.end());
+  check.insert(check.end(), {"--nodes", "32", "--gpus-per-node", "8", "--gpu", "b200"});
+  Run linted = run(dir, check);
+  INFO(linted.out);
+  CHECK(linted.out.find(": error:") == std::string::npos);
+}

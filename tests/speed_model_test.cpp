@@ -273,3 +273,21 @@ TEST_CASE("speed: Ulysses CP exchanges Q, K, V and the output, not hidden", "[sp
   double bytes = tokens * 32 * (4 * 128) * 2 * 1 / 2;  // heads x (q, k, v, o) x bf16 x (cp - 1) / cp
   CHECK(e->breakdown.cp == Approx(2 * 2 * bytes / 450e9));
 }
+
+TEST_CASE("speed: Blackwell Ultra runs the softmax's share of attention at twice the exponential rate", "[speed]") {
+  // GB200 and GB300 have the same BF16 peak; only the softmax share of the
+  // attention time differs (halved on GB300).
+  MemoryModel m = gpt(1, 8192, 64, 8192, 0);
+  SpeedSettings s;
+  SpeedConstants c = ideal();
+  c.elementwise_scale = 0;
+  c.softmax_share = 0.6;
+  auto gb200 = estimate_step(m, s, *find_gpu_speed("gb200"), c);
+  auto gb300 = estimate_step(m, s, *find_gpu_speed("gb300"), c);
+  REQUIRE((gb200 && gb300));
+  LayerFlops f = layer_flops(m, false);
+  double tokens = 8192;
+  CHECK(gb200->breakdown.compute == Approx(tokens * (3 * f.linear + 3.5 * f.attention) / 2500e12).epsilon(0.01));
+  CHECK(gb300->breakdown.compute ==
+        Approx(tokens * (3 * f.linear + 3.5 * f.attention * (0.6 / 2 + 0.4)) / 2500e12).epsilon(0.01));
+}

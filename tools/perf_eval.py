@@ -305,7 +305,7 @@ def fit(fitter, rows, directory):
         for index, row in enumerate(rows):
             fields = ["holdout" if row.held_back else "fit", row.label.replace(" ", "_"), str(row.measured)]
             f.write("\t".join(fields + row.args(write_yaml(directory, index, row))) + "\n")
-    subprocess.run([fitter, path, "4"], check=True)
+    subprocess.run([fitter, path, "12"], check=True)  # rounds: the fit settles by the 8th
 
 
 def main():

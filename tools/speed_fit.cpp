@@ -115,6 +115,7 @@ int main(int argc, char** argv) {
       {"gemm_efficiency_nvfp4", &SpeedConstants::gemm_efficiency_nvfp4, 0.1, 0.95},
       {"gemm_latency_s", &SpeedConstants::gemm_latency_s, 1e-7, 1e-4},
       {"attention_efficiency", &SpeedConstants::attention_efficiency, 0.2, 0.9},
+      {"softmax_share", &SpeedConstants::softmax_share, 0.0, 0.9},
       {"elementwise_scale", &SpeedConstants::elementwise_scale, 0.2, 5},
       {"link_efficiency", &SpeedConstants::link_efficiency, 0.3, 0.95},
       {"collective_latency_s", &SpeedConstants::collective_latency_s, 1e-6, 2e-4},

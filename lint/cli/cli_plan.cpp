@@ -213,6 +213,10 @@ std::string crossing_nodes_text(const Locality& l, bool moe) {
 
 std::string memory_text(const MemoryFit& m) {
   if (m.status == MemoryFit::Status::Unknown) return "not estimated";
+  if (m.status == MemoryFit::Status::MayNotFit) {
+    return fmt::format("{:.1f}/{:.1f} GiB, needs {:.0f}-{:.0f} GiB: may not fit", m.total_gib, m.capacity_gib,
+                       m.low_gib, m.high_gib);
+  }
   return fmt::format("{:.1f}/{:.1f} GiB", m.total_gib, m.capacity_gib);
 }
 
@@ -284,6 +288,8 @@ void print_guide(std::ostream& out, const PlanResult& r, bool moe) {
     std::string fit = e.memory.status == MemoryFit::Status::TooBig ? "does not fit"
                       : e.memory.status == MemoryFit::Status::Unknown
                           ? "memory not estimated"
+                      : e.memory.status == MemoryFit::Status::MayNotFit
+                          ? memory_text(e.memory)
                           : fmt::format("fits ({})", memory_text(e.memory));
     std::string rank = g.rank ? fmt::format("ranks #{}{}", *g.rank, *g.rank <= r.ranked.size() ? " (listed above)" : "")
                               : (e.memory.status == MemoryFit::Status::TooBig
@@ -394,7 +400,9 @@ nlohmann::json candidate_json(const Evaluation& e, const Job& base, int64_t gbs)
                                 {"dp", l.dp_crossing_nodes}, {"pp", l.pp_crossing_nodes}};
   j["memory"] = e.memory.status == MemoryFit::Status::Unknown
                     ? nlohmann::json(nullptr)
-                    : nlohmann::json({{"total_gib", e.memory.total_gib}, {"capacity_gib", e.memory.capacity_gib}});
+                    : nlohmann::json({{"total_gib", e.memory.total_gib}, {"capacity_gib", e.memory.capacity_gib},
+                                      {"range_gib", {e.memory.low_gib, e.memory.high_gib}},
+                                      {"may_not_fit", e.memory.status == MemoryFit::Status::MayNotFit}});
   nlohmann::json settings = nlohmann::json::object();
   for (const PlanSetting& s : candidate_settings(c, base, gbs)) settings[s.key] = s.value;
   j["settings"] = settings;

@@ -110,7 +110,11 @@ void attention_block(const Rank& r, LayerCost& cost) {
   // with CP too (Megatron's load-balanced split). QK^T and PV: 2 FLOPs each.
   double seq = static_cast<double>(m.seq);
   double flops = 2 * T * (seq / 2) * (heads / tp) * (qk_dim(m) + v_dim(m));
-  cost.attention = flops / (r.gpu.bf16_tflops * 1e12 * r.c.attention_efficiency);
+  // Between its two products, each tile waits on the softmax's exponentials
+  // (special function units, not tensor cores): that share of the time runs
+  // at the GPU's exponential rate (doubled on Blackwell Ultra).
+  double softmax = r.c.softmax_share / r.gpu.sfu_rate + (1 - r.c.softmax_share);
+  cost.attention = softmax * flops / (r.gpu.bf16_tflops * 1e12 * r.c.attention_efficiency);
 }
 
 void mlp_block(const Rank& r, bool moe, LayerCost& cost) {

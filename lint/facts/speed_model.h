@@ -30,6 +30,7 @@ struct GpuSpeed {
   double hbm_gbps;            // HBM bandwidth, GB/s
   double nvlink_gbps;         // NVLink bandwidth per GPU per direction, GB/s
   double network_gbps;        // scale-out (InfiniBand/Ethernet) per GPU per direction, GB/s
+  double sfu_rate;            // exponential (MUFU.EX2) throughput relative to Hopper and Blackwell
   const char* source;
 };
 
@@ -41,6 +42,7 @@ struct SpeedConstants {
   double gemm_efficiency_nvfp4;
   double gemm_latency_s;         // fixed cost of one GEMM (launch, tail wave)
   double attention_efficiency;   // flash attention, fraction of the BF16 peak
+  double softmax_share;          // share of flash attention's time spent on the softmax's exponentials (sfu_rate 1)
   double elementwise_scale;      // multiplies the counted elementwise memory passes
   double link_efficiency;        // achieved fraction of a link's bandwidth by NCCL collectives
   double collective_latency_s;   // fixed cost of one collective

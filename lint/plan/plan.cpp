@@ -37,6 +37,23 @@ bool is_moe(const Job& job) {
 
 std::string int_or_null(int64_t value) { return value > 0 ? std::to_string(value) : "null"; }
 
+// Where the job turns on the EP all-to-all overlap (Bridge's comm_overlap
+// section or the model's own field); empty when it does not.
+std::string ep_overlap_key(const Job& job) {
+  for (const char* key : {"comm_overlap.overlap_moe_expert_parallel_comm", "model.overlap_moe_expert_parallel_comm"}) {
+    if (config_bool(job, key).value.value_or(false)) return key;
+  }
+  return "";
+}
+
+// Whether a layout can keep the EP all-to-all overlap: Megatron-Core asserts
+// without expert parallelism, with full recompute, and with PP > 1 without
+// the interleaved schedule (ep-overlap-prerequisites). NVIDIA's presets turn
+// it off for such layouts (Qwen3-235B on PP 8 without VPP); so does the plan.
+bool keeps_ep_overlap(const Candidate& c) {
+  return c.ep > 1 && c.recompute != Recompute::Full && (c.pp == 1 || c.vpp > 1);
+}
+
 ConfigValue setting_value(const std::string& text, const Provenance& where) {
   if (text == "null") return make_null(where);
   if (text == "true" || text == "false") return make_bool(text == "true", where);
@@ -89,6 +106,14 @@ std::vector<PlanSetting> candidate_settings(const Candidate& c, const Job& base,
       add("model.recompute_method", "uniform");
       add("model.recompute_num_layers", "1");
       break;
+  }
+  std::string overlap = ep_overlap_key(base);
+  if (!overlap.empty() && !keeps_ep_overlap(c)) {
+    add(overlap, "false");
+    // Bridge's CommOverlapConfig requires the overlap for delayed wgrads.
+    for (const char* key : {"comm_overlap.delay_wgrad_compute", "model.delay_wgrad_compute"}) {
+      if (config_bool(base, key).value.value_or(false)) add(key, "false");
+    }
   }
   add("train.micro_batch_size", std::to_string(c.mbs));
   if (global_batch_size > 0) add("train.global_batch_size", std::to_string(global_batch_size));
@@ -278,6 +303,7 @@ std::optional<SpeedEstimate> predict(const LayoutSpeed& base, const Candidate& c
   m.recompute_modules = c.recompute == Recompute::Selective ? std::set<std::string>{"core_attn"} : std::set<std::string>{};
   SpeedSettings s = base.settings;
   s.tp_comm_overlap = base.tp_overlap && m.sp;
+  s.ep_overlap = base.settings.ep_overlap && keeps_ep_overlap(c);
   bool replicas = c.dp * c.cp > 1;
   s.overlap_grad_reduce = base.settings.overlap_grad_reduce || (base.comm_overlap && replicas);
   s.overlap_param_gather = base.settings.overlap_param_gather || (base.comm_overlap && replicas);
@@ -315,10 +341,15 @@ Evaluation evaluate_cached(const Job& base, const Candidate& c, const PlanOption
     e.score = 1e6 / e.speed->tokens_per_sec_per_gpu;
     e.reasons.insert(e.reasons.begin(), speed_reason(*e.speed));
   }
-  if (e.memory.status == MemoryFit::Status::Tight) {
+  if (e.memory.status == MemoryFit::Status::Tight || e.memory.status == MemoryFit::Status::MayNotFit) {
     if (!e.speed) e.score += 0.2;  // the overhead score's penalty; the speed ranking breaks ties by headroom
+  }
+  if (e.memory.status == MemoryFit::Status::Tight) {
     e.reasons.push_back(fmt::format("memory above {:.0f}% of the GPU: little headroom for fragmentation",
                                     100 * options.thresholds.memory_headroom));
+  } else if (e.memory.status == MemoryFit::Status::MayNotFit) {
+    e.reasons.push_back("the GPU's memory lies within the estimate's measured error: it may run out of memory "
+                        "(estimated-oom warns)");
   }
   e.min_gpus = c.pp * lcm64(c.tp * c.cp, c.ep * c.etp);
   e.full_product = c.pp * c.tp * c.cp * c.ep * c.etp;
@@ -369,15 +400,22 @@ std::vector<int64_t> divisors_up_to(int64_t n, int64_t limit) {
   return out;
 }
 
-// Pipeline splits for PP stages: even (with up to three interleaving
-// depths), counting the embedding and loss as layers when the job does
-// (account_for_*_in_pipeline_split); otherwise, when the layers do not
-// divide, a first and last stage that take the remainder (which Megatron
-// does not combine with the account_for options).
+// Pipeline splits for PP stages: even, with every interleaving depth that
+// leaves each model chunk whole layers (NVIDIA's presets go as deep as one
+// or two layers per chunk: VPP 12 for Qwen3-235B on PP 4, 24 for
+// Qwen3-30B-A3B on PP 2), counting the embedding and loss as layers when the
+// job does (account_for_*_in_pipeline_split) and, where it does not, also
+// with both counted (the layout then sets them), which evens the end stages (Llama 3.1 405B's
+// 126 layers and two on PP 16); otherwise, when the layers do not divide, a
+// first and last stage that take the remainder (which Megatron does not
+// combine with the account_for options).
 struct Split {
   int64_t vpp = 0, first = 0, last = 0;
   bool embedding = false, loss = false;
 };
+
+// Interleaving deeper than this many chunks per stage is not tried.
+constexpr int64_t kMaxVpp = 24;
 
 std::vector<Split> pipeline_splits(int64_t layers, int64_t pp, bool embedding, bool loss) {
   std::vector<Split> splits;
@@ -386,16 +424,14 @@ std::vector<Split> pipeline_splits(int64_t layers, int64_t pp, bool embedding, b
     int64_t counted = layers + (e ? 1 : 0) + (l ? 1 : 0);
     if (counted % pp != 0) return false;
     splits.push_back(Split{0, 0, 0, e, l});
-    int added = 0;
-    for (int64_t v = 2; v <= 8 && added < 3; ++v) {
-      if (counted % (pp * v) == 0) {
-        splits.push_back(Split{v, 0, 0, e, l});
-        ++added;
-      }
+    for (int64_t v = 2; v <= std::min(kMaxVpp, counted / pp); ++v) {
+      if (counted % (pp * v) == 0) splits.push_back(Split{v, 0, 0, e, l});
     }
     return true;
   };
-  if (even(embedding, loss)) return splits;
+  bool found = even(embedding, loss);
+  if (!embedding && !loss) found = even(true, true) || found;
+  if (found) return splits;
   if ((embedding || loss) && even(false, false)) return splits;
   if (pp < 3) return splits;
   // Middle stages take m layers; the first and last share the rest, the
@@ -441,7 +477,7 @@ std::vector<Candidate> enumerate_candidates(const Shape& shape, const PlanOption
   std::vector<int64_t> pps = divisors_up_to(w, std::min<int64_t>(shape.layers > 0 ? shape.layers : 1, 64));
   std::vector<int64_t> eps = {1};
   if (shape.experts > 0) eps = divisors_up_to(shape.experts, std::min<int64_t>(shape.experts, w));
-  std::vector<int64_t> mbss = {1, 2, 4};
+  std::vector<int64_t> mbss = {1, 2, 4, 8};
   for (int64_t tp : tps) {
     for (int64_t cp : cps) {
       for (int64_t pp : pps) {
@@ -497,8 +533,7 @@ double quick_score(const Candidate& c, const PlanOptions& o, int64_t gbs, bool m
 }
 
 bool fits(const Evaluation& e) {
-  return e.memory.status == MemoryFit::Status::Fits || e.memory.status == MemoryFit::Status::Tight ||
-         e.memory.status == MemoryFit::Status::Unknown;
+  return e.memory.status != MemoryFit::Status::TooBig;
 }
 
 // The guide's layouts with the planner's choices for what the guide leaves
@@ -668,8 +703,24 @@ PlanResult make_plan(const Job& base, const PlanOptions& options, RuleSet rules)
   std::vector<Evaluation> too_big;
   auto key = [](const Candidate& c) { return std::make_tuple(c.tp, c.pp, c.vpp, c.cp, c.ep, c.etp, c.mbs); };
   std::set<decltype(key(Candidate{}))> settled;
+  // A recompute setting the rules reject on a layout they accept with
+  // another (full recompute under CUDA graphs) is rejected for itself: its
+  // other layouts are not linted one by one.
+  std::set<Recompute> rejected_recompute;
+  bool probed_recompute = false;
+  auto probe_recompute = [&](const Candidate& valid) {
+    probed_recompute = true;
+    for (Recompute r : {Recompute::None, Recompute::Selective, Recompute::Full}) {
+      if (r == valid.recompute) continue;
+      Candidate c = valid;
+      c.recompute = r;
+      ++result.checked;
+      if (!evaluate_cached(base, c, options, rules, true, &cache, by_speed).valid) rejected_recompute.insert(r);
+    }
+  };
   bool exhausted = true;
   for (const Pending& p : order) {
+    // A layout in the tie class of the last listed one may still rank above it.
     double worst = accepted.size() >= options.top ? accepted[options.top - 1].score : 1e9;
     if (p.base_score > std::max(worst, target) && accepted.size() >= options.top) {
       exhausted = false;
@@ -679,7 +730,7 @@ PlanResult make_plan(const Job& base, const PlanOptions& options, RuleSet rules)
       exhausted = false;
       break;
     }
-    if (settled.count(key(p.c))) continue;
+    if (settled.count(key(p.c)) || rejected_recompute.count(p.c.recompute)) continue;
     Evaluation e = evaluate_cached(base, p.c, options, rules, false, &cache, by_speed);
     if (!fits(e)) {
       ++result.too_big;
@@ -693,6 +744,7 @@ PlanResult make_plan(const Job& base, const PlanOptions& options, RuleSet rules)
       continue;
     }
     settled.insert(key(p.c));
+    if (!probed_recompute) probe_recompute(p.c);
     auto at = std::upper_bound(accepted.begin(), accepted.end(), checked, ranks_before);
     accepted.insert(at, std::move(checked));
   }

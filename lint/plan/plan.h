@@ -47,10 +47,14 @@ struct PlanSetting {
 std::vector<PlanSetting> candidate_settings(const Candidate& c, const Job& base, int64_t global_batch_size);
 
 // Memory of one layout. Everything memory-related in the planner goes
-// through fit_memory.
+// through fit_memory. The verdict is the estimated-oom rule's: a layout is
+// too big only when even the low end of the estimate's error band is above
+// the GPU's memory; when the band straddles it, the layout may or may not
+// fit (MayNotFit: listed, with its range).
 struct MemoryFit {
-  enum class Status { Fits, Tight, TooBig, Unknown } status = Status::Unknown;
+  enum class Status { Fits, Tight, MayNotFit, TooBig, Unknown } status = Status::Unknown;
   double total_gib = 0;     // the most loaded GPU, with overhead
+  double low_gib = 0, high_gib = 0;  // what it needs within the estimate's measured error
   double capacity_gib = 0;
   std::string why_unknown;  // when Unknown
   double ratio() const { return capacity_gib > 0 ? total_gib / capacity_gib : 0; }

@@ -18,10 +18,15 @@ MemoryFit fit_memory(const Job& job, const Derived& derived, double headroom) {
   }
   fit.total_gib = estimate->total;
   fit.capacity_gib = estimate->capacity;
-  double ratio = fit.ratio();
-  fit.status = ratio > 1.0       ? MemoryFit::Status::TooBig
-               : ratio > headroom ? MemoryFit::Status::Tight
-                                  : MemoryFit::Status::Fits;
+  MemoryRange range = total_range(*estimate);
+  fit.low_gib = range.low;
+  fit.high_gib = range.high;
+  // The thresholds of estimated-oom (an error beyond the band, a warning
+  // within it) and memory-headroom.
+  fit.status = range.low > fit.capacity_gib     ? MemoryFit::Status::TooBig
+               : range.high > fit.capacity_gib  ? MemoryFit::Status::MayNotFit
+               : fit.ratio() > headroom         ? MemoryFit::Status::Tight
+                                                : MemoryFit::Status::Fits;
   return fit;
 }
 
