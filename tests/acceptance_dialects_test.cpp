@@ -19,6 +19,7 @@
 #include "lint/cli/cli.h"
 #include "lint/load/yaml/yaml_loader.h"
 #include "rules/registry.h"
+#include "tests/cli_run.h"
 #include "tests/test_support.h"
 
 using namespace mblint;
@@ -32,16 +33,14 @@ struct Finding {
 };
 
 std::vector<Finding> lint(const std::filesystem::path& cwd, std::vector<std::string> args) {
-  std::ostringstream out, err;
-  CliEnvironment env{out, err, false, {}, cwd};
   args.insert(args.begin(), "check");
   args.insert(args.end(), {"--format", "json"});
-  int code = run_cli(args, all_rules(), env);
-  INFO(err.str());
-  REQUIRE(code != kExitInternal);
-  REQUIRE(code != kExitUsage);
+  test::CliRun run = test::run_mblint(args, cwd);
+  INFO(run.err);
+  REQUIRE(run.code != kExitInternal);
+  REQUIRE(run.code != kExitUsage);
   std::vector<Finding> findings;
-  nlohmann::json document = nlohmann::json::parse(out.str());
+  nlohmann::json document = nlohmann::json::parse(run.out);
   for (const auto& d : document["diagnostics"]) {
     findings.push_back({d["rule"].get<std::string>(), d["severity"].get<std::string>(),
                         d["message"].get<std::string>()});

@@ -14,6 +14,7 @@
 #include "lint/cli/cli.h"
 #include "lint/model/catalog.h"
 #include "rules/registry.h"
+#include "tests/cli_run.h"
 #include "tests/test_support.h"
 
 using namespace mblint;
@@ -38,11 +39,8 @@ Launched launch(const Recipe& recipe, const std::filesystem::path& dir) {
   std::vector<std::string> args = {"check", "job.yaml", "--recipe", recipe.name, "--nodes", std::to_string(nodes),
                                     "--gpus-per-node", std::to_string(per_node), "--format", "json"};
   if (find_gpu(recipe.gpu)) args.insert(args.end(), {"--gpu", recipe.gpu});
-  std::ostringstream out, err;
-  CliEnvironment env{out, err, false, {}, dir};
-  run_cli(args, all_rules(), env);
   Launched launched;
-  auto document = nlohmann::json::parse(out.str());
+  auto document = nlohmann::json::parse(test::run_mblint(args, dir).out);
   for (const auto& d : document["diagnostics"]) {
     if (d["severity"] != "error") continue;
     launched.errors[d["rule"].get<std::string>()]++;

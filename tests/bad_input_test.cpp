@@ -13,16 +13,14 @@
 #include "lint/base/file_reader.h"
 #include "lint/cli/cli.h"
 #include "rules/registry.h"
+#include "tests/cli_run.h"
 #include "tests/test_support.h"
 
 using namespace mblint;
 
 namespace {
 
-struct Result {
-  int code = 0;
-  std::string out;
-};
+using Result = test::CliRun;
 
 class Scratch {
  public:
@@ -36,12 +34,7 @@ class Scratch {
   }
   Result check(std::vector<std::string> args) const {
     args.insert(args.begin(), "check");
-    std::ostringstream out, err;
-    CliEnvironment env{out, err, false, {}, dir_};
-    Result result;
-    result.code = run_cli(args, all_rules(), env);
-    result.out = out.str();
-    return result;
+    return test::run_mblint(args, dir_);
   }
   const std::filesystem::path& dir() const { return dir_; }
 

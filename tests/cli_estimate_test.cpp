@@ -10,28 +10,15 @@
 
 #include "lint/cli/cli.h"
 #include "rules/registry.h"
+#include "tests/cli_run.h"
 #include "tests/test_support.h"
 
 using namespace mblint;
 
 namespace {
 
-struct Run {
-  int code = 0;
-  std::string out;
-  std::string err;
-};
-
-Run run(const std::vector<std::string>& args, const std::filesystem::path& cwd, bool tty = false) {
-  std::ostringstream out, err;
-  CliEnvironment env{out, err, tty, [](const std::string&) -> std::optional<std::string> { return std::nullopt; },
-                     cwd};
-  Run result;
-  result.code = run_cli(args, all_rules(), env);
-  result.out = out.str();
-  result.err = err.str();
-  return result;
-}
+using Run = test::CliRun;
+using test::run_mblint;
 
 // A 7B GPT on 8 H100s, TP 2 x PP 2 x DP 2, 4 micro-batches.
 const char* kJob =
@@ -50,9 +37,9 @@ struct Dir {
 
 TEST_CASE("estimate --format json adds the estimate object to the core contract", "[cli][estimate]") {
   Dir dir;
-  Run r = run({"estimate", "model_config.yaml", "--nodes", "1", "--gpus-per-node", "8", "--gpu", "h100", "--format",
-               "json"},
-              dir.path);
+  Run r = run_mblint({"estimate", "model_config.yaml", "--nodes", "1", "--gpus-per-node", "8", "--gpu", "h100",
+                      "--format", "json"},
+                     dir.path);
   INFO(r.err);
   CHECK(r.code == 0);
   auto doc = nlohmann::json::parse(r.out);
@@ -83,8 +70,8 @@ TEST_CASE("estimate text: bars on a terminal only, and the capacity line", "[cli
   Dir dir;
   std::vector<std::string> args = {"estimate", "model_config.yaml", "--nodes", "1", "--gpus-per-node", "8", "--gpu",
                                    "h100"};
-  Run tty = run(args, dir.path, true);
-  Run plain = run(args, dir.path, false);
+  Run tty = run_mblint(args, dir.path, {}, true);
+  Run plain = run_mblint(args, dir.path);
   CHECK(tty.out.find("\u2588") != std::string::npos);
   CHECK(plain.out.find("\u2588") == std::string::npos);
   CHECK(plain.out.find("GiB of 79.1 GiB (") != std::string::npos);
@@ -94,10 +81,10 @@ TEST_CASE("estimate text: bars on a terminal only, and the capacity line", "[cli
 
 TEST_CASE("estimate: usage errors and jobs that cannot be estimated", "[cli][estimate]") {
   Dir dir;
-  CHECK(run({"estimate"}, dir.path).code == kExitUsage);
-  CHECK(run({"estimate", "model_config.yaml", "--format", "xml"}, dir.path).code == kExitUsage);
+  CHECK(run_mblint({"estimate"}, dir.path).code == kExitUsage);
+  CHECK(run_mblint({"estimate", "model_config.yaml", "--format", "xml"}, dir.path).code == kExitUsage);
   std::ofstream(dir.path / "shapeless.yaml") << "MODEL_ARGS:\n  --micro-batch-size: 1\n";
-  Run r = run({"estimate", "shapeless.yaml", "--format", "json"}, dir.path);
+  Run r = run_mblint({"estimate", "shapeless.yaml", "--format", "json"}, dir.path);
   auto doc = nlohmann::json::parse(r.out);
   CHECK(doc["estimate"].is_null());
   CHECK(doc["estimate_unavailable"][0].get<std::string>().find("num_layers") != std::string::npos);
@@ -115,8 +102,9 @@ TEST_CASE("estimate matches Megatron-LM's measured 7B runs within 5%", "[cli][es
   };
   for (Case c : {Case{"gpt3_7b_tp4_pp1_memory_speed", 53.22}, Case{"gpt3_7b_tp1_pp4_memory_speed", 56.55}}) {
     auto path = *shared / "corpus/NVIDIA__Megatron-LM/tests/functional_tests/test_cases/gpt" / c.name / "model_config.yaml";
-    Run r = run({"estimate", path.string(), "--nodes", "1", "--gpus-per-node", "8", "--gpu", "h100", "--format", "json"},
-                std::filesystem::current_path());
+    Run r = run_mblint(
+        {"estimate", path.string(), "--nodes", "1", "--gpus-per-node", "8", "--gpu", "h100", "--format", "json"},
+        std::filesystem::current_path());
     auto doc = nlohmann::json::parse(r.out);
     double last = doc["estimate"]["stages"].back()["peak_allocated"].get<double>();
     INFO(c.name << ": " << last << " GiB estimated, " << c.measured << " measured");
@@ -127,9 +115,9 @@ TEST_CASE("estimate matches Megatron-LM's measured 7B runs within 5%", "[cli][es
 TEST_CASE("estimate: a world size TP×PP×CP does not divide is named as such, not as unknown", "[cli][estimate]") {
   Dir dir;
   // 6 GPUs for TP 2 x PP 2: world-size-divisibility reports it; the estimate assumes one replica.
-  Run r = run({"estimate", "model_config.yaml", "--nodes", "1", "--gpus-per-node", "6", "--gpu", "h100", "--format",
-               "json"},
-              dir.path);
+  Run r = run_mblint({"estimate", "model_config.yaml", "--nodes", "1", "--gpus-per-node", "6", "--gpu", "h100",
+                      "--format", "json"},
+                     dir.path);
   INFO(r.out);
   auto doc = nlohmann::json::parse(r.out);
   REQUIRE(doc["estimate"].is_object());
@@ -148,8 +136,8 @@ TEST_CASE("estimate --recipe NAME alone estimates the recipe's job, as an overri
   alone.insert(alone.end(), job.begin(), job.end());
   std::vector<std::string> with_file = {"estimate", "same.yaml"};
   with_file.insert(with_file.end(), job.begin(), job.end());
-  Run a = run(alone, dir.path);
-  Run b = run(with_file, dir.path);
+  Run a = run_mblint(alone, dir.path);
+  Run b = run_mblint(with_file, dir.path);
   INFO(a.err << b.err);
   CHECK(a.code == b.code);
   auto doc = nlohmann::json::parse(a.out);
@@ -158,16 +146,16 @@ TEST_CASE("estimate --recipe NAME alone estimates the recipe's job, as an overri
   CHECK(doc["estimate"] == reference["estimate"]);
   CHECK(doc["summary"]["jobs"] == reference["summary"]["jobs"]);
   // The text names the recipe (as the catalog names it), not a file.
-  Run text = run({"estimate", "--recipe", "llama3_8b_pretrain_config", "--nodes", "2", "--gpus-per-node", "8"},
-                 dir.path);
+  Run text = run_mblint({"estimate", "--recipe", "llama3_8b_pretrain_config", "--nodes", "2", "--gpus-per-node", "8"},
+                        dir.path);
   INFO(text.out);
   CHECK(text.out.rfind("memory estimate: recipe llama3_8b_pretrain_", 0) == 0);
   // Neither a file nor a recipe: a usage error that says what is needed.
-  Run nothing = run({"estimate", "--nodes", "2"}, dir.path);
+  Run nothing = run_mblint({"estimate", "--nodes", "2"}, dir.path);
   CHECK(nothing.code == 2);
   CHECK(nothing.err.find("estimate needs a file or --recipe NAME") != std::string::npos);
   // A misspelled recipe is rejected with did-you-mean, as with a file.
-  Run typo = run({"estimate", "--recipe", "llama3_8b_pretrain_confg"}, dir.path);
+  Run typo = run_mblint({"estimate", "--recipe", "llama3_8b_pretrain_confg"}, dir.path);
   CHECK(typo.code == 2);
   CHECK(typo.err.find("llama3_8b_pretrain_config") != std::string::npos);
 }

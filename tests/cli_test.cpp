@@ -9,17 +9,15 @@
 #include "lint/base/build_info.h"
 #include "lint/cli/cli.h"
 #include "rules/registry.h"
+#include "tests/cli_run.h"
 #include "tests/test_support.h"
 
 using namespace mblint;
 
 namespace {
 
-struct Run {
-  int code = 0;
-  std::string out;
-  std::string err;
-};
+using Run = test::CliRun;
+using test::run_mblint;
 
 struct TempDir {
   std::filesystem::path path;
@@ -33,23 +31,6 @@ struct TempDir {
   }
 };
 
-Run run(const std::vector<std::string>& args, const std::filesystem::path& cwd, bool tty = false,
-        std::map<std::string, std::string> environment = {}) {
-  std::ostringstream out, err;
-  CliEnvironment env{out, err, tty,
-                     [environment](const std::string& name) -> std::optional<std::string> {
-                       auto it = environment.find(name);
-                       if (it == environment.end()) return std::nullopt;
-                       return it->second;
-                     },
-                     cwd};
-  Run result;
-  result.code = run_cli(args, all_rules(), env);
-  result.out = out.str();
-  result.err = err.str();
-  return result;
-}
-
 const char* kBadYaml = "model:\n  tensor_model_parallel_size: 3\n  context_parallel_size: 1\n";
 const char* kRecipe = "llama3_8b_pretrain_2gpu_h100_bf16_config";
 
@@ -59,51 +40,53 @@ TEST_CASE("exit codes: 0 clean, 1 findings, 2 usage", "[cli]") {
   TempDir dir;
   dir.write("bad.yaml", kBadYaml);
   dir.write("good.yaml", "model:\n  tensor_model_parallel_size: 2\n  context_parallel_size: 1\n");
-  CHECK(run({"check", "good.yaml", "--recipe", kRecipe, "--nodes", "1", "--gpus-per-node", "2"}, dir.path).code == 0);
-  CHECK(run({"check", "bad.yaml", "--recipe", kRecipe, "--nodes", "1", "--gpus-per-node", "3"}, dir.path).code == 1);
-  CHECK(run({"check"}, dir.path).code == 2);
-  CHECK(run({"check", "bad.yaml", "--format", "xml"}, dir.path).code == 2);
-  CHECK(run({"check", "bad.yaml", "--nodes", "four"}, dir.path).code == 2);
-  CHECK(run({"check", "bad.yaml", "--gpu", "tpu"}, dir.path).code == 2);
-  CHECK(run({"check", "bad.yaml", "--no-such-option"}, dir.path).code == 2);
+  CHECK(run_mblint({"check", "good.yaml", "--recipe", kRecipe, "--nodes", "1", "--gpus-per-node", "2"}, dir.path).code == 0);
+  CHECK(run_mblint({"check", "bad.yaml", "--recipe", kRecipe, "--nodes", "1", "--gpus-per-node", "3"}, dir.path).code == 1);
+  CHECK(run_mblint({"check"}, dir.path).code == 2);
+  CHECK(run_mblint({"check", "bad.yaml", "--format", "xml"}, dir.path).code == 2);
+  CHECK(run_mblint({"check", "bad.yaml", "--nodes", "four"}, dir.path).code == 2);
+  CHECK(run_mblint({"check", "bad.yaml", "--gpu", "tpu"}, dir.path).code == 2);
+  CHECK(run_mblint({"check", "bad.yaml", "--no-such-option"}, dir.path).code == 2);
   for (const char* threads : {"0", "-1", "two", "4x", "1025"}) {
-    Run bad = run({"check", "bad.yaml", "--jobs", threads}, dir.path);
+    Run bad = run_mblint({"check", "bad.yaml", "--jobs", threads}, dir.path);
     CHECK(bad.code == 2);
     CHECK(bad.err.find("--jobs takes a number of threads") != std::string::npos);
   }
-  CHECK(run({"check", "bad.yaml", "good.yaml", "-j", "3", "--recipe", kRecipe, "--nodes", "1", "--gpus-per-node", "3"},
-            dir.path).code == 1);
-  CHECK(run({"frobnicate"}, dir.path).code == 2);
-  CHECK(run({}, dir.path).code == 2);
+  CHECK(run_mblint({"check", "bad.yaml", "good.yaml", "-j", "3", "--recipe", kRecipe, "--nodes", "1",
+                    "--gpus-per-node", "3"},
+                   dir.path)
+            .code == 1);
+  CHECK(run_mblint({"frobnicate"}, dir.path).code == 2);
+  CHECK(run_mblint({}, dir.path).code == 2);
 }
 
 TEST_CASE("the --fail-on option sets the severity that fails", "[cli]") {
   TempDir dir;
   dir.write("sp.yaml", "model:\n  tensor_model_parallel_size: 1\n  sequence_parallel: true\n");
   std::vector<std::string> base = {"check", "sp.yaml", "--recipe", kRecipe, "--nodes", "1", "--gpus-per-node", "2"};
-  CHECK(run(base, dir.path).code == 0);  // only a warning
+  CHECK(run_mblint(base, dir.path).code == 0);  // only a warning
   auto with = base;
   with.insert(with.end(), {"--fail-on", "warning"});
-  CHECK(run(with, dir.path).code == 1);
+  CHECK(run_mblint(with, dir.path).code == 1);
 }
 
 TEST_CASE("colour only on a terminal, never with NO_COLOR", "[cli]") {
   TempDir dir;
   dir.write("bad.yaml", kBadYaml);
   std::vector<std::string> args = {"check", "bad.yaml", "--recipe", kRecipe, "--nodes", "1", "--gpus-per-node", "3"};
-  CHECK(run(args, dir.path, false).out.find("\x1b[") == std::string::npos);
-  CHECK(run(args, dir.path, true).out.find("\x1b[") != std::string::npos);
-  CHECK(run(args, dir.path, true, {{"NO_COLOR", "1"}}).out.find("\x1b[") == std::string::npos);
+  CHECK(run_mblint(args, dir.path).out.find("\x1b[") == std::string::npos);
+  CHECK(run_mblint(args, dir.path, {}, true).out.find("\x1b[") != std::string::npos);
+  CHECK(run_mblint(args, dir.path, {{"NO_COLOR", "1"}}, true).out.find("\x1b[") == std::string::npos);
   auto always = args;
   always.push_back("--color=always");
-  CHECK(run(always, dir.path, false).out.find("\x1b[") != std::string::npos);
+  CHECK(run_mblint(always, dir.path).out.find("\x1b[") != std::string::npos);
 }
 
 TEST_CASE("JSON output is exactly one object with the documented fields", "[cli]") {
   TempDir dir;
   dir.write("bad.yaml", kBadYaml);
-  Run r = run({"check", "bad.yaml", "--recipe", kRecipe, "--nodes", "1", "--gpus-per-node", "3", "--format", "json"},
-              dir.path);
+  Run r = run_mblint(
+      {"check", "bad.yaml", "--recipe", kRecipe, "--nodes", "1", "--gpus-per-node", "3", "--format", "json"}, dir.path);
   CHECK(r.code == 1);
   auto document = nlohmann::json::parse(r.out);  // throws on anything but one JSON value
   CHECK(document["version"] == 1);
@@ -145,22 +128,22 @@ TEST_CASE("JSON output is exactly one object with the documented fields", "[cli]
 
 TEST_CASE("rules and explain", "[cli]") {
   TempDir dir;
-  Run rules = run({"rules"}, dir.path);
+  Run rules = run_mblint({"rules"}, dir.path);
   CHECK(rules.code == 0);
   CHECK(rules.out.find("cp-seq-length-divisibility") != std::string::npos);
-  Run json = run({"rules", "--format", "json"}, dir.path);
+  Run json = run_mblint({"rules", "--format", "json"}, dir.path);
   auto list = nlohmann::json::parse(json.out);
   CHECK(list.size() == all_rules().size());
-  Run explain = run({"explain", "MB401"}, dir.path);
+  Run explain = run_mblint({"explain", "MB401"}, dir.path);
   CHECK(explain.code == 0);
   CHECK(explain.out.find("# cp-seq-length-divisibility") != std::string::npos);
   CHECK(explain.out.find("## Bad") != std::string::npos);
-  CHECK(run({"explain", "no-such-rule"}, dir.path).code == 2);
+  CHECK(run_mblint({"explain", "no-such-rule"}, dir.path).code == 2);
 }
 
 TEST_CASE("a missing file is reported at the argument that names it", "[cli]") {
   TempDir dir;
-  Run r = run({"check", "nope.yaml"}, dir.path);
+  Run r = run_mblint({"check", "nope.yaml"}, dir.path);
   CHECK(r.code == 1);
   CHECK(r.out.find("<command-line>:1:14: error: cannot read 'nope.yaml': no such file [unreadable-file]") !=
         std::string::npos);
@@ -168,7 +151,7 @@ TEST_CASE("a missing file is reported at the argument that names it", "[cli]") {
 
 TEST_CASE("mblint --version is one line: mblint X.Y.Z from CMake, and the commit between releases", "[cli]") {
   TempDir dir;
-  Run r = run({"--version"}, dir.path);
+  Run r = run_mblint({"--version"}, dir.path);
   CHECK(r.code == 0);
   std::string expected = std::string("mblint ") + MBLINT_VERSION;
   if (!build_commit().empty()) expected += " (" + std::string(build_commit()) + ")";
@@ -176,7 +159,7 @@ TEST_CASE("mblint --version is one line: mblint X.Y.Z from CMake, and the commit
   // A commit is a short hash; none at the release tag or without git.
   CHECK((build_commit().empty() || build_commit().find_first_not_of("0123456789abcdef") == std::string::npos));
   CHECK(std::string(kVersion) == MBLINT_VERSION);
-  Run long_form = run({"version"}, dir.path);
+  Run long_form = run_mblint({"version"}, dir.path);
   CHECK(long_form.out.rfind(expected + "\nchecks Megatron Bridge ", 0) == 0);
 }
 
@@ -184,11 +167,11 @@ TEST_CASE("lsp: its timing options take whole milliseconds, or exit 2 before ser
   TempDir dir;
   // Valid values would start the server on this process's stdin: only the refusals are run here.
   for (const char* value : {"-2", "10001", "abc", "5ms", ""}) {
-    Run bad = run({"lsp", "--fix-check-delay-ms", value}, dir.path);
+    Run bad = run_mblint({"lsp", "--fix-check-delay-ms", value}, dir.path);
     CHECK(bad.code == 2);
     CHECK(bad.err.find("--fix-check-delay-ms takes -1 to 10000") != std::string::npos);
   }
-  Run negative = run({"lsp", "--debounce-ms=-1"}, dir.path);
+  Run negative = run_mblint({"lsp", "--debounce-ms=-1"}, dir.path);
   CHECK(negative.code == 2);
   CHECK(negative.err.find("--debounce-ms takes 0 to 10000") != std::string::npos);
 }

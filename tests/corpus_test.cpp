@@ -10,6 +10,7 @@
 #include "lint/cli/cli.h"
 #include "lint/run/lint.h"
 #include "rules/registry.h"
+#include "tests/cli_run.h"
 #include "tests/test_support.h"
 
 using namespace mblint;
@@ -25,13 +26,11 @@ TEST_CASE("every corpus file is checked without an internal error", "[corpus][sh
     if (!entry.is_regular_file()) continue;
     std::string path = std::filesystem::relative(entry.path(), corpus).string();
     // Each file alone, as a pre-commit hook sees it, with JSON output.
-    std::ostringstream out, err;
-    CliEnvironment env{out, err, false, {}, corpus};
-    int code = run_cli({"check", path, "--format", "json"}, all_rules(), env);
-    INFO(path << "\n" << err.str());
-    REQUIRE(code != kExitInternal);
-    REQUIRE(code != kExitUsage);
-    auto document = nlohmann::json::parse(out.str());
+    test::CliRun run = test::run_mblint({"check", path, "--format", "json"}, corpus);
+    INFO(path << "\n" << run.err);
+    REQUIRE(run.code != kExitInternal);
+    REQUIRE(run.code != kExitUsage);
+    auto document = nlohmann::json::parse(run.out);
     ++files;
     if (!document["diagnostics"].empty()) ++with_findings;
     for (const auto& d : document["diagnostics"]) by_rule[d["rule"].get<std::string>()]++;

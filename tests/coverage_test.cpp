@@ -31,8 +31,7 @@ std::vector<std::string> gap_names(const Derived& d) {
 TEST_CASE("a YAML without a recipe is checked partly, and says which values the recipe would give", "[coverage]") {
   LintRun run;
   run.write("override.yaml", "model:\n  tensor_model_parallel_size: 2\n");
-  run.options.nodes = run.value("8");  // any located value will do for the node count
-  run.options.gpus_per_node = run.value("8");
+  run.set_cluster("8", "8");  // any located value will do for the node count
   run.lint("override.yaml");
   const Derived& d = run.derived();
   REQUIRE(gap_names(d) == std::vector<std::string>{"recipe unknown"});
@@ -107,8 +106,7 @@ TEST_CASE("a sourced file before the launch leaves the job partly checked; one a
 TEST_CASE("known sizes decide the world-size check although the recipe is unknown", "[coverage]") {
   LintRun run;
   run.write("override.yaml", "model:\n  tensor_model_parallel_size: 4\n  pipeline_model_parallel_size: 4\n");
-  run.options.nodes = run.value("1");
-  run.options.gpus_per_node = run.value("8");
+  run.set_cluster("1", "8");
   run.lint("override.yaml");
   const Diagnostic* error = finding(run.result, "world-size-divisibility");
   REQUIRE(error);
@@ -118,8 +116,7 @@ TEST_CASE("known sizes decide the world-size check although the recipe is unknow
 TEST_CASE("known sizes that divide the world size leave the check undecided, not failed", "[coverage]") {
   LintRun run;
   run.write("override.yaml", "model:\n  tensor_model_parallel_size: 2\n  pipeline_model_parallel_size: 2\n");
-  run.options.nodes = run.value("1");
-  run.options.gpus_per_node = run.value("8");
+  run.set_cluster("1", "8");
   run.lint("override.yaml");
   CHECK(!finding(run.result, "world-size-divisibility"));
 }
@@ -147,8 +144,7 @@ TEST_CASE("one value that breaks several checks gives one error with the others 
   LintRun run;
   run.write("override.yaml", "model:\n  tensor_model_parallel_size: 3\n");
   run.options.recipe = run.value("llama3_8b_pretrain_config");
-  run.options.nodes = run.value("2");
-  run.options.gpus_per_node = run.value("8");
+  run.set_cluster("2", "8");
   run.lint("override.yaml");
   CHECK(run.errors() == 1);
   const Diagnostic& root = run.result.diagnostics.front();

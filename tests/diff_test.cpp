@@ -54,7 +54,7 @@ struct Repo {
   }
   Run diff(std::vector<std::string> args) const {
     args.insert(args.begin(), "diff");
-    return test::run_cli_in(dir, args);
+    return test::run_mblint(args, dir);
   }
   json diff_json(std::vector<std::string> args) const {
     args.push_back("--format");
@@ -292,10 +292,9 @@ TEST_CASE("diff: two revisions are both read from git, not from the disk", "[dif
 
 TEST_CASE("diff: usage errors exit 2 with a clear message", "[diff]") {
   fs::path outside = fs::canonical(test::make_temp_dir("mblint-diff-nogit"));
-  std::ostringstream out, err;
-  CliEnvironment env{out, err, false, [](const std::string&) { return std::optional<std::string>(); }, outside};
-  CHECK(run_cli({"diff"}, all_rules(), env) == 2);
-  CHECK(err.str().find("is not in a git repository") != std::string::npos);
+  Run no_repository = test::run_mblint({"diff"}, outside);
+  CHECK(no_repository.code == 2);
+  CHECK(no_repository.err.find("is not in a git repository") != std::string::npos);
   fs::remove_all(outside);
 
   Repo repo;

@@ -22,6 +22,37 @@ bool have(const std::string& tool) {
 
 std::string shell_quoted(const fs::path& path) { return fmt::format("'{}'", path.string()); }
 
+fs::path editor_script(const std::string& name) { return mblint::test::source_dir() / "tests/editors" / name; }
+
+// One editor's end-to-end run on a file of its own: `command` runs the
+// editor on its script (under tests/editors/), which reads what to check from
+// the MBLINT_* variables and writes PASS, or FAIL and why, to MBLINT_RESULT.
+struct EditorRun {
+  std::string editor;   // names the directory and the log
+  std::string file;     // MBLINT_FILE, in a new directory
+  std::string text;     // the file's text
+  std::string rule;     // MBLINT_RULE: the diagnostic the editor must show
+  std::string expect;   // MBLINT_EXPECT: a line the applied quick fix leaves ("": no fix is applied)
+  std::string command;
+};
+
+void check_editor_passes(const EditorRun& run) {
+  fs::path dir = mblint::test::make_temp_dir("mblint-" + run.editor);
+  fs::path file = dir / run.file;
+  std::ofstream(file) << run.text;
+  fs::path result = dir / "result.txt";
+  fs::path log = dir / (run.editor + ".log");
+  std::string expect = run.expect.empty() ? "" : fmt::format("MBLINT_EXPECT='{}' ", run.expect);
+  std::string command = fmt::format(
+      "cd {} && MBLINT_REPO={} MBLINT_BIN={} MBLINT_FILE={} MBLINT_RULE={} {}MBLINT_RESULT={} timeout 120 {} > {} 2>&1",
+      shell_quoted(dir), shell_quoted(mblint::test::source_dir()), shell_quoted(MBLINT_BINARY), shell_quoted(file),
+      run.rule, expect, shell_quoted(result), run.command, shell_quoted(log));
+  int status = std::system(command.c_str());
+  std::string outcome = mblint::test::read_file(result);
+  INFO(run.editor << " exit status " << status << "\n" << outcome << mblint::test::read_file(log));
+  CHECK(outcome.rfind("PASS", 0) == 0);
+}
+
 }  // namespace
 
 TEST_CASE("Neovim with editors/neovim shows mblint's diagnostic and applies its quick fix", "[editors][lsp]") {
@@ -29,25 +60,15 @@ TEST_CASE("Neovim with editors/neovim shows mblint's diagnostic and applies its 
     WARN("skipped: nvim is not installed (tools/setup.sh installs Debian's neovim)");
     return;
   }
-  fs::path dir = mblint::test::make_temp_dir("mblint-nvim");
-  fs::path file = dir / "override.yaml";
-  std::ofstream(file) << "# résumé: a comment with non-ASCII text\n"
-                         "model:\n"
-                         "  context_parallel_size: 2\n"
-                         "  num_layers: 4\n"
-                         "  cp_comm_type: [p2p, p2p]\n";
-  fs::path result = dir / "result.txt";
-  std::string command = fmt::format(
-      "cd {} && MBLINT_REPO={} MBLINT_BIN={} MBLINT_FILE={} MBLINT_RULE=cp-comm-type-invalid "
-      "MBLINT_EXPECT='cp_comm_type: p2p' MBLINT_RESULT={} "
-      "timeout 120 nvim --headless --clean -n -i NONE -c 'luafile {}' > {} 2>&1",
-      shell_quoted(dir), shell_quoted(mblint::test::source_dir()), shell_quoted(MBLINT_BINARY), shell_quoted(file),
-      shell_quoted(result), (mblint::test::source_dir() / "tests/editors/nvim_e2e.lua").string(),
-      shell_quoted(dir / "nvim.log"));
-  int status = std::system(command.c_str());
-  std::string outcome = mblint::test::read_file(result);
-  INFO("nvim exit status " << status << "\n" << outcome << mblint::test::read_file(dir / "nvim.log"));
-  CHECK(outcome.rfind("PASS", 0) == 0);
+  check_editor_passes({"nvim", "override.yaml",
+                       "# résumé: a comment with non-ASCII text\n"
+                       "model:\n"
+                       "  context_parallel_size: 2\n"
+                       "  num_layers: 4\n"
+                       "  cp_comm_type: [p2p, p2p]\n",
+                       "cp-comm-type-invalid", "cp_comm_type: p2p",
+                       fmt::format("nvim --headless --clean -n -i NONE -c 'luafile {}'",
+                                   editor_script("nvim_e2e.lua").string())});
 }
 
 TEST_CASE("Emacs with eglot and editors/emacs shows mblint's diagnostics on a launch script", "[editors][lsp]") {
@@ -55,22 +76,12 @@ TEST_CASE("Emacs with eglot and editors/emacs shows mblint's diagnostics on a la
     WARN("skipped: emacs with eglot is not installed (tools/setup.sh installs Debian's emacs-nox and elpa-eglot)");
     return;
   }
-  fs::path dir = mblint::test::make_temp_dir("mblint-emacs");
-  fs::path file = dir / "launch.sh";
-  std::ofstream(file) << "#!/bin/bash\n"
-                         "torchrun --nnodes=1 --nproc-per-node=8 pretrain.py --config-file override.yaml "
-                         "model.tensor_model_parallel_size=3\n";
-  fs::path result = dir / "result.txt";
-  std::string command = fmt::format(
-      "cd {} && MBLINT_REPO={} MBLINT_BIN={} MBLINT_FILE={} MBLINT_RULE=heads-divisible-by-tp MBLINT_RESULT={} "
-      "timeout 120 emacs --batch -l {} > {} 2>&1",
-      shell_quoted(dir), shell_quoted(mblint::test::source_dir()), shell_quoted(MBLINT_BINARY), shell_quoted(file),
-      shell_quoted(result), shell_quoted(mblint::test::source_dir() / "tests/editors/emacs_e2e.el"),
-      shell_quoted(dir / "emacs.log"));
-  int status = std::system(command.c_str());
-  std::string outcome = mblint::test::read_file(result);
-  INFO("emacs exit status " << status << "\n" << outcome << mblint::test::read_file(dir / "emacs.log"));
-  CHECK(outcome.rfind("PASS", 0) == 0);
+  check_editor_passes({"emacs", "launch.sh",
+                       "#!/bin/bash\n"
+                       "torchrun --nnodes=1 --nproc-per-node=8 pretrain.py --config-file override.yaml "
+                       "model.tensor_model_parallel_size=3\n",
+                       "heads-divisible-by-tp", "",
+                       fmt::format("emacs --batch -l {}", shell_quoted(editor_script("emacs_e2e.el")))});
 }
 
 TEST_CASE("the VS Code extension builds with npm and packages to a .vsix", "[editors]") {

@@ -13,6 +13,7 @@
 #include "lint/cli/cli.h"
 #include "lint/model/catalog.h"
 #include "rules/registry.h"
+#include "tests/cli_run.h"
 #include "tests/test_support.h"
 
 using namespace mblint;
@@ -22,11 +23,7 @@ namespace {
 // The estimate of a recipe alone (its own GPUs and GPU type), or the reason
 // it was declined, without the "recipe NAME: cannot estimate: " prefix.
 std::optional<std::string> decline_reason(const std::string& recipe, const std::filesystem::path& cwd) {
-  std::ostringstream out, err;
-  CliEnvironment env{out, err, false, [](const std::string&) -> std::optional<std::string> { return std::nullopt; },
-                     cwd};
-  run_cli({"estimate", "--recipe", recipe, "--format", "json"}, all_rules(), env);
-  auto doc = nlohmann::json::parse(out.str());
+  auto doc = nlohmann::json::parse(test::run_mblint({"estimate", "--recipe", recipe, "--format", "json"}, cwd).out);
   if (doc["estimate"].is_object()) return std::nullopt;
   std::string why;
   for (const auto& line : doc.value("estimate_unavailable", nlohmann::json::array())) why += line.get<std::string>();

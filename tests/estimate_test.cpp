@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "lint/facts/estimate.h"
+#include "tests/dense_model.h"
 
 using namespace mblint;
 
@@ -16,15 +17,7 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 // The paper's model: GELU MLP of 4h, multi-head attention, dropout, unfused
 // attention (the paper stores the as²b score tensors), 16-bit activations.
 MemoryModel paper_model(int64_t heads, int64_t hidden, int64_t layers, int64_t tp, int64_t pp, int64_t micro_batch) {
-  MemoryModel m;
-  m.heads = heads;
-  m.query_groups = heads;
-  m.hidden = hidden;
-  m.kv_channels = hidden / heads;
-  m.ffn = 4 * hidden;
-  m.layers = layers;
-  m.seq = 2048;
-  m.vocab = 51200;
+  MemoryModel m = test::dense_gpt(layers, hidden, heads, 2048, 51200);
   m.tp = tp;
   m.pp = pp;
   m.micro_batch = micro_batch;

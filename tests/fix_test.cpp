@@ -23,6 +23,7 @@
 #include "lint/fix/fix_apply.h"
 #include "lint/fix/fix_syntax.h"
 #include "rules/registry.h"
+#include "tests/cli_run.h"
 #include "tests/fixture_runner.h"
 #include "tests/test_support.h"
 
@@ -48,18 +49,8 @@ Diagnostic with_fixes(std::string rule, std::vector<Fix> fixes) {
   return d;
 }
 
-struct Run {
-  int code = 0;
-  std::string out;
-  std::string err;
-};
-
-Run run_in(const fs::path& dir, const std::vector<std::string>& args) {
-  std::ostringstream out, err;
-  CliEnvironment env{out, err, false, [](const std::string&) { return std::optional<std::string>(); }, dir};
-  int code = run_cli(args, all_rules(), env);
-  return Run{code, out.str(), err.str()};
-}
+using Run = test::CliRun;
+using test::run_mblint;
 
 std::map<std::string, std::string> snapshot(const fs::path& dir) {
   std::map<std::string, std::string> files;
@@ -207,11 +198,11 @@ TEST_CASE("a recipe's value is set in the job's own YAML section, or not at all"
   // Block style: a new line at the section's indentation, after its last key.
   std::ofstream(dir / "override.yaml", std::ios::binary) << "model:\n   tensor_model_parallel_size: 1  # x\n"
                                                             "   num_layers: 2\ntrain:\n   train_iters: 10\n";
-  Run block = run_in(dir, args);
+  Run block = run_mblint(args, dir);
   CHECK(block.out.find("    num_layers: 2\n+   sequence_parallel: false\n train:\n") != std::string::npos);
   // A flow mapping (or JSON) gets no new line: the fix stays advice.
   std::ofstream(dir / "override.yaml", std::ios::binary) << "model: {\n  tensor_model_parallel_size: 1,\n  num_layers: 2\n}\n";
-  Run flow = run_in(dir, args);
+  Run flow = run_mblint(args, dir);
   CHECK(flow.out.empty());
   CHECK(flow.err.find("would fix 0 problems") != std::string::npos);
   fs::remove_all(dir);
@@ -367,11 +358,11 @@ TEST_CASE("check --fix / --diff / --unsafe-fixes on a small job", "[fix][cli]") 
     return args;
   };
 
-  Run usage = run_in(dir, with({"--unsafe-fixes"}));
+  Run usage = run_mblint(with({"--unsafe-fixes"}), dir);
   CHECK(usage.code == kExitUsage);
   CHECK(usage.err.find("--unsafe-fixes") != std::string::npos);
 
-  Run diff = run_in(dir, with({"--diff"}));
+  Run diff = run_mblint(with({"--diff"}), dir);
   CHECK(test::read_file(dir / "override.yaml") == yaml);  // --diff writes nothing
   CHECK(diff.out ==
         "--- a/override.yaml\n+++ b/override.yaml\n@@ -1,5 +1,5 @@\n # tuned by hand\n model:\n"
@@ -380,7 +371,7 @@ TEST_CASE("check --fix / --diff / --unsafe-fixes on a small job", "[fix][cli]") 
   CHECK(diff.err.find("would fix 1 problem") != std::string::npos);
   CHECK(diff.code == kExitFindings);
 
-  Run fixed = run_in(dir, with({"--fix"}));
+  Run fixed = run_mblint(with({"--fix"}), dir);
   CHECK(test::read_file(dir / "override.yaml") ==
         "# tuned by hand\nmodel:\n  tensor_model_parallel_size: 1   # one GPU per replica\n"
         "  sequence_parallel: false\n  context_parallel_size: 2\n");
@@ -388,7 +379,7 @@ TEST_CASE("check --fix / --diff / --unsafe-fixes on a small job", "[fix][cli]") 
         std::string::npos);
   CHECK(fixed.out.find("mblint: fixed 1 problem (") != std::string::npos);
 
-  Run again = run_in(dir, with({"--fix"}));
+  Run again = run_mblint(with({"--fix"}), dir);
   CHECK(again.out.find("mblint: fixed 0 problems (") != std::string::npos);
   fs::remove_all(dir);
 }
@@ -425,7 +416,7 @@ std::vector<std::string> without_format(std::vector<std::string> args) {
 std::vector<Found> diagnostics_of(const fs::path& dir, std::vector<std::string> args, nlohmann::json* raw = nullptr) {
   args.push_back("--format");
   args.push_back("json");
-  Run run = run_in(dir, args);
+  Run run = run_mblint(args, dir);
   nlohmann::json report = nlohmann::json::parse(run.out);
   std::vector<Found> found;
   for (const auto& d : report["diagnostics"]) {
@@ -494,7 +485,7 @@ TEST_CASE("fixing every fixture with a fix: the rule is gone, a second --fix is 
       std::vector<std::string> fix_args = args;
       fix_args.push_back("--fix");
       if (unsafe) fix_args.push_back("--unsafe-fixes");
-      Run first = run_in(dir, fix_args);
+      Run first = run_mblint(fix_args, dir);
       INFO("first --fix output:\n" << first.out << first.err);
       CHECK(first.err.find("error") == std::string::npos);
       std::vector<Found> fixed = fixed_lines(first.out);
@@ -542,7 +533,7 @@ TEST_CASE("fixing every fixture with a fix: the rule is gone, a second --fix is 
       CHECK(count_syntax_problems(remaining) <= count_syntax_problems(original));
 
       // Idempotent: a second --fix changes nothing.
-      Run second = run_in(dir, fix_args);
+      Run second = run_mblint(fix_args, dir);
       INFO("second --fix output:\n" << second.out);
       CHECK(snapshot(dir) == after);
       CHECK(second.out.find("mblint: fixed 0 problems") != std::string::npos);

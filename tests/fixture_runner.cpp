@@ -5,6 +5,7 @@
 
 #include "lint/cli/cli.h"
 #include "rules/registry.h"
+#include "tests/cli_run.h"
 #include "tests/test_support.h"
 
 namespace mblint::test {
@@ -52,13 +53,10 @@ std::vector<FixtureCase> find_fixture_cases(const std::filesystem::path& root) {
 }
 
 std::string run_case(const FixtureCase& fixture) {
-  std::ostringstream out, err;
-  CliEnvironment env{out, err, false, [](const std::string&) { return std::optional<std::string>(); },
-                     fixture.dir};
-  int code = run_cli(fixture.args, all_rules(), env);
-  std::string text = out.str();
-  if (!err.str().empty()) text += "[stderr]\n" + err.str();
-  text += "[exit " + std::to_string(code) + "]\n";
+  CliRun run = run_mblint(fixture.args, fixture.dir);
+  std::string text = run.out;
+  if (!run.err.empty()) text += "[stderr]\n" + run.err;
+  text += "[exit " + std::to_string(run.code) + "]\n";
   return text;
 }
 

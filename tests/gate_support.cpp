@@ -7,8 +7,6 @@
 
 #include <sys/wait.h>
 
-#include "lint/cli/cli.h"
-#include "rules/registry.h"
 #include "tests/test_support.h"
 
 namespace mblint::test {
@@ -26,23 +24,6 @@ void ScratchDir::write(const std::string& name, const std::string& text) const {
 }
 
 std::string ScratchDir::read(const std::string& name) const { return read_file(path / name); }
-
-CliRun run_mblint(const std::vector<std::string>& args, const std::filesystem::path& cwd,
-                  const std::map<std::string, std::string>& environment) {
-  std::ostringstream out, err;
-  CliEnvironment env{out, err, false,
-                     [environment](const std::string& name) -> std::optional<std::string> {
-                       auto it = environment.find(name);
-                       if (it == environment.end()) return std::nullopt;
-                       return it->second;
-                     },
-                     cwd};
-  CliRun run;
-  run.code = run_cli(args, all_rules(), env);
-  run.out = out.str();
-  run.err = err.str();
-  return run;
-}
 
 ToolRun run_tool(const std::string& command) {
   ToolRun run;

@@ -1,6 +1,6 @@
 // Helpers for the tests of the CI-gate features (suppressions, baselines,
-// output formats, integrations): run the CLI in-process in a temporary
-// directory, and run external tools.
+// output formats, integrations): a temporary directory, the CLI run
+// in-process in it (tests/cli_run.h), and external tools.
 #pragma once
 
 #include <filesystem>
@@ -9,13 +9,9 @@
 #include <string>
 #include <vector>
 
-namespace mblint::test {
+#include "tests/cli_run.h"
 
-struct CliRun {
-  int code = 0;
-  std::string out;
-  std::string err;
-};
+namespace mblint::test {
 
 // A temporary directory removed at the end of the test.
 struct ScratchDir {
@@ -27,9 +23,6 @@ struct ScratchDir {
   void write(const std::string& name, const std::string& text) const;
   std::string read(const std::string& name) const;
 };
-
-CliRun run_mblint(const std::vector<std::string>& args, const std::filesystem::path& cwd,
-                  const std::map<std::string, std::string>& environment = {});
 
 // Runs `command` with /bin/sh; stdout and stderr together. No shell input
 // from tests is ever user data: commands are built from temp paths.

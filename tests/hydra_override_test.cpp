@@ -24,6 +24,24 @@ HydraParse parse(std::string_view text) {
   return mblint::parse_hydra_override(mblint::mapped_verbatim(0, 0, text), Layer::Override);
 }
 
+// An expansion the shell could not resolve ($TP unset, $(nproc)) over
+// [begin, end) of the word.
+mblint::Expansion unknown_expansion(size_t begin, size_t end) {
+  mblint::Expansion expansion;
+  expansion.begin = begin;
+  expansion.end = end;
+  expansion.known = false;
+  return expansion;
+}
+
+// `text` as a launch script hands it over: one of its ranges comes from an
+// expansion.
+HydraParse parse_expanded(std::string_view text, mblint::Expansion expansion) {
+  mblint::MappedString word = mblint::mapped_verbatim(0, 0, text);
+  word.expansions.push_back(std::move(expansion));
+  return mblint::parse_hydra_override(word, Layer::Override);
+}
+
 // The single value of a parse that must succeed without problems.
 ConfigValue value_of(std::string_view text) {
   HydraParse result = parse(text);
@@ -41,6 +59,20 @@ mblint::Diagnostic problem_of(std::string_view text) {
   REQUIRE_FALSE(result.parsed);
   REQUIRE(result.problems.size() == 1);
   return result.problems[0];
+}
+
+// An override Hydra refuses, and the bytes its one problem points at.
+struct Refusal {
+  std::string_view text;
+  uint32_t begin;
+  uint32_t end;
+};
+
+void check_refusals(std::initializer_list<Refusal> refusals) {
+  for (const Refusal& refusal : refusals) {
+    INFO(refusal.text);
+    CHECK(problem_of(refusal.text).where == mblint::Span{0, refusal.begin, refusal.end});
+  }
 }
 
 // Python's json.dump writes NaN / Infinity / -Infinity, which are not JSON.
@@ -525,47 +557,55 @@ TEST_CASE("hydra overrides: errors point at the offending characters", "[hydra_o
     CHECK(d.help == "write null: model.virtual_pipeline_model_parallel_size=null");
   }
   SECTION("unterminated quotes, brackets and interpolations point at the opening") {
-    CHECK(problem_of("x='abc").where == mblint::Span{0, 2, 3});
-    CHECK(problem_of("x=it's").where == mblint::Span{0, 4, 5});
-    CHECK(problem_of("x=[1,2").where == mblint::Span{0, 2, 3});
-    CHECK(problem_of("x=[1,[2]").where == mblint::Span{0, 2, 3});
-    CHECK(problem_of("x={a:1").where == mblint::Span{0, 2, 3});
-    CHECK(problem_of("x=choice(1").where == mblint::Span{0, 8, 9});
-    CHECK(problem_of("x=${abc").where == mblint::Span{0, 2, 4});
-    CHECK(problem_of("x=a${}").where == mblint::Span{0, 3, 5});
-    CHECK(problem_of("key=[1,2,3]'").where == mblint::Span{0, 11, 12});
+    check_refusals({
+        {"x='abc", 2, 3},
+        {"x=it's", 4, 5},
+        {"x=[1,2", 2, 3},
+        {"x=[1,[2]", 2, 3},
+        {"x={a:1", 2, 3},
+        {"x=choice(1", 8, 9},
+        {"x=${abc", 2, 4},
+        {"x=a${}", 3, 5},
+        {"key=[1,2,3]'", 11, 12},
+    });
   }
   SECTION("structure errors") {
-    CHECK(problem_of("x=[1,]").where == mblint::Span{0, 5, 6});
-    CHECK(problem_of("x=[1}").where == mblint::Span{0, 4, 5});
-    CHECK(problem_of("x=]").where == mblint::Span{0, 2, 3});
-    CHECK(problem_of("key=[]aa").where == mblint::Span{0, 6, 8});
-    CHECK(problem_of("x=a[0]").where == mblint::Span{0, 3, 4});
-    CHECK(problem_of("x=a b(1)").where == mblint::Span{0, 5, 6});
-    CHECK(problem_of("checkpoint.save=/ckpt/run(1)").where == mblint::Span{0, 25, 26});
-    CHECK(problem_of("x=a'b'").where == mblint::Span{0, 3, 6});
-    CHECK(problem_of("key={' abc ': 0}").where == mblint::Span{0, 5, 12});
-    CHECK(problem_of("x={${a}: 0}").where == mblint::Span{0, 3, 7});
-    CHECK(problem_of("x={a}").where == mblint::Span{0, 3, 4});
-    CHECK(problem_of("x={:1}").where == mblint::Span{0, 3, 4});
-    CHECK(problem_of("x=1,").where == mblint::Span{0, 3, 4});
+    check_refusals({
+        {"x=[1,]", 5, 6},
+        {"x=[1}", 4, 5},
+        {"x=]", 2, 3},
+        {"key=[]aa", 6, 8},
+        {"x=a[0]", 3, 4},
+        {"x=a b(1)", 5, 6},
+        {"checkpoint.save=/ckpt/run(1)", 25, 26},
+        {"x=a'b'", 3, 6},
+        {"key={' abc ': 0}", 5, 12},
+        {"x={${a}: 0}", 3, 7},
+        {"x={a}", 3, 4},
+        {"x={:1}", 3, 4},
+        {"x=1,", 3, 4},
+    });
   }
   SECTION("bytes Hydra's lexer does not accept outside quotes") {
-    CHECK(problem_of(std::string_view("x=a\0b", 5)).where == mblint::Span{0, 3, 4});
-    CHECK(problem_of("x=caf\xc3\xa9").where == mblint::Span{0, 5, 6});
-    CHECK(problem_of("x=\xff").where == mblint::Span{0, 2, 3});
-    CHECK(problem_of("k\xc3\xa9y=1").where == mblint::Span{0, 1, 2});
+    check_refusals({
+        {std::string_view("x=a\0b", 5), 3, 4},
+        {"x=caf\xc3\xa9", 5, 6},
+        {"x=\xff", 2, 3},
+        {"k\xc3\xa9y=1", 1, 2},
+    });
     CHECK(value_of("x='caf\xc3\xa9'").text == "caf\xc3\xa9");
     CHECK(value_of("x=\"a\xff\"").text == "a\xff");
   }
   SECTION("keys") {
-    CHECK(problem_of("--lr=1").where == mblint::Span{0, 0, 1});
-    CHECK(problem_of("a..b=1").where == mblint::Span{0, 1, 2});
-    CHECK(problem_of("0=1").where == mblint::Span{0, 0, 1});
-    CHECK(problem_of("a.01=1").where == mblint::Span{0, 3, 4});
-    CHECK(problem_of("+++a=1").where == mblint::Span{0, 2, 3});
-    CHECK(problem_of("a:b=1").where == mblint::Span{0, 1, 2});
-    CHECK(problem_of("train.global_batch_size").where == mblint::Span{0, 0, 23});
+    check_refusals({
+        {"--lr=1", 0, 1},
+        {"a..b=1", 1, 2},
+        {"0=1", 0, 1},
+        {"a.01=1", 3, 4},
+        {"+++a=1", 2, 3},
+        {"a:b=1", 1, 2},
+        {"train.global_batch_size", 0, 23},
+    });
   }
 }
 
@@ -581,12 +621,14 @@ TEST_CASE("hydra overrides: sweeps, functions and config groups", "[hydra_overri
     CHECK(problem_of("key=1 ,  2").where == mblint::Span{0, 6, 7});
   }
   SECTION("sweep functions point at the name") {
-    CHECK(problem_of("train.global_batch_size=choice(1,2)").where == mblint::Span{0, 24, 30});
-    CHECK(problem_of("x=range(1,3)").where == mblint::Span{0, 2, 7});
-    CHECK(problem_of("x=[interval(0,1)]").where == mblint::Span{0, 3, 11});
-    CHECK(problem_of("x=tag(a,choice(1,2))").where == mblint::Span{0, 8, 14});
-    CHECK(problem_of("x=glob(*)").where == mblint::Span{0, 2, 6});
-    CHECK(problem_of("x=choice (1)").where == mblint::Span{0, 2, 8});
+    check_refusals({
+        {"train.global_batch_size=choice(1,2)", 24, 30},
+        {"x=range(1,3)", 2, 7},
+        {"x=[interval(0,1)]", 3, 11},
+        {"x=tag(a,choice(1,2))", 8, 14},
+        {"x=glob(*)", 2, 6},
+        {"x=choice (1)", 2, 8},
+    });
   }
   SECTION("unknown functions") {
     mblint::Diagnostic d = problem_of("checkpoint.save=run(1)");
@@ -639,16 +681,10 @@ TEST_CASE("hydra overrides: sweeps, functions and config groups", "[hydra_overri
 
 TEST_CASE("hydra overrides: expansions", "[hydra_override]") {
   SECTION("an unknown expansion makes the value unknown") {
-    mblint::MappedString word =
-        mblint::mapped_verbatim(0, 0, "model.tensor_model_parallel_size=$TP");
-    mblint::Expansion tp;
-    tp.begin = 33;
-    tp.end = 36;
+    mblint::Expansion tp = unknown_expansion(33, 36);
     tp.expression = mblint::Span{0, 33, 36};
     tp.name = "TP";
-    tp.known = false;
-    word.expansions.push_back(tp);
-    HydraParse result = mblint::parse_hydra_override(word, Layer::Override);
+    HydraParse result = parse_expanded("model.tensor_model_parallel_size=$TP", tp);
     REQUIRE(result.parsed);
     CHECK(result.problems.empty());
     CHECK(result.parsed->value->kind == ValueKind::Unknown);
@@ -656,13 +692,7 @@ TEST_CASE("hydra overrides: expansions", "[hydra_override]") {
     CHECK(result.parsed->value->where.value == mblint::Span{0, 33, 36});
   }
   SECTION("a list keeps its structure around an unknown leaf") {
-    mblint::MappedString word = mblint::mapped_verbatim(0, 0, "x=[1,$(nproc),3]");
-    mblint::Expansion nproc;
-    nproc.begin = 5;
-    nproc.end = 13;
-    nproc.known = false;
-    word.expansions.push_back(nproc);
-    HydraParse result = mblint::parse_hydra_override(word, Layer::Override);
+    HydraParse result = parse_expanded("x=[1,$(nproc),3]", unknown_expansion(5, 13));
     REQUIRE(result.parsed);
     const ConfigValue& value = *result.parsed->value;
     REQUIRE(value.kind == ValueKind::List);
@@ -672,26 +702,14 @@ TEST_CASE("hydra overrides: expansions", "[hydra_override]") {
     CHECK(value.items[2].integer == 3);
   }
   SECTION("a syntax error next to an unknown expansion is not reported") {
-    mblint::MappedString word = mblint::mapped_verbatim(0, 0, "x=[$ITEMS");
-    mblint::Expansion items;
-    items.begin = 3;
-    items.end = 9;
-    items.known = false;
-    word.expansions.push_back(items);
-    HydraParse result = mblint::parse_hydra_override(word, Layer::Override);
+    HydraParse result = parse_expanded("x=[$ITEMS", unknown_expansion(3, 9));
     REQUIRE(result.parsed);
     CHECK(result.problems.empty());
     CHECK(result.parsed->value->kind == ValueKind::Unknown);
     CHECK(result.parsed->value->text == "[$ITEMS");
   }
   SECTION("an unknown key leaves nothing to say") {
-    mblint::MappedString word = mblint::mapped_verbatim(0, 0, "$KEY=1");
-    mblint::Expansion key;
-    key.begin = 0;
-    key.end = 4;
-    key.known = false;
-    word.expansions.push_back(key);
-    HydraParse result = mblint::parse_hydra_override(word, Layer::Override);
+    HydraParse result = parse_expanded("$KEY=1", unknown_expansion(0, 4));
     CHECK_FALSE(result.parsed);
     CHECK(result.problems.empty());
   }

@@ -152,8 +152,7 @@ TEST_CASE("derived sizes: DP, expert DP, microbatches, lcm minimum, bubble", "[d
           "  expert_model_parallel_size: 6\n  expert_tensor_parallel_size: 1\n"
           "  virtual_pipeline_model_parallel_size: null\n  num_layers: 8\n"
           "train:\n  global_batch_size: 48\n  micro_batch_size: 2\n");
-  f.options.nodes = f.value("3");
-  f.options.gpus_per_node = f.value("8");
+  f.set_cluster("3", "8");
   f.lint("o.yaml");
   const Derived& d = f.derived();
   CHECK(*d.world_size == 24);
@@ -183,8 +182,7 @@ TEST_CASE("pipeline bubble: the idle share of the step, in Derived and in pipeli
                                   "train:\n  global_batch_size: {}\n  micro_batch_size: 1\n",
                                   c.p, c.v > 1 ? std::to_string(c.v) : "null", c.m));
     f.options.recipe = f.value("llama3_70b_pretrain_32gpu_h100_bf16_config");
-    f.options.nodes = f.value(std::to_string(c.p));
-    f.options.gpus_per_node = f.value("8");
+    f.set_cluster(std::to_string(c.p), "8");
     f.lint("o.yaml");
     double expected = idle_share(c.p, c.v, c.m);
     REQUIRE(f.derived().bubble);
@@ -238,8 +236,7 @@ TEST_CASE("the NVLink domain stops at the node on HGX systems, not on NVL72 rack
     Fixture f;
     f.write("o.yaml", "model:\n  tensor_model_parallel_size: 2\n");
     f.options.recipe = f.value("llama3_8b_pretrain_2gpu_h100_bf16_config");
-    f.options.nodes = f.value("2");
-    f.options.gpus_per_node = f.value(c.per_node);
+    f.set_cluster("2", c.per_node);
     f.options.gpu = f.value(c.gpu);
     f.lint("o.yaml");
     CHECK(*f.derived().nvlink_domain == c.domain);

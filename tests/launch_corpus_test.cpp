@@ -21,6 +21,7 @@
 #include "lint/cli/cli.h"
 #include "rules/registry.h"
 #include "tests/resolve_contract.h"
+#include "tests/cli_run.h"
 #include "tests/test_support.h"
 
 using namespace mblint;
@@ -143,13 +144,11 @@ TEST_CASE("resolve on the launch-script corpus, per field", "[shared][launch-cor
   std::ostringstream wrong_log;
   for (const json& record : truth) {
     std::string script = record["script"].get<std::string>();
-    std::ostringstream out, err;
-    CliEnvironment env{out, err, false, [](const std::string&) { return std::optional<std::string>(); }, corpus};
-    int code = run_cli({"resolve", script, "--format", "json"}, all_rules(), env);
-    INFO(script << "\n" << err.str());
-    REQUIRE(code != kExitInternal);
-    REQUIRE(code != kExitUsage);
-    json document = json::parse(out.str());
+    test::CliRun run = test::run_mblint({"resolve", script, "--format", "json"}, corpus);
+    INFO(script << "\n" << run.err);
+    REQUIRE(run.code != kExitInternal);
+    REQUIRE(run.code != kExitUsage);
+    json document = json::parse(run.out);
     test::check_contract(document);
     json jobs = document["jobs"];
     if (!record["launches"].get<bool>()) {

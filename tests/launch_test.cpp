@@ -24,6 +24,12 @@ Found find(const std::string& text) {
   return found;
 }
 
+// The one launch the script must have.
+const Launch& only_launch(const Found& f) {
+  REQUIRE(f.launches.size() == 1);
+  return f.launches[0];
+}
+
 std::string text(const Found& f, Span span) {
   return f.sources.files[f.file].text.substr(span.begin, span.end - span.begin);
 }
@@ -32,8 +38,7 @@ std::string text(const Found& f, Span span) {
 
 TEST_CASE("torchrun: nodes and processes per node", "[launch]") {
   Found f = find("torchrun --nnodes=2 --nproc_per_node 8 scripts/training/run_recipe.py --recipe x_config\n");
-  REQUIRE(f.launches.size() == 1);
-  const Launch& l = f.launches[0];
+  const Launch& l = only_launch(f);
   CHECK(l.entry == EntryPoint::RunRecipe);
   CHECK(l.cluster.nodes.value == 2);
   CHECK(l.cluster.gpus_per_node.value == 8);
@@ -46,10 +51,10 @@ TEST_CASE("torchrun: nodes and processes per node", "[launch]") {
 
 TEST_CASE("torchrun defaults to one node and one process", "[launch]") {
   Found f = find("torchrun scripts/training/run_recipe.py --recipe x_config\n");
-  REQUIRE(f.launches.size() == 1);
-  CHECK(f.launches[0].cluster.nodes.value == 1);
-  CHECK(f.launches[0].cluster.gpus_per_node.value == 1);
-  CHECK_FALSE(f.launches[0].cluster.gpus_per_node.where.origin.empty());
+  const Launch& l = only_launch(f);
+  CHECK(l.cluster.nodes.value == 1);
+  CHECK(l.cluster.gpus_per_node.value == 1);
+  CHECK_FALSE(l.cluster.gpus_per_node.where.origin.empty());
 }
 
 TEST_CASE("python -m torch.distributed.run under uv run and srun, with #SBATCH nodes", "[launch]") {
@@ -57,8 +62,7 @@ TEST_CASE("python -m torch.distributed.run under uv run and srun, with #SBATCH n
       "#!/bin/bash\n#SBATCH --nodes=4\n#SBATCH --ntasks-per-node=1\n"
       "srun --container-image=img uv run --no-project python -m torch.distributed.run \\\n"
       "  --nnodes $SLURM_NNODES --nproc-per-node 8 scripts/training/run_recipe.py --recipe x_config -tp 4\n");
-  REQUIRE(f.launches.size() == 1);
-  const Launch& l = f.launches[0];
+  const Launch& l = only_launch(f);
   CHECK(l.cluster.nodes.value == 4);
   REQUIRE_FALSE(l.cluster.nodes.where.via.empty());
   CHECK(text(f, l.cluster.nodes.where.via[0]) == "--nodes=4");
@@ -72,8 +76,7 @@ TEST_CASE("srun alone: one task per GPU from --ntasks-per-node; GPU type from --
   Found f = find(
       "#!/bin/bash\n#SBATCH -N 2\n#SBATCH --ntasks-per-node=8\n#SBATCH --gres=gpu:h100:8\n"
       "srun python scripts/training/run_recipe.py --recipe x_config\n");
-  REQUIRE(f.launches.size() == 1);
-  const Launch& l = f.launches[0];
+  const Launch& l = only_launch(f);
   CHECK(l.cluster.nodes.value == 2);
   CHECK(l.cluster.gpus_per_node.value == 8);
   CHECK(l.cluster.gpu == "h100");
@@ -81,24 +84,23 @@ TEST_CASE("srun alone: one task per GPU from --ntasks-per-node; GPU type from --
 
 TEST_CASE("a bare python command runs one process", "[launch]") {
   Found f = find("python scripts/training/run_recipe.py --recipe x_config\n");
-  REQUIRE(f.launches.size() == 1);
-  CHECK(f.launches[0].cluster.nodes.value == 1);
-  CHECK(f.launches[0].cluster.gpus_per_node.value == 1);
+  const Launch& l = only_launch(f);
+  CHECK(l.cluster.nodes.value == 1);
+  CHECK(l.cluster.gpus_per_node.value == 1);
 }
 
 TEST_CASE("$SLURM_NNODES without #SBATCH is unknown, never guessed", "[launch]") {
   Found f = find("torchrun --nnodes $SLURM_NNODES --nproc-per-node 8 scripts/training/run_recipe.py --recipe x\n");
-  REQUIRE(f.launches.size() == 1);
-  CHECK_FALSE(f.launches[0].cluster.nodes.value);
-  CHECK_FALSE(f.launches[0].cluster.nodes.unknown_because.empty());
+  const Launch& l = only_launch(f);
+  CHECK_FALSE(l.cluster.nodes.value);
+  CHECK_FALSE(l.cluster.nodes.unknown_because.empty());
 }
 
 TEST_CASE("train.sh: its own --nodes and --gpus-per-node, the rest goes to run_recipe.py", "[launch]") {
   Found f = find(
       "./scripts/training/train.sh --nodes 2 --gpus-per-node 8 --account acct --recipe x_config --mode pretrain "
       "--seq_length 4096 'dataset.split=\"1,2,3\"'\n");
-  REQUIRE(f.launches.size() == 1);
-  const Launch& l = f.launches[0];
+  const Launch& l = only_launch(f);
   CHECK(l.entry == EntryPoint::TrainSh);
   CHECK(l.cluster.nodes.value == 2);
   CHECK(l.cluster.gpus_per_node.value == 8);
@@ -110,8 +112,7 @@ TEST_CASE("train.sh: its own --nodes and --gpus-per-node, the rest goes to run_r
 
 TEST_CASE("run_recipe.py rejects --config-file and words without =", "[launch]") {
   Found f = find("torchrun scripts/training/run_recipe.py --recipe x --config-file c.yaml oops a.b=1\n");
-  REQUIRE(f.launches.size() == 1);
-  const Launch& l = f.launches[0];
+  const Launch& l = only_launch(f);
   REQUIRE(l.problems.size() == 2);
   CHECK(l.problems[0].rule == "entry-point-argument");
   CHECK(text(f, l.problems[0].where) == "--config-file");
@@ -125,8 +126,7 @@ TEST_CASE("a --config-file script inside bash -c keeps exact positions", "[launc
       "#!/bin/bash\n#SBATCH --nodes=2\nGPUS=8\n"
       "srun bash -c \"torchrun --nnodes \\$SLURM_NNODES --nproc-per-node $GPUS pretrain.py "
       "--config-file conf/a.yaml model.tensor_model_parallel_size=16\"\n");
-  REQUIRE(f.launches.size() == 1);
-  const Launch& l = f.launches[0];
+  const Launch& l = only_launch(f);
   CHECK(l.entry == EntryPoint::ConfigFileScript);
   CHECK(l.cluster.nodes.value == 2);
   CHECK(l.cluster.gpus_per_node.value == 8);
@@ -141,9 +141,9 @@ TEST_CASE("the launch sees exported variables and prefix assignments", "[launch]
   Found f = find(
       "export CUDA_DEVICE_MAX_CONNECTIONS=1\nNOT_EXPORTED=1\n"
       "NCCL_DEBUG=INFO torchrun scripts/training/run_recipe.py --recipe x\n");
-  REQUIRE(f.launches.size() == 1);
+  const Launch& l = only_launch(f);
   std::map<std::string, std::optional<std::string>> env;
-  for (const EnvSetting& setting : f.launches[0].env) env[setting.name] = setting.value;
+  for (const EnvSetting& setting : l.env) env[setting.name] = setting.value;
   CHECK(env["CUDA_DEVICE_MAX_CONNECTIONS"] == std::optional<std::string>("1"));
   CHECK(env["NCCL_DEBUG"] == std::optional<std::string>("INFO"));
   CHECK(env.count("NOT_EXPORTED") == 0);

@@ -41,6 +41,11 @@ struct LintRun {
     line.line_starts = {0};
     return CommandLineValue{text, make_span(options.command_line_file, at, at + text.size())};
   }
+  // --nodes and --gpus-per-node, located like any command-line value.
+  void set_cluster(const std::string& nodes, const std::string& gpus_per_node) {
+    options.nodes = value(nodes);
+    options.gpus_per_node = value(gpus_per_node);
+  }
   const Job& lint(const std::string& path) {
     options.paths = {path};
     result = run_lint(sources, options, all_rules());

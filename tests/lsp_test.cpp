@@ -158,6 +158,13 @@ struct Session {
     REQUIRE(result.contains("result"));
     notify("initialized", Json::object());
   }
+  // The usual first steps: initialize on `root`, open `uri` with `text` and
+  // wait for its first publish.
+  Json start(const fs::path& root, const std::string& uri, const std::string& text) {
+    initialize(root);
+    open(uri, text);
+    return diagnostics(uri);
+  }
   void open(const std::string& uri, const std::string& text, const std::string& language = "yaml", int version = 1) {
     notify("textDocument/didOpen",
            Json{{"textDocument", {{"uri", uri}, {"languageId", language}, {"version", version}, {"text", text}}}});
@@ -298,9 +305,7 @@ TEST_CASE("lsp: notes become related information in the file they point at", "[l
   fs::path root = mblint::test::make_temp_dir("mblint-lsp-notes");
   std::string uri = mblint::lsp::path_to_uri(root / "c.yaml");
   Session s;
-  s.initialize(root);
-  s.open(uri, kConfig);
-  Json published = s.diagnostics(uri);
+  Json published = s.start(root, uri, kConfig);
   bool related = false;
   for (const Json& d : published["diagnostics"]) {
     for (const Json& info : d.value("relatedInformation", Json::array())) {
@@ -316,9 +321,7 @@ TEST_CASE("lsp: a quick fix applied to the text leaves no diagnostic of its rule
   fs::path root = mblint::test::make_temp_dir("mblint-lsp-fix");
   std::string uri = mblint::lsp::path_to_uri(root / "override.yaml");
   Session s;
-  s.initialize(root);
-  s.open(uri, kConfig);
-  REQUIRE(has_code(s.diagnostics(uri), "cp-comm-type-invalid"));
+  REQUIRE(has_code(s.start(root, uri, kConfig), "cp-comm-type-invalid"));
   Json actions = s.request("textDocument/codeAction",
                            Json{{"textDocument", {{"uri", uri}}}, {"range", range(4, 0, 4, 0)},
                                 {"context", {{"diagnostics", Json::array()}}}})["result"];
@@ -358,9 +361,7 @@ TEST_CASE("lsp: positions count UTF-16 units on lines with non-ASCII text", "[ls
   std::string commented = "  cp_comm_type: &é€😀 [p2p, p2p]";
   text.replace(text.find(line), line.size(), commented);
   Session s;
-  s.initialize(root);
-  s.open(uri, text);
-  Json published = s.diagnostics(uri);
+  Json published = s.start(root, uri, text);
   const Json* cp = nullptr;
   for (const Json& d : published["diagnostics"]) {
     if (d["code"] == "cp-comm-type-invalid") cp = &d;
@@ -389,9 +390,7 @@ TEST_CASE("lsp: hover shows the effective value, each layer, and the parallel la
   }
   std::string uri = mblint::lsp::path_to_uri(yaml_path);
   Session s({"--recipe", "llama3_8b_pretrain_config"});
-  s.initialize(root);
-  s.open(uri, kConfig);
-  s.diagnostics(uri);
+  s.start(root, uri, kConfig);
   Json result = s.request("textDocument/hover", Json{{"textDocument", {{"uri", uri}}},
                                                      {"position", {{"line", 1}, {"character", 5}}}})["result"];
   REQUIRE(result.is_object());
@@ -444,9 +443,7 @@ TEST_CASE("lsp: a burst of 1,000 changes is linted at its newest version, never 
   fs::path root = mblint::test::make_temp_dir("mblint-lsp-burst");
   std::string uri = mblint::lsp::path_to_uri(root / "override.yaml");
   Session s;
-  s.initialize(root);
-  s.open(uri, kConfig);
-  s.diagnostics(uri);
+  s.start(root, uri, kConfig);
   std::string burst;
   for (int v = 2; v <= 1001; ++v) {  // toggle the pipeline size 2 <-> 3; ends at 2 (v odd)
     Json change{{"jsonrpc", "2.0"},
@@ -614,9 +611,7 @@ TEST_CASE("lsp: hover on a parallel size shows the per-GPU memory estimate of th
 
   std::string uri = mblint::lsp::path_to_uri(run.dir / "conf" / "override.yaml");
   Session s({"--recipe", "llama3_8b_pretrain_config"});
-  s.initialize(run.dir);
-  s.open(uri, kConfig);
-  s.diagnostics(uri);
+  s.start(run.dir, uri, kConfig);
   auto gib = [](double v) { return fmt::format("{:.1f} GiB", v); };
   for (uint32_t line : {1u, 2u, 7u, 8u}) {  // TP, PP, global and micro batch size
     std::string text = hover_text(s, uri, line, 4);
@@ -654,9 +649,7 @@ TEST_CASE("lsp: hover says why the memory estimate is missing", "[lsp]") {
   fs::path root = mblint::test::make_temp_dir("mblint-lsp-memory-why");
   std::string uri = mblint::lsp::path_to_uri(root / "override.yaml");
   Session s;  // no recipe: the model shape is unknown
-  s.initialize(root);
-  s.open(uri, kConfig);
-  s.diagnostics(uri);
+  s.start(root, uri, kConfig);
   std::string text = hover_text(s, uri, 1, 4);
   INFO(text);
   CHECK(contains(text, "**Parallel layout**"));
@@ -741,9 +734,7 @@ TEST_CASE("lsp: the project config's context names the launch script of an open 
   CHECK_FALSE(has_code(s.diagnostics(other_uri), "world-size-divisibility"));
   // --no-config: the context is not read.
   Session plain({"--no-config"});
-  plain.initialize(root);
-  plain.open(yaml_uri, yaml);
-  CHECK_FALSE(has_code(plain.diagnostics(yaml_uri), "world-size-divisibility"));
+  CHECK_FALSE(has_code(plain.start(root, yaml_uri, yaml), "world-size-divisibility"));
 }
 
 TEST_CASE("lsp: 'Disable RULE' applied to a YAML silences each finding and adds none", "[lsp]") {
@@ -757,9 +748,7 @@ TEST_CASE("lsp: 'Disable RULE' applied to a YAML silences each finding and adds 
                      "  pipeline_model_parallel_size: 1  # mblint: disable=MB999\n"
                      "  cp_comm_type: [p2p, p2p]\n";
   Session s({"--recipe", "llama3_8b_pretrain_config", "--nodes", "1", "--gpus-per-node", "8"});
-  s.initialize(root);
-  s.open(uri, text);
-  Json published = s.diagnostics(uri);
+  Json published = s.start(root, uri, text);
   REQUIRE(has_code(published, "unused-suppression"));
   REQUIRE(has_code(published, "heads-divisible-by-tp"));
   REQUIRE(has_code(published, "world-size-divisibility"));
@@ -854,9 +843,7 @@ namespace {
 // What a fresh server (nothing cached) publishes for `text`.
 Json fresh_diagnostics(const fs::path& root, const std::string& uri, const std::string& text) {
   Session fresh;
-  fresh.initialize(root);
-  fresh.open(uri, text);
-  return fresh.diagnostics(uri)["diagnostics"];
+  return fresh.start(root, uri, text)["diagnostics"];
 }
 
 }  // namespace
@@ -880,9 +867,7 @@ TEST_CASE("lsp: value edits take the patched parse and publish exactly what a fu
       {3, "  num_layers: ", "null"},
   };
   Session s;
-  s.initialize(root);
-  s.open(uri, text);
-  s.diagnostics(uri);
+  s.start(root, uri, text);
   int version = 1;
   auto apply = [&](Json change) {
     s.change(uri, ++version, change);
@@ -1028,9 +1013,7 @@ TEST_CASE("lsp: misspelled keys and mistyped values of a YAML applied to a recip
                      "train:\n"
                      "  micro_batch_size: \"1\"\n";
   Session s({"--recipe", "llama3_8b_pretrain_config", "--nodes", "1", "--gpus-per-node", "8"});
-  s.initialize(root);
-  s.open(uri, text);
-  Json published = s.diagnostics(uri);
+  Json published = s.start(root, uri, text);
   std::multiset<std::string> found = code_set(published);
   REQUIRE(found.count("unknown-key") == 3);
   REQUIRE(found.count("value-type-mismatch") == 1);
@@ -1149,18 +1132,14 @@ TEST_CASE("lsp: findings are published before their fixes are re-checked; the ch
   std::string checked_message;
   {
     Session one_step(kHierarchicalCpJob);
-    one_step.initialize(root);
-    one_step.open(uri, kHierarchicalCp);
-    Json published = one_step.diagnostics(uri);
+    Json published = one_step.start(root, uri, kHierarchicalCp);
     const Json* d = finding(published, "hierarchical-cp-sizes-product");
     REQUIRE(d);
     checked_message = (*d)["message"].get<std::string>();
     REQUIRE(contains(checked_message, "(re-checked, not offered as a fix: set context_parallel_size to 8"));
   }
   Session s(kHierarchicalCpJob, 0);
-  s.initialize(root);
-  s.open(uri, kHierarchicalCp);
-  Json first = s.diagnostics(uri);
+  Json first = s.start(root, uri, kHierarchicalCp);
   const Json* unchecked = finding(first, "hierarchical-cp-sizes-product");
   REQUIRE(unchecked);
   // The rule's own help, not yet narrowed by the re-check.
@@ -1182,9 +1161,7 @@ TEST_CASE("lsp: a code action on unchecked fixes re-checks them before it answer
   fs::path root = mblint::test::make_temp_dir("mblint-lsp-two-step-action");
   std::string uri = mblint::lsp::path_to_uri(root / "override.yaml");
   Session s(kHierarchicalCpJob, 10000);  // the quiet-input re-check never comes in this test
-  s.initialize(root);
-  s.open(uri, kHierarchicalCp);
-  Json first = s.diagnostics(uri);
+  Json first = s.start(root, uri, kHierarchicalCp);
   REQUIRE(finding(first, "hierarchical-cp-sizes-product"));
   // A line without a fixable finding is answered from the unchecked lint: nothing is published.
   std::vector<std::string> elsewhere = action_titles(s, uri, 0);

@@ -421,8 +421,7 @@ TEST_CASE("a functional-test config is linted at the world size given on the com
   {
     Run run;
     run.write("model_config.yaml", config);
-    run.options.nodes = run.value("1");
-    run.options.gpus_per_node = run.value("8");
+    run.set_cluster("1", "8");
     run.lint("model_config.yaml");
     CHECK(run.fired("world-size-divisibility"));  // TP 2 x PP 8 = 16 > 8
     CHECK(run.fired("layers-divisible-by-pp"));   // 12 layers over 8 stages
@@ -460,8 +459,7 @@ TEST_CASE("dialect megatron-lm (--dialect) reads a bare file of flags", "[megatr
   Run run;
   run.write("args.yaml", "--tensor-model-parallel-size: 16\n--num-attention-heads: 8\n");
   run.options.dialect = run.value("megatron-lm");
-  run.options.nodes = run.value("2");
-  run.options.gpus_per_node = run.value("8");
+  run.set_cluster("2", "8");
   const Job& job = run.lint("args.yaml");
   CHECK(job.dialect == Dialect::MegatronLM);
   CHECK(run.fired("heads-divisible-by-tp"));

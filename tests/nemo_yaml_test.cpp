@@ -13,6 +13,7 @@
 #include "lint/run/lint.h"
 #include "rules/registry.h"
 #include "tests/lint_run.h"
+#include "tests/cli_run.h"
 #include "tests/test_support.h"
 
 using namespace mblint;
@@ -214,17 +215,11 @@ TEST_CASE("NeMo serving configs: a checkpoint's model, and no training batch", "
 TEST_CASE("mblint check --dialect takes bridge, megatron-lm or nemo", "[nemo][cli]") {
   std::filesystem::path dir = test::make_temp_dir("mblint-dialect-cli");
   std::ofstream(dir / "model_config.yaml") << "model:\n  tensor_model_parallel_size: 8\n  num_attention_heads: 12\n";
-  auto run = [&](std::vector<std::string> args, std::string& out_text) {
-    std::ostringstream out, err;
-    CliEnvironment env{out, err, false, {}, dir};
-    int code = run_cli(args, all_rules(), env);
-    out_text = out.str() + err.str();
-    return code;
-  };
-  std::string text;
-  CHECK(run({"check", "model_config.yaml", "--dialect", "pytorch"}, text) == kExitUsage);
-  CHECK(text.find("unknown --dialect 'pytorch'") != std::string::npos);
-  CHECK(run({"check", "model_config.yaml", "--dialect=nemo"}, text) == kExitFindings);
-  CHECK(text.find("[heads-divisible-by-tp]") != std::string::npos);
+  test::CliRun unknown = test::run_mblint({"check", "model_config.yaml", "--dialect", "pytorch"}, dir);
+  CHECK(unknown.code == kExitUsage);
+  CHECK(unknown.err.find("unknown --dialect 'pytorch'") != std::string::npos);
+  test::CliRun nemo = test::run_mblint({"check", "model_config.yaml", "--dialect=nemo"}, dir);
+  CHECK(nemo.code == kExitFindings);
+  CHECK(nemo.out.find("[heads-divisible-by-tp]") != std::string::npos);
   std::filesystem::remove_all(dir);
 }

@@ -12,6 +12,7 @@
 #include "lint/cli/cli.h"
 #include "lint/run/lint.h"
 #include "rules/registry.h"
+#include "tests/cli_run.h"
 #include "tests/test_support.h"
 
 using namespace mblint;
@@ -62,20 +63,9 @@ struct Project {
   std::string path(Span span) const { return sources.files[span.file].path; }
 };
 
-struct Run {
-  int code = 0;
-  std::string out, err;
-};
+using Run = test::CliRun;
+using test::run_mblint;
 
-Run run(const std::vector<std::string>& args, const fs::path& cwd) {
-  std::ostringstream out, err;
-  CliEnvironment env{out, err, false, [](const std::string&) { return std::optional<std::string>(); }, cwd};
-  Run result;
-  result.code = run_cli(args, all_rules(), env);
-  result.out = out.str();
-  result.err = err.str();
-  return result;
-}
 
 const char* kBubble =
     "model:\n  pipeline_model_parallel_size: 8\n  virtual_pipeline_model_parallel_size: null\n"
@@ -340,18 +330,18 @@ TEST_CASE("the --config option replaces discovery; --no-config ignores every con
     all.insert(all.end(), extra.begin(), extra.end());
     return all;
   };
-  Run discovered = run(args({}), p.dir);
+  Run discovered = run_mblint(args({}), p.dir);
   CHECK(discovered.code == 0);
   CHECK(discovered.out.find("pipeline-bubble") == std::string::npos);
-  Run strict = run(args({"--config", "ci/strict.yaml"}), p.dir);
+  Run strict = run_mblint(args({"--config", "ci/strict.yaml"}), p.dir);
   CHECK(strict.code == 1);
   CHECK(strict.out.find("error: pipeline bubble") != std::string::npos);
-  Run none = run(args({"--no-config"}), p.dir);
+  Run none = run_mblint(args({"--no-config"}), p.dir);
   CHECK(none.code == 0);
   CHECK(none.out.find("warning: pipeline bubble") != std::string::npos);
-  Run both = run(args({"--no-config", "--config", "ci/strict.yaml"}), p.dir);
+  Run both = run_mblint(args({"--no-config", "--config", "ci/strict.yaml"}), p.dir);
   CHECK(both.code == 2);
-  Run missing = run(args({"--config", "nope.yaml"}), p.dir);
+  Run missing = run_mblint(args({"--config", "nope.yaml"}), p.dir);
   CHECK(missing.code == 1);
   CHECK(missing.out.find("<command-line>") != std::string::npos);
   CHECK(missing.out.find("[unreadable-file]") != std::string::npos);

@@ -20,6 +20,7 @@
 #include "lint/cli/cli.h"
 #include "lint/model/catalog.h"
 #include "rules/registry.h"
+#include "tests/cli_run.h"
 #include "tests/test_support.h"
 
 using namespace mblint;
@@ -137,25 +138,32 @@ const Recipe* recipe_for(const Layout& l) {
   return best;
 }
 
+// The columns both tables share: the model, the task, the GPUs and the layout
+// (the GPU type is in `gpu_column`).
+Layout layout_of(const CsvRow& row, const std::string& gpu_column) {
+  Layout l;
+  l.model = row.at("model_key");
+  l.task = task_of(row.at("task"));
+  l.gpu = gpu_of(row.at(gpu_column));
+  l.num_gpus = std::stoi(row.at("num_gpus"));
+  l.tp = value(row.at("tp"));
+  l.pp = value(row.at("pp"));
+  l.cp = value(row.at("cp"));
+  l.vp = value(row.at("vp"));
+  l.ep = value(row.at("ep"));
+  l.etp = value(row.at("etp"));
+  l.gbs = value(row.at("gbs"));
+  l.mbs = value(row.at("mbs"));
+  l.seq = value(row.at("seq_len"));
+  return l;
+}
+
 std::vector<Layout> published_layouts(const std::filesystem::path& data, std::vector<std::string>& unmatched) {
   std::vector<Layout> layouts;
   for (const CsvRow& row : read_csv(data / "perf_published.csv")) {
-    Layout l;
+    Layout l = layout_of(row, "system");
     l.source = fmt::format("perf_published.csv {} {} {} {}x{} ({})", row.at("release"), row.at("model"),
                            row.at("task"), row.at("num_gpus"), row.at("system"), row.at("precision"));
-    l.model = row.at("model_key");
-    l.task = task_of(row.at("task"));
-    l.gpu = gpu_of(row.at("system"));
-    l.num_gpus = std::stoi(row.at("num_gpus"));
-    l.tp = value(row.at("tp"));
-    l.pp = value(row.at("pp"));
-    l.cp = value(row.at("cp"));
-    l.vp = value(row.at("vp"));
-    l.ep = value(row.at("ep"));
-    l.etp = value(row.at("etp"));
-    l.gbs = value(row.at("gbs"));
-    l.mbs = value(row.at("mbs"));
-    l.seq = value(row.at("seq_len"));
     const Recipe* recipe = find_recipe(row.at("current_recipe_v060"));
     if (!recipe || !same_pipeline(*recipe, l)) recipe = recipe_for(l);
     if (!recipe) {
@@ -166,21 +174,8 @@ std::vector<Layout> published_layouts(const std::filesystem::path& data, std::ve
     layouts.push_back(l);
   }
   for (const CsvRow& row : read_csv(data / "perf_recipe_presets.csv")) {
-    Layout l;
+    Layout l = layout_of(row, "gpu");
     l.source = fmt::format("perf_recipe_presets.csv {} {}", row.at("release"), row.at("recipe_name"));
-    l.model = row.at("model_key");
-    l.task = task_of(row.at("task"));
-    l.gpu = gpu_of(row.at("gpu"));
-    l.num_gpus = std::stoi(row.at("num_gpus"));
-    l.tp = value(row.at("tp"));
-    l.pp = value(row.at("pp"));
-    l.cp = value(row.at("cp"));
-    l.vp = value(row.at("vp"));
-    l.ep = value(row.at("ep"));
-    l.etp = value(row.at("etp"));
-    l.gbs = value(row.at("gbs"));
-    l.mbs = value(row.at("mbs"));
-    l.seq = value(row.at("seq_len"));
     l.pp_layout = row.at("pp_layout");
     if (row.at("file").rfind("scripts/performance/configs/", 0) == 0) {
       // The YAML perf matrix of 25.09: what a preset leaves out is 1 (VP:
@@ -262,14 +257,12 @@ std::vector<std::string> errors_of(const Layout& l, const std::filesystem::path&
   std::vector<std::string> args = {"check",   "job.yaml", "--recipe", l.recipe, "--nodes",
                                    std::to_string(l.num_gpus / per_node), "--gpus-per-node",
                                    std::to_string(per_node), "--gpu", l.gpu, "--format", "json"};
-  std::ostringstream out, err;
-  CliEnvironment env{out, err, false, {}, dir};
-  int code = run_cli(args, all_rules(), env);
-  INFO(err.str());
-  REQUIRE(code != kExitUsage);
-  REQUIRE(code != kExitInternal);
+  test::CliRun run = test::run_mblint(args, dir);
+  INFO(run.err);
+  REQUIRE(run.code != kExitUsage);
+  REQUIRE(run.code != kExitInternal);
   std::vector<std::string> errors;
-  nlohmann::json document = nlohmann::json::parse(out.str());
+  nlohmann::json document = nlohmann::json::parse(run.out);
   for (const auto& d : document["diagnostics"]) {
     if (d["severity"] == "error") errors.push_back(fmt::format("[{}] {}", d["rule"].get<std::string>(),
                                                                d["message"].get<std::string>()));

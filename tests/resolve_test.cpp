@@ -26,7 +26,7 @@ using mblint::test::check_contract;
 namespace {
 
 using Run = test::CliRun;
-using test::run_cli_in;
+using test::run_mblint;
 
 struct TempDir {
   std::filesystem::path dir = test::make_temp_dir("mblint-resolve");
@@ -60,7 +60,7 @@ torchrun --nproc_per_node 8 --nnodes $NNODES pretrain_gpt.py \
 TEST_CASE("resolve --format json follows the contract", "[resolve]") {
   TempDir temp;
   temp.write("train.sh", kMegatronScript);
-  Run run = run_cli_in(temp.dir, {"resolve", "train.sh", "--format", "json"});
+  Run run = run_mblint({"resolve", "train.sh", "--format", "json"}, temp.dir);
   INFO(run.out << run.err);
   REQUIRE(run.code == kExitClean);
   json document = json::parse(run.out);
@@ -115,7 +115,7 @@ TEST_CASE("resolve reports the derived sizes of a known job", "[resolve]") {
   size_t pp = text.find("$PP");
   std::string script = fmt::format("{}2{}", text.substr(0, pp), text.substr(pp + 3));
   temp.write("train.sh", script);
-  json document = json::parse(run_cli_in(temp.dir, {"resolve", "train.sh", "--format", "json"}).out);
+  json document = json::parse(run_mblint({"resolve", "train.sh", "--format", "json"}, temp.dir).out);
   check_contract(document);
   const json& derived = document["jobs"][0]["derived"];
   CHECK(derived["data_parallel_size"] == 2);  // 16 / (4 * 2)
@@ -127,7 +127,7 @@ TEST_CASE("resolve reports the derived sizes of a known job", "[resolve]") {
 TEST_CASE("resolve of a script that launches nothing has no job and says so", "[resolve]") {
   TempDir temp;
   temp.write("prepare.sh", "#!/bin/bash\npython download.py --out /data\n");
-  Run run = run_cli_in(temp.dir, {"resolve", "prepare.sh", "--format", "json"});
+  Run run = run_mblint({"resolve", "prepare.sh", "--format", "json"}, temp.dir);
   CHECK(run.code == kExitFindings);
   json document = json::parse(run.out);
   check_contract(document);
@@ -143,8 +143,8 @@ TEST_CASE("resolve shows the jobs check checks, with --set and the recipe", "[re
   std::vector<std::string> resolve = {"resolve"}, check = {"check"};
   resolve.insert(resolve.end(), job_args.begin(), job_args.end());
   check.insert(check.end(), job_args.begin(), job_args.end());
-  json resolved = json::parse(run_cli_in(temp.dir, resolve).out);
-  json checked = json::parse(run_cli_in(temp.dir, check).out);
+  json resolved = json::parse(run_mblint(resolve, temp.dir).out);
+  json checked = json::parse(run_mblint(check, temp.dir).out);
   check_contract(resolved);
   REQUIRE(resolved["jobs"].size() == checked["jobs"].size());
   const json& job = resolved["jobs"][0];
@@ -163,9 +163,9 @@ TEST_CASE("resolve shows the jobs check checks, with --set and the recipe", "[re
 
 TEST_CASE("recipes filters the catalog by substring and glob", "[resolve]") {
   TempDir temp;
-  json all = json::parse(run_cli_in(temp.dir, {"recipes", "--format", "json"}).out);
-  json glob = json::parse(run_cli_in(temp.dir, {"recipes", "llama3_8b_*", "--format", "json"}).out);
-  json alias = json::parse(run_cli_in(temp.dir, {"recipes", "LLAMA3_8B_PRETRAIN_CONFIG", "--format", "json"}).out);
+  json all = json::parse(run_mblint({"recipes", "--format", "json"}, temp.dir).out);
+  json glob = json::parse(run_mblint({"recipes", "llama3_8b_*", "--format", "json"}, temp.dir).out);
+  json alias = json::parse(run_mblint({"recipes", "LLAMA3_8B_PRETRAIN_CONFIG", "--format", "json"}, temp.dir).out);
   CHECK(all["version"] == 1);
   CHECK(all["recipes"].size() >= 700);
   CHECK(glob["recipes"].size() > 1);
@@ -174,7 +174,7 @@ TEST_CASE("recipes filters the catalog by substring and glob", "[resolve]") {
   // A legacy short name finds its canonical recipe.
   REQUIRE(alias["recipes"].size() == 1);
   CHECK(alias["recipes"][0]["name"] == "llama3_8b_pretrain_2gpu_h100_bf16_config");
-  CHECK(run_cli_in(temp.dir, {"recipes", "no_such_model"}).code == kExitFindings);
+  CHECK(run_mblint({"recipes", "no_such_model"}, temp.dir).code == kExitFindings);
 }
 
 TEST_CASE("resolve walks a directory as check does, one job per launch", "[resolve]") {
@@ -186,7 +186,7 @@ TEST_CASE("resolve walks a directory as check does, one job per launch", "[resol
   std::ofstream(temp.dir / "launch" / "a.sh") << two_nodes;
   std::ofstream(temp.dir / "launch" / "b.sh") << four_nodes;
   std::ofstream(temp.dir / "launch" / "notes.md") << "# not a job\n";
-  Run run = run_cli_in(temp.dir, {"resolve", "launch", "--format", "json"});
+  Run run = run_mblint({"resolve", "launch", "--format", "json"}, temp.dir);
   REQUIRE(run.code == kExitClean);
   json document = json::parse(run.out);
   check_contract(document);

@@ -9,6 +9,7 @@
 #include "lint/cli/cli.h"
 #include "rules/registry.h"
 #include "tests/fixture_runner.h"
+#include "tests/cli_run.h"
 #include "tests/test_support.h"
 
 using namespace mblint;
@@ -20,12 +21,9 @@ std::set<std::string> rules_fired(const RuleExample& example) {
   std::ofstream(dir / std::string(example.filename), std::ios::binary) << example.content;
   std::vector<std::string> args = {"check", "--format", "json"};
   for (const std::string& arg : test::split_command(std::string(example.args))) args.push_back(arg);
-  std::ostringstream out, err;
-  CliEnvironment env{out, err, false, [](const std::string&) { return std::optional<std::string>(); }, dir};
-  run_cli(args, all_rules(), env);
+  std::string text = test::run_mblint(args, dir).out;
   std::filesystem::remove_all(dir);
   std::set<std::string> fired;
-  std::string text = out.str();
   size_t at = 0;
   while ((at = text.find("\"rule\": \"", at)) != std::string::npos) {
     at += 9;

@@ -6,14 +6,14 @@
 
 #include "lint/cli/cli.h"
 #include "rules/registry.h"
+#include "tests/cli_run.h"
 #include "tests/test_support.h"
 
 TEST_CASE("rules/README.md matches `mblint rules --format markdown`", "[rules]") {
-  std::ostringstream out, err;
-  mblint::CliEnvironment env{out, err, false, {}, mblint::test::source_dir()};
-  REQUIRE(mblint::run_cli({"rules", "--format", "markdown"}, mblint::all_rules(), env) == 0);
+  mblint::test::CliRun run = mblint::test::run_mblint({"rules", "--format", "markdown"}, mblint::test::source_dir());
+  REQUIRE(run.code == 0);
   INFO("regenerate with: build/mblint rules --format markdown > rules/README.md");
-  CHECK(out.str() == mblint::test::read_file(mblint::test::source_dir() / "rules" / "README.md"));
+  CHECK(run.out == mblint::test::read_file(mblint::test::source_dir() / "rules" / "README.md"));
 }
 
 // The README's rules table names some rules of each group: every row's group

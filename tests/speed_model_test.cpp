@@ -4,27 +4,13 @@
 #include <cmath>
 
 #include "lint/facts/speed_model.h"
+#include "tests/dense_model.h"
 
 using namespace mblint;
 
 namespace {
 
-// GPT-3-style dense model: MHA, 4h MLP without gating (Narayanan et al. 2021).
-MemoryModel gpt(int64_t layers, int64_t hidden, int64_t heads, int64_t seq, int64_t vocab) {
-  MemoryModel m;
-  m.layers = layers;
-  m.hidden = hidden;
-  m.heads = heads;
-  m.query_groups = heads;
-  m.kv_channels = hidden / heads;
-  m.ffn = 4 * hidden;
-  m.seq = seq;
-  m.vocab = vocab;
-  m.swiglu = false;
-  m.stage_layers = {static_cast<double>(layers)};
-  m.stage_mtp = {0};
-  return m;
-}
+using test::dense_gpt;
 
 // Constants with no fixed costs and ideal links, so that times are the
 // FLOPs and bytes over the peaks.
@@ -48,7 +34,7 @@ SpeedConstants ideal() {
 TEST_CASE("speed: a dense layer's forward FLOPs per token are 24h^2 + 2sh (causal)", "[speed]") {
   // Narayanan et al. 2021 eq. 3: 24h^2 + 4sh per token and layer without the
   // causal mask; the mask halves the 4sh of the scores and weighted values.
-  MemoryModel m = gpt(24, 2048, 16, 2048, 51200);
+  MemoryModel m = dense_gpt(24, 2048, 16, 2048, 51200);
   LayerFlops f = layer_flops(m, false);
   CHECK(f.linear == Approx(24.0 * 2048 * 2048));
   CHECK(f.attention == Approx(2.0 * 2048 * 2048));
@@ -60,7 +46,7 @@ TEST_CASE("speed: a dense layer's forward FLOPs per token are 24h^2 + 2sh (causa
 
 TEST_CASE("speed: GQA shrinks K and V, SwiGLU adds the gate; MoE counts top-k experts", "[speed]") {
   // Llama-3-8B-like: h 4096, 32 heads of 128, 8 groups, SwiGLU ffn 14336.
-  MemoryModel m = gpt(32, 4096, 32, 8192, 128256);
+  MemoryModel m = dense_gpt(32, 4096, 32, 8192, 128256);
   m.query_groups = 8;
   m.swiglu = true;
   m.ffn = 14336;
@@ -99,7 +85,7 @@ TEST_CASE("speed: 1F1B takes (m + p - 1) stage times, interleaving divides the f
 TEST_CASE("speed: TP communication is 8 collectives of T x h per layer, over NVLink or the network", "[speed]") {
   // One stage, one micro-batch, TP 8 with SP, no overlap: per layer 4 collectives
   // forward and 4 backward [Korthikanti et al. 2022], each moving T h 2 B x 7/8.
-  MemoryModel m = gpt(4, 4096, 32, 4096, 51200);
+  MemoryModel m = dense_gpt(4, 4096, 32, 4096, 51200);
   m.tp = 8;
   m.sp = true;
   const GpuSpeed& h100 = *find_gpu_speed("h100");
@@ -126,7 +112,7 @@ TEST_CASE("speed: TP communication is 8 collectives of T x h per layer, over NVL
 }
 
 TEST_CASE("speed: the breakdown adds up to the step; tokens/s/GPU and MFU follow from it", "[speed]") {
-  MemoryModel m = gpt(8, 4096, 32, 4096, 51200);
+  MemoryModel m = dense_gpt(8, 4096, 32, 4096, 51200);
   m.tp = 2;
   m.sp = true;
   m.pp = 2;
@@ -152,7 +138,7 @@ TEST_CASE("speed: an ideal GPU runs a GEMM-bound step at its peak", "[speed]") {
   // layer is 3 x its linear FLOPs / peak + 3.5 x attention FLOPs / peak
   // (FlashAttention-2: the backward runs 5 products to the forward's 2) + the
   // elementwise passes over HBM.
-  MemoryModel m = gpt(1, 8192, 64, 2048, 0);
+  MemoryModel m = dense_gpt(1, 8192, 64, 2048, 0);
   m.micro_batch = 4;
   SpeedSettings s;
   SpeedConstants c = ideal();
@@ -165,7 +151,7 @@ TEST_CASE("speed: an ideal GPU runs a GEMM-bound step at its peak", "[speed]") {
 }
 
 TEST_CASE("speed: precisions the GPU lacks and GPUs without figures are declined", "[speed]") {
-  MemoryModel m = gpt(2, 1024, 8, 1024, 1024);
+  MemoryModel m = dense_gpt(2, 1024, 8, 1024, 1024);
   SpeedSettings s;
   s.precision = GemmPrecision::NVFP4;
   std::string why;
@@ -189,7 +175,7 @@ SpeedConstants layers_only() {
 }
 
 MemoryModel moe_model(int64_t ep) {
-  MemoryModel m = gpt(2, 4096, 32, 4096, 0);
+  MemoryModel m = dense_gpt(2, 4096, 32, 4096, 0);
   m.experts = 64;
   m.topk = 8;
   m.moe_ffn = 1024;
@@ -201,7 +187,7 @@ MemoryModel moe_model(int64_t ep) {
 }  // namespace
 
 TEST_CASE("speed: the bubble of equal stages is (p - 1) / (v m) of the steady state", "[speed]") {
-  MemoryModel m = gpt(16, 4096, 32, 4096, 0);
+  MemoryModel m = dense_gpt(16, 4096, 32, 4096, 0);
   m.pp = 4;
   m.microbatches = 8;
   m.stage_layers = {4, 4, 4, 4};
@@ -217,7 +203,7 @@ TEST_CASE("speed: the bubble of equal stages is (p - 1) / (v m) of the steady st
 }
 
 TEST_CASE("speed: full recompute adds one forward, selective core_attn the attention's", "[speed]") {
-  MemoryModel m = gpt(2, 8192, 64, 4096, 0);
+  MemoryModel m = dense_gpt(2, 8192, 64, 4096, 0);
   SpeedSettings s;
   const GpuSpeed& h100 = *find_gpu_speed("h100");
   auto none = estimate_step(m, s, h100, layers_only());
@@ -261,7 +247,7 @@ TEST_CASE("speed: EP all-to-all over NVLink inside the domain, the NIC outside; 
 }
 
 TEST_CASE("speed: Ulysses CP exchanges Q, K, V and the output, not hidden", "[speed]") {
-  MemoryModel m = gpt(2, 4096, 32, 8192, 0);
+  MemoryModel m = dense_gpt(2, 4096, 32, 8192, 0);
   m.cp = 2;
   SpeedSettings s;
   s.cp_a2a = true;

@@ -21,17 +21,14 @@ Usage: tools/gen_config_fields.py [--bridge PATH] [--megatron-lm PATH] [--check]
 """
 import argparse
 import ast
-import io
 import os
-import subprocess
 import sys
-import tarfile
+
+from gen_support import add_upstream_arguments, class_defs, python_sources, write_or_check
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 OUTPUT = os.path.join(ROOT, "rules", "support", "config_fields_data.inc")
-DEFAULT_BRIDGE = "/work/.mirror/NVIDIA-NeMo+Megatron-Bridge/repo"
-DEFAULT_MLM = "/work/.mirror/NVIDIA+Megatron-LM/repo"
 
 # Classes whose subclasses (and themselves) make up each section's variants.
 ROOTS = {
@@ -47,37 +44,20 @@ ROOTS = {
 RESTRICTED_FAMILIES = {"T5ModelProvider": "T5"}
 
 
-def python_sources(repo, prefixes):
-    """(path, text) of the .py files under `prefixes` at HEAD of a git repo."""
-    data = subprocess.run(["git", "-C", repo, "archive", "HEAD", *prefixes], check=True,
-                          capture_output=True).stdout
-    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
-        for member in tar.getmembers():
-            if member.isfile() and member.name.endswith(".py"):
-                yield member.name, tar.extractfile(member).read().decode("utf-8", "replace")
-
-
 def class_table(sources):
     classes = {}
-    for path, text in sources:
-        try:
-            tree = ast.parse(text)
-        except SyntaxError:
-            continue
-        for node in ast.walk(tree):
-            if not isinstance(node, ast.ClassDef):
-                continue
-            fields, init_args = [], []
-            for statement in node.body:
-                if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
-                    annotation = " ".join(ast.unparse(statement.annotation).split())
-                    if "ClassVar" not in annotation:
-                        fields.append((statement.target.id, annotation))
-                if isinstance(statement, ast.FunctionDef) and statement.name == "__init__":
-                    init_args += [(a.arg, " ".join(ast.unparse(a.annotation).split()) if a.annotation else "Any")
-                                  for a in statement.args.args[1:] + statement.args.kwonlyargs]
-            bases = [ast.unparse(b).split(".")[-1].split("[")[0] for b in node.bases]
-            classes.setdefault(node.name, []).append((bases, fields, init_args))
+    for node in class_defs(sources):
+        fields, init_args = [], []
+        for statement in node.body:
+            if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
+                annotation = " ".join(ast.unparse(statement.annotation).split())
+                if "ClassVar" not in annotation:
+                    fields.append((statement.target.id, annotation))
+            if isinstance(statement, ast.FunctionDef) and statement.name == "__init__":
+                init_args += [(a.arg, " ".join(ast.unparse(a.annotation).split()) if a.annotation else "Any")
+                              for a in statement.args.args[1:] + statement.args.kwonlyargs]
+        bases = [ast.unparse(b).split(".")[-1].split("[")[0] for b in node.bases]
+        classes.setdefault(node.name, []).append((bases, fields, init_args))
     return classes
 
 
@@ -210,23 +190,14 @@ def render(rows, features):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--bridge", default=DEFAULT_BRIDGE)
-    parser.add_argument("--megatron-lm", default=DEFAULT_MLM)
+    add_upstream_arguments(parser)
     parser.add_argument("--check", action="store_true")
     args = parser.parse_args()
-    sources = list(python_sources(args.bridge, ["src/megatron/bridge"]))
-    sources += list(python_sources(args.megatron_lm, ["megatron/training/models"]))
+    sources = list(python_sources(args.bridge, "HEAD", ["src/megatron/bridge"]))
+    sources += list(python_sources(args.megatron_lm, "HEAD", ["megatron/training/models"]))
     features = recipe_features(sources, catalog_recipe_names())
     text = render(collect(class_table(sources)), features)
-    if args.check:
-        with open(OUTPUT) as f:
-            if f.read() != text:
-                print(f"{OUTPUT} is stale: run tools/gen_config_fields.py", file=sys.stderr)
-                return 1
-        return 0
-    with open(OUTPUT, "w") as f:
-        f.write(text)
-    return 0
+    return write_or_check(OUTPUT, text, args.check, "gen_config_fields.py")
 
 
 if __name__ == "__main__":

@@ -15,28 +15,20 @@ Usage: tools/gen_field_history.py [--bridge PATH] [--megatron-lm PATH] [--check]
 """
 import argparse
 import ast
-import io
 import json
 import os
 import re
-import subprocess
 import sys
-import tarfile
+
+from gen_support import add_upstream_arguments, class_defs, git, python_sources, write_or_check
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 OUTPUT = os.path.join(ROOT, "lint", "model", "field_history.inc")
 SCHEMA = os.path.join(ROOT, "..", "shared", "corpus", "megatron-bridge", "derived", "configcontainer_schema.json")
-DEFAULT_BRIDGE = "/work/.mirror/NVIDIA-NeMo+Megatron-Bridge/repo"
-DEFAULT_MLM = "/work/.mirror/NVIDIA+Megatron-LM/repo"
 RELEASE = re.compile(r"^v(\d+)\.(\d+)\.(\d+)$")
 BRIDGE_PATHS = ["src/megatron/bridge"]
 MLM_PATHS = ["megatron/core", "megatron/training/config"]
-
-
-def git(repo, *args, binary=False):
-    out = subprocess.run(["git", "-C", repo, *args], check=True, capture_output=True).stdout
-    return out if binary else out.decode()
 
 
 def releases(bridge):
@@ -52,22 +44,11 @@ def annotations(repo, rev, prefixes):
     """{(class short name, field): annotation source text} of every class
     under `prefixes` at `rev`."""
     present = [p for p in prefixes if git(repo, "ls-tree", rev, p).strip()]
-    data = git(repo, "archive", rev, *present, binary=True)
     found = {}
-    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
-        for member in tar.getmembers():
-            if not (member.isfile() and member.name.endswith(".py")):
-                continue
-            try:
-                tree = ast.parse(tar.extractfile(member).read().decode("utf-8", "replace"))
-            except SyntaxError:
-                continue
-            for node in ast.walk(tree):
-                if not isinstance(node, ast.ClassDef):
-                    continue
-                for statement in node.body:
-                    if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
-                        found[(node.name, statement.target.id)] = ast.unparse(statement.annotation)
+    for node in class_defs(python_sources(repo, rev, present)):
+        for statement in node.body:
+            if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
+                found[(node.name, statement.target.id)] = ast.unparse(statement.annotation)
     return found
 
 
@@ -156,22 +137,13 @@ def render(bridge, mlm, schema):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--bridge", default=DEFAULT_BRIDGE)
-    parser.add_argument("--megatron-lm", default=DEFAULT_MLM)
+    add_upstream_arguments(parser)
     parser.add_argument("--schema", default=SCHEMA)
     parser.add_argument("--check", action="store_true")
     args = parser.parse_args()
     with open(args.schema) as f:
         text = render(args.bridge, args.megatron_lm, json.load(f))
-    if args.check:
-        with open(OUTPUT) as f:
-            if f.read() != text:
-                print(f"{OUTPUT} is stale: run tools/gen_field_history.py", file=sys.stderr)
-                return 1
-        return 0
-    with open(OUTPUT, "w") as f:
-        f.write(text)
-    return 0
+    return write_or_check(OUTPUT, text, args.check, "gen_field_history.py")
 
 
 if __name__ == "__main__":

@@ -33,6 +33,8 @@ import re
 import subprocess
 import sys
 
+from gen_support import write_or_check
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 OUTPUT = os.path.join(ROOT, "lint", "load", "dialects", "megatron_lm_flags_data.inc")
@@ -678,6 +680,16 @@ def bit_of(i, releases):
     return OLDER_BIT if i < older else i - older
 
 
+def add_release_flags(table, flags, bit):
+    """Add release `bit` to each flag's releases in `table` (flag -> (bits,
+    takes a value)); releases come oldest first, so the newest one's answer
+    to "takes a value" is the one kept."""
+    for flag, takes_value in flags.items():
+        bits, _ = table.get(flag, (set(), None))
+        bits.add(bit)
+        table[flag] = (bits, takes_value)
+
+
 def c_string(text):
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
@@ -704,10 +716,7 @@ def render(releases):
     # flag -> (releases, takes a value in the newest release that has it)
     table = {}
     for i, (_v, _r, base, _e, _f) in enumerate(releases):
-        for flag, takes_value in base.items():
-            bits, _ = table.get(flag, (set(), None))
-            bits.add(bit_of(i, releases))
-            table[flag] = (bits, takes_value)
+        add_release_flags(table, base, bit_of(i, releases))
     lines.append("// Megatron-LM's parser (megatron/training/arguments.py): flag, releases, takes a value.")
     lines.append("constexpr MegatronLmKnownFlag kMegatronLmBaseFlags[] = {")
     for flag in sorted(table):
@@ -721,10 +730,7 @@ def render(releases):
         for script, flags in entries.items():
             present, extra = scripts.setdefault(script, (set(), {}))
             present.add(bit_of(i, releases))
-            for flag, takes_value in flags.items():
-                bits, _ = extra.get(flag, (set(), None))
-                bits.add(bit_of(i, releases))
-                extra[flag] = (bits, takes_value)
+            add_release_flags(extra, flags, bit_of(i, releases))
     lines.append("// Entry scripts: path in the repository, releases that have it.")
     lines.append("constexpr MegatronLmEntryScript kMegatronLmEntryScripts[] = {")
     for script in sorted(scripts):
@@ -772,15 +778,7 @@ def main():
     except Unreadable as error:
         print(f"gen_megatron_lm_flags: cannot read upstream: {error}", file=sys.stderr)
         return 2
-    if options.check:
-        with open(options.output, encoding="utf-8") as f:
-            if f.read() != text:
-                print(f"{options.output} is out of date: run tools/gen_megatron_lm_flags.py", file=sys.stderr)
-                return 1
-        return 0
-    with open(options.output, "w", encoding="utf-8") as f:
-        f.write(text)
-    return 0
+    return write_or_check(options.output, text, options.check, "gen_megatron_lm_flags.py")
 
 
 if __name__ == "__main__":

@@ -11,6 +11,8 @@ import json
 import os
 import sys
 
+from gen_support import write_or_check
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 DEFAULT_SCHEMA = os.path.join(ROOT, "..", "shared", "corpus", "megatron-bridge", "derived",
@@ -69,15 +71,7 @@ def main():
     args = parser.parse_args()
     with open(args.schema) as f:
         text = render(json.load(f))
-    if args.check:
-        with open(OUTPUT) as f:
-            if f.read() != text:
-                print(f"{OUTPUT} is stale: run tools/gen_schema.py", file=sys.stderr)
-                return 1
-        return 0
-    with open(OUTPUT, "w") as f:
-        f.write(text)
-    return 0
+    return write_or_check(OUTPUT, text, args.check, "gen_schema.py")
 
 
 if __name__ == "__main__":

@@ -44,6 +44,8 @@ import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
+from eval_common import missing_shared_exit, percentile
+
 BAND = 0.0865  # the memory rules' error band, kEstimateErrorBand in lint/facts/estimate.h
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -56,19 +58,6 @@ def gpu_of(platform):
         if gpu in platform:
             return gpu
     raise KeyError(platform)
-
-
-def percentile(values, q):
-    """Linear interpolation, as the reference table uses."""
-    values = sorted(values)
-    if not values:
-        return float("nan")
-    pos = (len(values) - 1) * q
-    lo = int(pos)
-    hi = min(lo + 1, len(values) - 1)
-    if pos == lo or values[lo] == values[hi]:
-        return values[lo]  # also keeps inf - inf (two declined rows) out of the arithmetic
-    return values[lo] + (values[hi] - values[lo]) * (pos - lo)
 
 
 def run_estimate(mblint, path, nodes, gpus_per_node, gpu, recipe=None):
@@ -331,12 +320,9 @@ def main():
     parser.add_argument("--max-other-declined", type=int, help="gate: rows of the other 571 that mblint declines")
     parser.add_argument("--jobs", type=int, default=2)
     args = parser.parse_args()
-    if not os.path.isdir(os.path.join(args.shared, "data")):
-        if os.environ.get("MBLINT_REQUIRE_SHARED") == "1":
-            print(f"FAIL: {args.shared}/data is absent and MBLINT_REQUIRE_SHARED=1")
-            return 1
-        print(f"skipped: {args.shared} is absent")
-        return 77
+    missing = missing_shared_exit(args.shared)
+    if missing is not None:
+        return missing
 
     golden, evaluated, others = load_rows(args)
     evaluated = estimate_rows(args, evaluated)

@@ -37,6 +37,8 @@ import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 
+from eval_common import missing_shared_exit, percentile
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 HOLDOUT = {"26.04.01"}
@@ -49,18 +51,6 @@ PEAK = {  # dense TFLOP/s (lint/facts/speed_constants.inc), for the naive anchor
     "gb200": {"BF16": 2500, "FP8": 5000, "NVFP4": 10000},
     "gb300": {"BF16": 2500, "FP8": 5000, "NVFP4": 15000},
 }
-
-
-def percentile(values, q):
-    values = sorted(values)
-    if not values:
-        return float("nan")
-    pos = (len(values) - 1) * q
-    lo = int(pos)
-    hi = min(lo + 1, len(values) - 1)
-    if pos == lo or values[lo] == values[hi]:
-        return values[lo]
-    return values[lo] + (values[hi] - values[lo]) * (pos - lo)
 
 
 def pct(x):
@@ -323,12 +313,9 @@ def main():
     parser.add_argument("--max-p90", type=float, help="gate: p90 |error| of the modelled rows")
     parser.add_argument("--max-declined", type=int, help="gate: rows declined")
     args = parser.parse_args()
-    if not os.path.isdir(os.path.join(args.shared, "data")):
-        if os.environ.get("MBLINT_REQUIRE_SHARED") == "1":
-            print(f"FAIL: {args.shared}/data is absent and MBLINT_REQUIRE_SHARED=1")
-            return 1
-        print(f"skipped: {args.shared} is absent")
-        return 77
+    missing = missing_shared_exit(args.shared)
+    if missing is not None:
+        return missing
     rows = load_rows(args.shared)
     with tempfile.TemporaryDirectory(prefix="perf-eval-") as directory:
         if args.fit:

@@ -29,59 +29,53 @@ Span primary_span(const Provenance& where) {
   return where.key;
 }
 
-ConfigValue make_null(Provenance where) {
+namespace {
+
+// An empty value of `kind`; the constructors below fill in its payload.
+ConfigValue value_of_kind(ValueKind kind, Provenance where) {
   ConfigValue value;
-  value.kind = ValueKind::Null;
+  value.kind = kind;
   value.where = std::move(where);
   return value;
 }
 
+}  // namespace
+
+ConfigValue make_null(Provenance where) { return value_of_kind(ValueKind::Null, std::move(where)); }
+
 ConfigValue make_bool(bool b, Provenance where) {
-  ConfigValue value = make_null(std::move(where));
-  value.kind = ValueKind::Bool;
+  ConfigValue value = value_of_kind(ValueKind::Bool, std::move(where));
   value.boolean = b;
   return value;
 }
 
 ConfigValue make_int(int64_t i, Provenance where) {
-  ConfigValue value = make_null(std::move(where));
-  value.kind = ValueKind::Int;
+  ConfigValue value = value_of_kind(ValueKind::Int, std::move(where));
   value.integer = i;
   return value;
 }
 
 ConfigValue make_float(double f, Provenance where) {
-  ConfigValue value = make_null(std::move(where));
-  value.kind = ValueKind::Float;
+  ConfigValue value = value_of_kind(ValueKind::Float, std::move(where));
   value.real = f;
   return value;
 }
 
 ConfigValue make_string(std::string s, Provenance where) {
-  ConfigValue value = make_null(std::move(where));
-  value.kind = ValueKind::String;
+  ConfigValue value = value_of_kind(ValueKind::String, std::move(where));
   value.text = std::move(s);
   return value;
 }
 
 ConfigValue make_unknown(std::string expression, Provenance where) {
-  ConfigValue value = make_null(std::move(where));
-  value.kind = ValueKind::Unknown;
+  ConfigValue value = value_of_kind(ValueKind::Unknown, std::move(where));
   value.text = std::move(expression);
   return value;
 }
 
-ConfigValue make_map(Provenance where) {
-  ConfigValue value = make_null(std::move(where));
-  value.kind = ValueKind::Map;
-  return value;
-}
+ConfigValue make_map(Provenance where) { return value_of_kind(ValueKind::Map, std::move(where)); }
 
-ConfigValue make_list(Provenance where) {
-  ConfigValue value = make_null(std::move(where));
-  value.kind = ValueKind::List;
-  return value;
-}
+ConfigValue make_list(Provenance where) { return value_of_kind(ValueKind::List, std::move(where)); }
 
 std::vector<std::string> split_path(std::string_view dotted) {
   std::vector<std::string> segments;

@@ -28,13 +28,7 @@ struct FileDescriptor {
 };
 
 Diagnostic unreadable(std::string message, Span where, std::string help) {
-  Diagnostic d;
-  d.rule = "unreadable-file";
-  d.severity = Severity::Error;
-  d.message = std::move(message);
-  d.where = where;
-  d.help = std::move(help);
-  return d;
+  return input_error("unreadable-file", std::move(message), where, std::move(help));
 }
 
 Diagnostic no_such_file(const std::string& display, Span where) {

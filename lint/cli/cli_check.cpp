@@ -204,9 +204,7 @@ int run_check(const std::vector<std::string>& args, RuleSet rules, const CliEnvi
   }
 
   SourceSet sources;
-  std::vector<std::string> full_args = {"check"};
-  full_args.insert(full_args.end(), args.begin(), args.end());
-  CommandLine line = add_command_line(sources, full_args);
+  auto [full_args, line] = add_command_words(sources, "check", args);
   LintOptions options;
   options.paths = parsed["paths"].as<std::vector<std::string>>();
   if (auto stop = read_job_options(full_args, line, env, options)) return *stop;

@@ -160,16 +160,13 @@ int run_estimate(const std::vector<std::string>& args, RuleSet rules, const CliE
   }
 
   SourceSet sources;
-  std::vector<std::string> full_args = {"estimate"};
-  full_args.insert(full_args.end(), args.begin(), args.end());
-  CommandLine line = add_command_line(sources, full_args);
+  auto [full_args, line] = add_command_words(sources, "estimate", args);
   LintOptions options;
   if (!recipe_only) options.paths = parsed["paths"].as<std::vector<std::string>>();
-  if (auto stop = read_job_options(full_args, line, env, options)) return *stop;
+  if (auto stop = read_recipe_job_options(full_args, line, env, options)) return *stop;
   if (recipe_only && !options.recipe) {
     return usage_error(env, "estimate needs a file or --recipe NAME (see mblint estimate --help)");
   }
-  if (auto stop = require_known_recipe(options, env)) return *stop;
 
   LintResult result = run_lint(sources, options, rules);
   Summary summary = summarize(result.diagnostics, result.files_checked, result.coverage);

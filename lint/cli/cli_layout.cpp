@@ -321,13 +321,10 @@ int run_layout(const std::vector<std::string>& args, RuleSet rules, const CliEnv
   }
 
   SourceSet sources;
-  std::vector<std::string> full_args = {"layout"};
-  full_args.insert(full_args.end(), args.begin(), args.end());
-  CommandLine line = add_command_line(sources, full_args);
+  auto [full_args, line] = add_command_words(sources, "layout", args);
   LintOptions options;
   if (parsed.count("paths")) options.paths = parsed["paths"].as<std::vector<std::string>>();
-  if (auto stop = read_job_options(full_args, line, env, options)) return *stop;
-  if (auto stop = require_known_recipe(options, env)) return *stop;
+  if (auto stop = read_recipe_job_options(full_args, line, env, options)) return *stop;
 
   std::vector<Job> jobs;
   if (options.paths.empty()) {

@@ -74,9 +74,7 @@ int run_lsp(const std::vector<std::string>& args, RuleSet rules, const CliEnviro
   }
   // Check the job options once, as `mblint check` would.
   SourceSet sources;
-  std::vector<std::string> full_args = {"lsp"};
-  full_args.insert(full_args.end(), server.job_args.begin(), server.job_args.end());
-  CommandLine line = add_command_line(sources, full_args);
+  auto [full_args, line] = add_command_words(sources, "lsp", server.job_args);
   LintOptions options;
   if (auto stop = read_job_options(full_args, line, env, options)) return *stop;
   return lsp::serve(server, STDIN_FILENO, STDOUT_FILENO, *debounce_ms);

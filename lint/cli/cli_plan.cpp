@@ -473,13 +473,10 @@ int run_plan(const std::vector<std::string>& args, RuleSet rules, const CliEnvir
   if (!top) return usage_error(env, "--top takes a positive number");
 
   SourceSet sources;
-  std::vector<std::string> full_args = {"plan"};
-  full_args.insert(full_args.end(), args.begin(), args.end());
-  CommandLine line = add_command_line(sources, full_args);
+  auto [full_args, line] = add_command_words(sources, "plan", args);
   LintOptions options;
   if (parsed.count("paths")) options.paths = parsed["paths"].as<std::vector<std::string>>();
-  if (auto stop = read_job_options(full_args, line, env, options)) return *stop;
-  if (auto stop = require_known_recipe(options, env)) return *stop;
+  if (auto stop = read_recipe_job_options(full_args, line, env, options)) return *stop;
   auto gpus_value = last_value(full_args, line, {"--gpus"});
   if (gpus_value && !positive(gpus_value->text)) return usage_error(env, "--gpus takes a positive number");
 

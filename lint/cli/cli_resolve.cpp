@@ -218,9 +218,7 @@ int run_resolve(const std::vector<std::string>& args, RuleSet rules, const CliEn
   if (!parsed.count("paths")) return usage_error(env, "resolve needs at least one file (see mblint resolve --help)");
 
   SourceSet sources;
-  std::vector<std::string> full_args = {"resolve"};
-  full_args.insert(full_args.end(), args.begin(), args.end());
-  CommandLine line = add_command_line(sources, full_args);
+  auto [full_args, line] = add_command_words(sources, "resolve", args);
   LintOptions options;
   options.paths = parsed["paths"].as<std::vector<std::string>>();
   if (auto stop = read_job_options(full_args, line, env, options)) return *stop;

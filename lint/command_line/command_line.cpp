@@ -21,6 +21,14 @@ CommandLine add_command_line(SourceSet& sources, const std::vector<std::string>&
   return line;
 }
 
+CommandWords add_command_words(SourceSet& sources, std::string command, const std::vector<std::string>& args) {
+  CommandWords words;
+  words.full_args.push_back(std::move(command));
+  words.full_args.insert(words.full_args.end(), args.begin(), args.end());
+  words.line = add_command_line(sources, words.full_args);
+  return words;
+}
+
 // Every value of option `name` (`--name value` or `--name=value`), located.
 std::vector<CommandLineValue> option_values(const std::vector<std::string>& args, const CommandLine& line,
                                             std::initializer_list<std::string_view> names) {
@@ -72,6 +80,8 @@ int usage_error(const CliEnvironment& env, const std::string& message) {
   return kExitUsage;
 }
 
+namespace {
+
 std::optional<int> require_known_recipe(const LintOptions& options, const CliEnvironment& env) {
   if (!options.recipe || find_recipe(options.recipe->text)) return std::nullopt;
   std::vector<std::string> similar = similar_recipe_names(options.recipe->text);
@@ -81,6 +91,8 @@ std::optional<int> require_known_recipe(const LintOptions& options, const CliEnv
                                       "the catalogued names)",
                                       options.recipe->text, hint));
 }
+
+}  // namespace
 
 std::optional<int> parse_command(cxxopts::Options& options, const std::vector<std::string>& args,
                                  cxxopts::ParseResult& parsed, const CliEnvironment& env) {
@@ -193,6 +205,12 @@ std::optional<int> read_job_options(const std::vector<std::string>& full_args, c
   }
 
   return std::nullopt;
+}
+
+std::optional<int> read_recipe_job_options(const std::vector<std::string>& full_args, const CommandLine& line,
+                                           const CliEnvironment& env, LintOptions& options) {
+  if (auto stop = read_job_options(full_args, line, env, options)) return stop;
+  return require_known_recipe(options, env);
 }
 
 }  // namespace mblint

@@ -28,6 +28,15 @@ struct CommandLine {
 
 CommandLine add_command_line(SourceSet& sources, const std::vector<std::string>& args);
 
+// `mblint COMMAND ARGS...` as a command sees it: its words with the command
+// name first, and the command line they make in the sources.
+struct CommandWords {
+  std::vector<std::string> full_args;
+  CommandLine line;
+};
+
+CommandWords add_command_words(SourceSet& sources, std::string command, const std::vector<std::string>& args);
+
 // Every value of option `name` (`--name value` or `--name=value`), located.
 std::vector<CommandLineValue> option_values(const std::vector<std::string>& args, const CommandLine& line,
                                             std::initializer_list<std::string_view> names);
@@ -52,10 +61,12 @@ void add_job_options(cxxopts::Options& options);
 std::optional<int> read_job_options(const std::vector<std::string>& full_args, const CommandLine& line,
                                     const CliEnvironment& env, LintOptions& options);
 
-// layout, plan and estimate work from the recipe's values: a --recipe that
-// names no catalogued recipe is a usage error with the closest names, not a
-// run on defaults. Returns the exit code when the command must stop.
-std::optional<int> require_known_recipe(const LintOptions& options, const CliEnvironment& env);
+// read_job_options for layout, plan and estimate, which work from the
+// recipe's values: a --recipe that names no catalogued recipe is a usage
+// error with the closest names, not a run on defaults. Returns the exit code
+// when the command must stop.
+std::optional<int> read_recipe_job_options(const std::vector<std::string>& full_args, const CommandLine& line,
+                                           const CliEnvironment& env, LintOptions& options);
 
 
 }  // namespace mblint

@@ -34,6 +34,13 @@ void put_range(json& object, const SourceSet& sources, Span where) {
   object["end_column"] = end.column;
 }
 
+// Where a note or an unresolved value stands: put_range's start only.
+void put_start(json& object, const SourceSet& sources, Span where) {
+  json range = json::object();
+  put_range(range, sources, where);
+  for (const char* key : {"file", "line", "column"}) object[key] = std::move(range[key]);
+}
+
 }  // namespace
 
 json diagnostic_json(const SourceSet& sources, const Diagnostic& d) {
@@ -48,11 +55,7 @@ json diagnostic_json(const SourceSet& sources, const Diagnostic& d) {
   for (const Note& note : d.notes) {
     json n = json::object();
     n["message"] = note.message;
-    json range = json::object();
-    put_range(range, sources, note.where);
-    n["file"] = range["file"];
-    n["line"] = range["line"];
-    n["column"] = range["column"];
+    put_start(n, sources, note.where);
     notes.push_back(std::move(n));
   }
   object["notes"] = std::move(notes);
@@ -92,11 +95,7 @@ void put_indented(std::ostream& out, const std::string& text, size_t depth) {
 
 json job_json(const SourceSet& sources, const JobCoverage& job) {
   json object = json::object();
-  json range = json::object();
-  put_range(range, sources, job.where);
-  object["file"] = range["file"];
-  object["line"] = range["line"];
-  object["column"] = range["column"];
+  put_start(object, sources, job.where);
   object["entry"] = job.entry;
   object["dialect"] = job.dialect;
   object["recipe"] = job.recipe.empty() ? json(nullptr) : json(job.recipe);
@@ -108,11 +107,7 @@ json job_json(const SourceSet& sources, const JobCoverage& job) {
     g["why"] = gap.why;
     g["supply"] = gap.supply;
     g["unknown"] = gap.unknown;
-    json at = json::object();
-    put_range(at, sources, gap.where);
-    g["file"] = at["file"];
-    g["line"] = at["line"];
-    g["column"] = at["column"];
+    put_start(g, sources, gap.where);
     unresolved.push_back(std::move(g));
   }
   object["unresolved"] = std::move(unresolved);

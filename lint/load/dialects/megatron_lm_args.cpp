@@ -387,13 +387,7 @@ Span join_spans(Span a, Span b) {
 }
 
 Diagnostic argument_problem(std::string message, Span where, std::string help) {
-  Diagnostic d;
-  d.rule = "entry-point-argument";
-  d.severity = Severity::Error;
-  d.message = std::move(message);
-  d.where = where;
-  d.help = std::move(help);
-  return d;
+  return input_error("entry-point-argument", std::move(message), where, std::move(help));
 }
 
 class ArgvReader {

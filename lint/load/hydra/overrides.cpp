@@ -9,13 +9,7 @@ namespace mblint {
 namespace {
 
 Diagnostic override_problem(std::string message, Span where, std::string help) {
-  Diagnostic d;
-  d.rule = "override-syntax";
-  d.severity = Severity::Error;
-  d.message = std::move(message);
-  d.where = where;
-  d.help = std::move(help);
-  return d;
+  return input_error("override-syntax", std::move(message), where, std::move(help));
 }
 
 std::string did_you_mean(const std::vector<std::string>& key) {

@@ -526,13 +526,7 @@ Span mark_span(const SourceFile& file, FileId id, const YAML::Mark& mark) {
 }
 
 Diagnostic syntax_problem(std::string message, Span where, std::string help) {
-  Diagnostic d;
-  d.rule = "yaml-syntax";
-  d.severity = Severity::Error;
-  d.message = std::move(message);
-  d.where = where;
-  d.help = std::move(help);
-  return d;
+  return input_error("yaml-syntax", std::move(message), where, std::move(help));
 }
 
 // yaml-cpp's messages are terse ("end of map not found"); say what it means.
