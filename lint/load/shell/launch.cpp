@@ -37,16 +37,6 @@ std::optional<int64_t> parse_count(std::string_view text) {
   return value;
 }
 
-Diagnostic launch_problem(std::string rule, std::string message, Span where, std::string help) {
-  Diagnostic d;
-  d.rule = std::move(rule);
-  d.severity = Severity::Error;
-  d.message = std::move(message);
-  d.where = where;
-  d.help = std::move(help);
-  return d;
-}
-
 // An option's value with the span of `--opt value` / `--opt=value` / `-Nvalue`.
 struct OptionValue {
   MappedString value;
@@ -334,7 +324,7 @@ const FlagSpec* find_flag(std::string_view name) {
 std::string_view option_name(std::string_view text) { return text.substr(0, text.find('=')); }
 
 void add_value_problem(Launch& launch, const MappedString& flag, std::string_view message) {
-  launch.problems.push_back(launch_problem("entry-point-argument", std::string(message),
+  launch.problems.push_back(input_error("entry-point-argument", std::string(message),
                                            span_of(flag, 0, flag.text.size()),
                                            "give the option a value"));
 }
@@ -404,7 +394,7 @@ void parse_run_recipe_args(const std::vector<MappedString>& argv, size_t i, Laun
                              ? "run_recipe.py takes no YAML file: pass the settings as KEY=VALUE overrides, "
                                "or launch an entry point that accepts --config-file"
                              : "remove it, or pass the setting as a KEY=VALUE override";
-      launch.problems.push_back(launch_problem(
+      launch.problems.push_back(input_error(
           "entry-point-argument", fmt::format("run_recipe.py rejects `{}` (\"Unknown option: {}\")", name, name),
           span_of(word, 0, name.size()), help));
       ++i;
@@ -430,14 +420,14 @@ void parse_run_recipe_args(const std::vector<MappedString>& argv, size_t i, Laun
       Span first = span_of(word, 0, text.size());
       Span end = span_of(argv[last], 0, argv[last].text.size());
       if (end.file == first.file) first.end = std::max(first.end, end.end);
-      launch.problems.push_back(launch_problem(
+      launch.problems.push_back(input_error(
           "entry-point-argument", "spaces around `=` split this override into separate arguments",
           first, "write the override as one word: key=value"));
       i = last + 1;
       continue;
     }
     if (text.find('=') == std::string_view::npos) {
-      launch.problems.push_back(launch_problem(
+      launch.problems.push_back(input_error(
           "entry-point-argument",
           fmt::format("run_recipe.py expects overrides in KEY=VALUE form, got `{}`", text),
           span_of(word, 0, text.size()), "write the override as key=value, e.g. train.train_iters=100"));

@@ -396,13 +396,7 @@ MappedString normalized(const MappedString& code) {
 }
 
 void script_problem(ShellScript& out, Span where, std::string message, std::string help) {
-  Diagnostic diagnostic;
-  diagnostic.rule = "script-syntax";
-  diagnostic.severity = Severity::Error;
-  diagnostic.where = where;
-  diagnostic.message = std::move(message);
-  diagnostic.help = std::move(help);
-  out.problems.push_back(std::move(diagnostic));
+  out.problems.push_back(input_error("script-syntax", std::move(message), where, std::move(help)));
 }
 
 // Reads and walks one top-level command at a time. After a certain `exit`
