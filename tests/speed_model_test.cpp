@@ -263,7 +263,7 @@ TEST_CASE("speed: Ulysses CP exchanges Q, K, V and the output, not hidden", "[sp
 TEST_CASE("speed: Blackwell Ultra runs the softmax's share of attention at twice the exponential rate", "[speed]") {
   // GB200 and GB300 have the same BF16 peak; only the softmax share of the
   // attention time differs (halved on GB300).
-  MemoryModel m = gpt(1, 8192, 64, 8192, 0);
+  MemoryModel m = dense_gpt(1, 8192, 64, 8192, 0);
   SpeedSettings s;
   SpeedConstants c = ideal();
   c.elementwise_scale = 0;
