@@ -148,13 +148,19 @@ void moe_mlp(const MemoryModel& m, double tokens, double rep, Terms& t) {
   // local·k tokens, times ETP when the expert TP group gathers them.
   double received = local * k * m.etp;
   if (m.capacity_factor > 0 && m.pad_to_capacity) received *= m.capacity_factor;
-  if (m.dispatcher == "allgather") t.add("allgather dispatcher: gathered tokens", local * m.ep * m.etp * ab(m) * h);
-  if (!offloads(m, "expert_fc1")) t.add("expert fc1 input (dispatched tokens)", received * gemm_input_bytes(m) * h);
+  // LatentMoE (moe_layer.py fc1_latent_proj / fc2_latent_proj): the router
+  // and the shared experts see the hidden states; a duplicated (not TP-split)
+  // projection takes the routed tokens down to the latent width before the
+  // dispatch and back up after the combine, which keeps its latent input.
+  double width = m.moe_latent > 0 ? static_cast<double>(m.moe_latent) : h;
+  if (m.dispatcher == "allgather") t.add("allgather dispatcher: gathered tokens", local * m.ep * m.etp * ab(m) * width);
+  if (!offloads(m, "expert_fc1")) t.add("expert fc1 input (dispatched tokens)", received * gemm_input_bytes(m) * width);
   t.add("expert fc1 output", received * ab(m) * m.moe_ffn * glu / m.etp);
   if (!recomputes(m, "moe_act") && !offloads(m, "moe_act")) {
     t.add("expert activation output", received * gemm_input_bytes(m) * m.moe_ffn / m.etp);
   }
-  t.add("un-permutation input (returned tokens)", local * k * ab(m) * h);
+  t.add("un-permutation input (returned tokens)", local * k * ab(m) * width);
+  if (m.moe_latent > 0) t.add("latent up-projection input (combined tokens)", local * gemm_input_bytes(m) * width);
   if (m.shared_ffn > 0 && !recomputes(m, "shared_experts")) {
     double glu_s = glu;
     t.add("shared expert fc1 output", ab(m) * tokens * m.shared_ffn * glu_s / m.tp);
@@ -249,7 +255,11 @@ void add_mlp_params(const MemoryModel& m, double count, bool moe, StageParams& p
   }
   double fe = static_cast<double>(m.moe_ffn);
   p.replicated += count * h * m.experts;  // router
-  p.experts += count * m.experts * (h * fe * glu + fe * h) / (m.ep * m.etp);
+  // LatentMoE: experts between latent widths, and the duplicated h <-> latent
+  // projections (moe_layer.py, parallel_mode "duplicated": whole on every TP rank).
+  double width = m.moe_latent > 0 ? static_cast<double>(m.moe_latent) : h;
+  p.experts += count * m.experts * (width * fe * glu + fe * width) / (m.ep * m.etp);
+  if (m.moe_latent > 0) p.replicated += count * 2 * h * width;
   if (m.shared_ffn > 0) p.sharded += count * (h * m.shared_ffn * glu + m.shared_ffn * h) / m.tp;
 }
 
@@ -300,6 +310,15 @@ double layer_count(const MemoryModel& m, const LayerKinds& k) {
   return m.hybrid_stages.empty() ? k.attention : k.mamba + k.attention + k.mlp + k.moe;
 }
 
+// One MTP depth's layers: the hybrid's MTP pattern, else a transformer
+// layer (attention + MLP, or MoE when the last decoder layer is MoE).
+LayerKinds mtp_layer_kinds(const MemoryModel& m) {
+  const LayerKinds& k = m.mtp_kinds;
+  if (k.mamba + k.attention + k.mlp + k.moe > 0) return k;
+  bool moe = !m.moe_pattern.empty() && m.moe_pattern.back();
+  return {0, 1, moe ? 0.0 : 1.0, moe ? 1.0 : 0.0};
+}
+
 double attention_layer_bytes(const MemoryModel& m);
 double mlp_layer_bytes(const MemoryModel& m, bool moe);
 
@@ -345,15 +364,20 @@ StageParams stage_params(const MemoryModel& m, int stage) {
     p.replicated += m.rmsnorm ? h : 2 * h;  // final norm
     p.largest = std::max(p.largest, embedding);
   }
-  // MTP: one transformer layer each (MoE when the last decoder layer is),
-  // plus the 2h -> h projection and two norms.
+  // MTP (multi_token_prediction.py MultiTokenPredictionLayer): per layer
+  // built, its transformer layer (MoE when the last decoder layer is) or, in
+  // a hybrid stack, the layers of its pattern; the 2h -> h eh_proj; enorm,
+  // hnorm and final_layernorm. A repeated layer is built once for all depths.
   double mtp = static_cast<double>(m.stage_mtp.empty() ? 0 : m.stage_mtp[stage]);
   if (mtp > 0) {
-    bool mtp_moe = !m.moe_pattern.empty() && m.moe_pattern.back();
-    add_attention_params(m, mtp, p);
-    add_mlp_params(m, mtp, mtp_moe, p);
-    p.sharded += mtp * 2 * h * h / m.tp;
-    p.replicated += mtp * 2 * (m.rmsnorm ? h : 2 * h);
+    double built = m.mtp_repeated ? 1 : mtp;
+    LayerKinds kinds = mtp_layer_kinds(m);
+    add_attention_params(m, built * kinds.attention, p);
+    add_mlp_params(m, built * kinds.mlp, false, p);
+    add_mlp_params(m, built * kinds.moe, true, p);
+    add_mamba_params(m, built * kinds.mamba, p);
+    p.sharded += built * 2 * h * h / m.tp;
+    p.replicated += built * 3 * (m.rmsnorm ? h : 2 * h);
   }
   return p;
 }
@@ -397,7 +421,6 @@ StageActivations stage_activations(const MemoryModel& m, int stage) {
   double rep = m.sp ? 1.0 / m.tp : 1.0;
   LayerKinds kinds = layer_kinds(m, stage);
   double n = layer_count(m, kinds);
-  double moe_layer = kinds.moe > 0 ? layer_activation_bytes(m, true) : 0;
   double per_layer = n > 0 ? kinds_bytes(m, kinds) / n : 0;
   double chunk_layers = n / std::max<int64_t>(1, m.vpp);
   double chunks = chunks_in_flight(m, stage);
@@ -461,10 +484,10 @@ StageActivations stage_activations(const MemoryModel& m, int stage) {
     }
   }
   if (!m.stage_mtp.empty() && m.stage_mtp[stage] > 0) {
-    // MTP layers run once per micro-batch on the stage holding them: a
-    // transformer layer each plus the concatenated [embedding, hidden] input.
-    bool mtp_moe = !m.moe_pattern.empty() && m.moe_pattern.back();
-    double layer = mtp_moe ? moe_layer : layer_activation_bytes(m, false);
+    // MTP depths run once per micro-batch on the stage holding them: their
+    // layers each (a repeated layer runs once per depth) plus the
+    // concatenated [embedding, hidden] input.
+    double layer = kinds_bytes(m, mtp_layer_kinds(m));
     a.layers += a.in_flight * m.stage_mtp[stage] * (layer + 2 * ab(m) * tokens * h * rep);
   }
   return a;
