@@ -47,6 +47,20 @@ void selective(MemoryModel& m) {
   m.recompute_modules = {"core_attn"};
 }
 
+// A MoE layer's model: hidden 2048, 8 experts of f_e 1024 (not gated),
+// top-2, all-to-all dispatch over EP 4, TP 2 with SP, s 2048, b 1.
+MemoryModel moe_model() {
+  MemoryModel m = paper_model(16, 2048, 8, 2, 1, 1);
+  m.unfused_attention = false;
+  m.sp = true;
+  m.experts = 8;
+  m.moe_ffn = 1024;
+  m.ep = 4;
+  m.dispatcher = "alltoall";
+  m.topk = 2;
+  return m;
+}
+
 }  // namespace
 
 TEST_CASE("estimate: per-layer activations are Korthikanti's Table 2 exactly", "[estimate]") {
@@ -190,14 +204,7 @@ TEST_CASE("estimate: FP8 keeps the quantized GEMM inputs (1 byte) for the backwa
 }
 
 TEST_CASE("estimate: MoE activations grow with top-k and the padded capacity", "[estimate]") {
-  MemoryModel m = paper_model(16, 2048, 8, 2, 1, 1);
-  m.unfused_attention = false;
-  m.sp = true;
-  m.experts = 8;
-  m.moe_ffn = 1024;
-  m.ep = 4;
-  m.dispatcher = "alltoall";
-  m.topk = 2;
+  MemoryModel m = moe_model();
   double k2 = layer_activation_bytes(m, true);
   m.topk = 4;
   double k4 = layer_activation_bytes(m, true);
@@ -288,14 +295,7 @@ TEST_CASE("estimate: a hybrid stack sums its layer kinds", "[estimate]") {
 // dispatcher moves latent-width tokens): hidden 2048, latent 512, 8 experts
 // of f_e 1024 (not gated), top-2, EP 4, TP 2 with SP, s 2048, b 1.
 TEST_CASE("estimate: LatentMoE dispatches latent-width tokens and adds two duplicated projections", "[estimate]") {
-  MemoryModel m = paper_model(16, 2048, 8, 2, 1, 1);
-  m.unfused_attention = false;
-  m.sp = true;
-  m.experts = 8;
-  m.moe_ffn = 1024;
-  m.ep = 4;
-  m.dispatcher = "alltoall";
-  m.topk = 2;
+  MemoryModel m = moe_model();
   double plain = layer_activation_bytes(m, true);
   m.moe_latent = 512;
   double latent = layer_activation_bytes(m, true);
