@@ -371,3 +371,33 @@ TEST_CASE("estimate: a hybrid's repeated MTP layer is built once and run per dep
   m.mtp_repeated = false;
   CHECK((estimate_model(m).weights - without.weights) * kGiB == Approx(2 * 2 * layer).epsilon(1e-9));
 }
+
+// LoRA on a hybrid stack, derived by hand from Megatron Bridge's
+// peft/lora.py (ParallelLinearAdapter: A in x r, B r x out per targeted
+// linear; grouped experts share one adapter per EP rank by default) with the
+// Nemotron PEFT recipes' targets (linear_qkv, linear_proj, linear_fc1,
+// linear_fc2, in_proj, out_proj; MB src/megatron/bridge/recipes/nemotronh/
+// h100/nemotron_3_nano.py:564): one layer of each kind, hidden 1024, rank 32.
+TEST_CASE("estimate: LoRA on a hybrid stack trains adapters on every layer kind's projections", "[estimate]") {
+  MemoryModel m = paper_model(16, 1024, 4, 1, 1, 1);
+  m.experts = 8;
+  m.topk = 2;
+  m.moe_ffn = 1024;
+  m.moe_pattern.assign(4, true);
+  m.hybrid_stages = {LayerKinds{1, 1, 1, 1}};
+  m.stage_layers = {4};
+  m.lora_rank = 32;
+  // attention: qkv 1024 -> 3·1024, proj 1024 -> 1024; MLP: fc1 1024 -> 4096,
+  // fc2 4096 -> 1024; Mamba: in_proj 1024 -> 6176 (z, x, B, C, dt of the
+  // default mixer), out_proj 2048 -> 1024; MoE: one shared adapter on the
+  // experts' fc1 1024 -> 1024 and fc2 1024 -> 1024.
+  double adapters = 32.0 * ((1024 + 3072) + (1024 + 1024)    // attention
+                            + (1024 + 4096) + (4096 + 1024)  // MLP
+                            + (1024 + 6176) + (2048 + 1024)  // Mamba
+                            + (1024 + 1024) + (1024 + 1024));  // MoE
+  CHECK(adapters == 984064.0);
+  MemoryEstimate e = estimate_model(m);
+  // Only the adapters get fp32 gradients and Adam state (fp32 master + two moments).
+  CHECK(e.gradients * kGiB == Approx(4 * adapters).epsilon(1e-12));
+  CHECK(e.optimizer * kGiB == Approx(12 * adapters).epsilon(1e-12));
+}

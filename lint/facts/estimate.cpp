@@ -278,6 +278,30 @@ void add_mamba_params(const MemoryModel& m, double count, StageParams& p) {
   p.largest = std::max(p.largest, h * d.projected() / m.tp);
 }
 
+// LoRA adapters of a hybrid stack's layers (Megatron Bridge peft/lora.py,
+// ParallelLinearAdapter: A in x r and B r x out on each targeted linear, the
+// TP-split side divided by TP), on the linear layers the Nemotron recipes
+// target: linear_qkv, linear_proj, linear_fc1, linear_fc2, in_proj and
+// out_proj. A MoE layer's grouped experts share one adapter per EP rank
+// (share_expert_adapters, LoRA's default) with one expert GEMM's widths; its
+// shared experts get their own. The router and LatentMoE's projections are
+// not targeted.
+double hybrid_lora_params(const MemoryModel& m, const LayerKinds& k) {
+  double r = static_cast<double>(m.lora_rank), h = static_cast<double>(m.hidden), tp = static_cast<double>(m.tp);
+  double glu = m.swiglu ? 2.0 : 1.0;
+  auto pair = [&](double in, double out) { return r * (in + out); };
+  double qkv_out = static_cast<double>(m.heads + 2 * m.query_groups) * m.kv_channels;
+  double attention = pair(h, qkv_out / tp) + pair(static_cast<double>(m.heads * m.kv_channels) / tp, h);
+  double mlp = pair(h, m.ffn * glu / tp) + pair(m.ffn / tp, h);
+  MambaDims d = mamba_dims(m);
+  double mamba = pair(h, d.projected() / tp) + pair(d.inner / tp, h);
+  double width = m.moe_latent > 0 ? static_cast<double>(m.moe_latent) : h;
+  double etp = static_cast<double>(m.etp);
+  double moe = pair(width, m.moe_ffn * glu / etp) + pair(m.moe_ffn / etp, width);
+  if (m.shared_ffn > 0) moe += pair(h, m.shared_ffn * glu / tp) + pair(m.shared_ffn / tp, h);
+  return k.attention * attention + k.mlp * mlp + k.moe * moe + k.mamba * mamba;
+}
+
 // Dense and MoE layer counts of stage `stage`. Without interleaving the
 // stage's layers are contiguous; with it (or a layout) the MoE share of the
 // whole model is used.
@@ -339,7 +363,9 @@ StageParams stage_params(const MemoryModel& m, int stage) {
   add_mlp_params(m, dense, false, p);
   add_mlp_params(m, moe, true, p);
   add_mamba_params(m, k.mamba, p);
-  if (m.lora_rank > 0) {
+  if (m.lora_rank > 0 && !m.hybrid_stages.empty()) {
+    p.adapter_params = hybrid_lora_params(m, k);
+  } else if (m.lora_rank > 0) {
     // LoRA on linear_qkv, linear_proj, linear_fc1, linear_fc2 of every layer:
     // r x (inputs + outputs) each, the TP-split side divided by TP.
     double qkv_out = static_cast<double>(m.heads + 2 * m.query_groups) * m.kv_channels;
@@ -376,6 +402,7 @@ StageParams stage_params(const MemoryModel& m, int stage) {
     add_mlp_params(m, built * kinds.mlp, false, p);
     add_mlp_params(m, built * kinds.moe, true, p);
     add_mamba_params(m, built * kinds.mamba, p);
+    if (m.lora_rank > 0 && !m.hybrid_stages.empty()) p.adapter_params += built * hybrid_lora_params(m, kinds);
     p.sharded += built * 2 * h * h / m.tp;
     p.replicated += built * 3 * (m.rmsnorm ? h : 2 * h);
   }

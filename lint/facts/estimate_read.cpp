@@ -608,10 +608,6 @@ std::optional<MemoryModel> read_memory_model(const Job& job, const Derived& deri
     m.lora_rank = r.integer("peft.dim").value_or(32);
     if (!r.integer("peft.dim")) assumptions.push_back("PEFT: LoRA rank 32 (LoRA's default dim) on every linear layer");
   }
-  if (pattern && m.lora_rank > 0) {
-    if (why_not) *why_not = "hybrid (Mamba) models: LoRA adapters on the Mamba projections are not modelled";
-    return std::nullopt;
-  }
   m.vocab = vocab_size(r, m.tp);
   if (!pattern) split_layers(r, m);
   read_precision(r, m);
