@@ -288,15 +288,14 @@ std::optional<HybridPattern> parse_hybrid(const std::string& pattern, std::strin
     out.mtp = part;
     ++out.mtp_depths;
   }
-  if (!known_symbols(out.mtp, "M*-E", why_not)) return std::nullopt;
+  if (!known_symbols(main, "M*-E|", why_not) || !known_symbols(out.mtp, "M*-E", why_not)) return std::nullopt;
   out.segments.assign(1, "");
   for (char c : main) {
     if (c == '|') {
       out.segments.emplace_back();
-      continue;
+    } else {
+      out.segments.back() += c;
     }
-    if (!known_symbols(std::string_view(&c, 1), "M*-E", why_not)) return std::nullopt;
-    out.segments.back() += c;
   }
   return out;
 }
