@@ -47,6 +47,17 @@ void selective(MemoryModel& m) {
   m.recompute_modules = {"core_attn"};
 }
 
+// A one-stage hybrid stack of 4 layers of `kinds` whose MoE layers have 8
+// experts of f_e 1024 (not gated), top-2.
+void with_moe_stack(MemoryModel& m, LayerKinds kinds) {
+  m.experts = 8;
+  m.topk = 2;
+  m.moe_ffn = 1024;
+  m.moe_pattern.assign(4, true);
+  m.hybrid_stages = {kinds};
+  m.stage_layers = {4};
+}
+
 // A MoE layer's model: hidden 2048, 8 experts of f_e 1024 (not gated),
 // top-2, all-to-all dispatch over EP 4, TP 2 with SP, s 2048, b 1.
 MemoryModel moe_model() {
@@ -332,12 +343,7 @@ TEST_CASE("estimate: a hybrid's repeated MTP layer is built once and run per dep
   m.attention_dropout = 0;
   m.rmsnorm = true;
   m.add_bias = false;
-  m.experts = 8;
-  m.topk = 2;
-  m.moe_ffn = 1024;
-  m.moe_pattern.assign(4, true);
-  m.hybrid_stages = {LayerKinds{2, 1, 0, 1}};
-  m.stage_layers = {4};
+  with_moe_stack(m, LayerKinds{2, 1, 0, 1});
   MemoryModel none = m;
   m.mtp_kinds = LayerKinds{0, 1, 0, 1};
   m.mtp_layers = 2;
@@ -380,12 +386,7 @@ TEST_CASE("estimate: a hybrid's repeated MTP layer is built once and run per dep
 // h100/nemotron_3_nano.py:564): one layer of each kind, hidden 1024, rank 32.
 TEST_CASE("estimate: LoRA on a hybrid stack trains adapters on every layer kind's projections", "[estimate]") {
   MemoryModel m = paper_model(16, 1024, 4, 1, 1, 1);
-  m.experts = 8;
-  m.topk = 2;
-  m.moe_ffn = 1024;
-  m.moe_pattern.assign(4, true);
-  m.hybrid_stages = {LayerKinds{1, 1, 1, 1}};
-  m.stage_layers = {4};
+  with_moe_stack(m, LayerKinds{1, 1, 1, 1});
   m.lora_rank = 32;
   // attention: qkv 1024 -> 3·1024, proj 1024 -> 1024; MLP: fc1 1024 -> 4096,
   // fc2 4096 -> 1024; Mamba: in_proj 1024 -> 6176 (z, x, B, C, dt of the
