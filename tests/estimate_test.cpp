@@ -40,6 +40,31 @@ void selective(MemoryModel& m) {
   m.recompute_modules = {"core_attn"};
 }
 
+// A one-stage hybrid stack of 4 layers of `kinds` whose MoE layers have 8
+// experts of f_e 1024 (not gated), top-2.
+void with_moe_stack(MemoryModel& m, LayerKinds kinds) {
+  m.experts = 8;
+  m.topk = 2;
+  m.moe_ffn = 1024;
+  m.moe_pattern.assign(4, true);
+  m.hybrid_stages = {kinds};
+  m.stage_layers = {4};
+}
+
+// A MoE layer's model: hidden 2048, 8 experts of f_e 1024 (not gated),
+// top-2, all-to-all dispatch over EP 4, TP 2 with SP, s 2048, b 1.
+MemoryModel moe_model() {
+  MemoryModel m = paper_model(16, 2048, 8, 2, 1, 1);
+  m.unfused_attention = false;
+  m.sp = true;
+  m.experts = 8;
+  m.moe_ffn = 1024;
+  m.ep = 4;
+  m.dispatcher = "alltoall";
+  m.topk = 2;
+  return m;
+}
+
 }  // namespace
 
 TEST_CASE("estimate: per-layer activations are Korthikanti's Table 2 exactly", "[estimate]") {
@@ -183,14 +208,7 @@ TEST_CASE("estimate: FP8 keeps the quantized GEMM inputs (1 byte) for the backwa
 }
 
 TEST_CASE("estimate: MoE activations grow with top-k and the padded capacity", "[estimate]") {
-  MemoryModel m = paper_model(16, 2048, 8, 2, 1, 1);
-  m.unfused_attention = false;
-  m.sp = true;
-  m.experts = 8;
-  m.moe_ffn = 1024;
-  m.ep = 4;
-  m.dispatcher = "alltoall";
-  m.topk = 2;
+  MemoryModel m = moe_model();
   double k2 = layer_activation_bytes(m, true);
   m.topk = 4;
   double k4 = layer_activation_bytes(m, true);
@@ -272,4 +290,108 @@ TEST_CASE("estimate: a hybrid stack sums its layer kinds", "[estimate]") {
   empty.hybrid_stages = {LayerKinds{}};
   empty.stage_layers = {0};
   CHECK((estimate_model(hybrid).activations - estimate_model(empty).activations) * kGiB == Approx(expected).epsilon(1e-9));
+}
+
+// LatentMoE, derived by hand from Megatron-Core's moe_layer.py (core, read at
+// NVIDIA/Megatron-LM d98e8a64: fc1_latent_proj hidden -> moe_latent_size and
+// fc2_latent_proj back, TELinear parallel_mode "duplicated"; the router and
+// the shared experts keep the hidden width) and token_dispatcher.py (the
+// dispatcher moves latent-width tokens): hidden 2048, latent 512, 8 experts
+// of f_e 1024 (not gated), top-2, EP 4, TP 2 with SP, s 2048, b 1.
+TEST_CASE("estimate: LatentMoE dispatches latent-width tokens and adds two duplicated projections", "[estimate]") {
+  MemoryModel m = moe_model();
+  double plain = layer_activation_bytes(m, true);
+  m.moe_latent = 512;
+  double latent = layer_activation_bytes(m, true);
+  // Per local token (s·b/t = 1024 tokens): the k routed copies at the expert
+  // fc1 input and at the un-permutation shrink from 2h to 2L bytes each; the
+  // up-projection keeps its latent input, 2L.
+  const double local = 2048.0 * 1 / 2;
+  CHECK(plain - latent == Approx(local * (2 * 2 * 2 * (2048 - 512) - 2 * 512)).epsilon(1e-12));
+
+  // Parameters of one MoE layer on one rank: the experts shrink from h to L
+  // on both GEMMs (8 experts / EP 4 = 2 here), the two projections h x L are
+  // added whole (not split over TP).
+  auto weights = [](MemoryModel x) {
+    x.moe_pattern.assign(8, true);
+    return estimate_model(x).weights * kGiB / 2;  // bf16: 2 bytes per parameter
+  };
+  MemoryModel dense_width = m;
+  dense_width.moe_latent = 0;
+  double per_layer = 2.0 * (2048 * 1024 + 1024 * 2048) - 2.0 * (512 * 1024 + 1024 * 512) - 2 * 2048 * 512;
+  CHECK(weights(dense_width) - weights(m) == Approx(8 * per_layer).epsilon(1e-9));
+}
+
+// Multi-token prediction of a hybrid stack, derived by hand from Megatron-
+// Core's multi_token_prediction.py (MultiTokenPredictionBlock with
+// mtp_use_repeated_layer: one MultiTokenPredictionLayer built and run once per
+// depth; the layer's enorm, hnorm, eh_proj 2h -> h and final_layernorm around
+// a HybridStack of the MTP pattern) and hybrid_layer_allocation.py (the
+// unified pattern "main/*E/*E": two depths of one attention and one MoE
+// layer), as Nemotron 3.5 Lightning trains it: hidden 1024, 8 experts.
+TEST_CASE("estimate: a hybrid's repeated MTP layer is built once and run per depth", "[estimate]") {
+  MemoryModel m = paper_model(16, 1024, 4, 1, 1, 1);
+  m.unfused_attention = false;
+  m.hidden_dropout = 0;
+  m.attention_dropout = 0;
+  m.rmsnorm = true;
+  m.add_bias = false;
+  with_moe_stack(m, LayerKinds{2, 1, 0, 1});
+  MemoryModel none = m;
+  m.mtp_kinds = LayerKinds{0, 1, 0, 1};
+  m.mtp_layers = 2;
+  m.stage_mtp = {2};
+  m.mtp_repeated = true;
+  MemoryEstimate with = estimate_model(m), without = estimate_model(none);
+
+  // Activations: per depth, an attention block and a MoE block of the stack,
+  // the concatenated [embedding, hidden] input (2h wide, 2 bytes) and the
+  // depth's own fp32 softmax over the logits (4 bytes x s·b x V).
+  MemoryModel attention_only = none, moe_only = none;
+  attention_only.hybrid_stages = {LayerKinds{0, 1, 0, 0}};
+  moe_only.hybrid_stages = {LayerKinds{0, 0, 0, 1}};
+  MemoryModel empty = none;
+  empty.hybrid_stages = {LayerKinds{}};
+  double base = estimate_model(empty).activations;
+  double attention = (estimate_model(attention_only).activations - base) * kGiB;
+  double moe = (estimate_model(moe_only).activations - base) * kGiB;
+  const double tokens = 2048;
+  double per_depth = attention + moe + 2 * 2 * tokens * 1024 + 4 * tokens * 51200;
+  CHECK((with.activations - without.activations) * kGiB == Approx(2 * per_depth).epsilon(1e-9));
+
+  // Weights: one layer for both depths: attention (QKV 1024 x 3·1024, proj
+  // 1024 x 1024, its norm 1024), MoE (router 1024 x 8, 8 experts of
+  // 2 x 1024 x 1024, its norm 1024), eh_proj 2·1024 x 1024 and three norms.
+  double layer = 1024.0 * 3 * 1024 + 1024 * 1024 + 1024   // attention
+                 + 1024 * 8 + 8 * 2 * 1024 * 1024 + 1024  // MoE
+                 + 2 * 1024 * 1024 + 3 * 1024;            // eh_proj, enorm, hnorm, final_layernorm
+  CHECK((with.weights - without.weights) * kGiB == Approx(2 * layer).epsilon(1e-9));
+  // Without the repeated layer each depth builds its own.
+  m.mtp_repeated = false;
+  CHECK((estimate_model(m).weights - without.weights) * kGiB == Approx(2 * 2 * layer).epsilon(1e-9));
+}
+
+// LoRA on a hybrid stack, derived by hand from Megatron Bridge's
+// peft/lora.py (ParallelLinearAdapter: A in x r, B r x out per targeted
+// linear; grouped experts share one adapter per EP rank by default) with the
+// Nemotron PEFT recipes' targets (linear_qkv, linear_proj, linear_fc1,
+// linear_fc2, in_proj, out_proj; MB src/megatron/bridge/recipes/nemotronh/
+// h100/nemotron_3_nano.py:564): one layer of each kind, hidden 1024, rank 32.
+TEST_CASE("estimate: LoRA on a hybrid stack trains adapters on every layer kind's projections", "[estimate]") {
+  MemoryModel m = paper_model(16, 1024, 4, 1, 1, 1);
+  with_moe_stack(m, LayerKinds{1, 1, 1, 1});
+  m.lora_rank = 32;
+  // attention: qkv 1024 -> 3·1024, proj 1024 -> 1024; MLP: fc1 1024 -> 4096,
+  // fc2 4096 -> 1024; Mamba: in_proj 1024 -> 6176 (z, x, B, C, dt of the
+  // default mixer), out_proj 2048 -> 1024; MoE: one shared adapter on the
+  // experts' fc1 1024 -> 1024 and fc2 1024 -> 1024.
+  double adapters = 32.0 * ((1024 + 3072) + (1024 + 1024)    // attention
+                            + (1024 + 4096) + (4096 + 1024)  // MLP
+                            + (1024 + 6176) + (2048 + 1024)  // Mamba
+                            + (1024 + 1024) + (1024 + 1024));  // MoE
+  CHECK(adapters == 984064.0);
+  MemoryEstimate e = estimate_model(m);
+  // Only the adapters get fp32 gradients and Adam state (fp32 master + two moments).
+  CHECK(e.gradients * kGiB == Approx(4 * adapters).epsilon(1e-12));
+  CHECK(e.optimizer * kGiB == Approx(12 * adapters).epsilon(1e-12));
 }

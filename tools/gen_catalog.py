@@ -150,8 +150,9 @@ MODEL_INT_FIELDS = (
     "ffn_hidden_size", "num_moe_experts", "moe_ffn_hidden_size", "moe_shared_expert_intermediate_size",
     "moe_router_topk", "moe_dense_layers", "vocab_size",
 )
-MLA_INT_FIELDS = ("q_lora_rank", "kv_lora_rank", "qk_head_dim", "qk_pos_emb_head_dim", "v_head_dim", "mtp_num_layers")
-MODEL_BOOL_FIELDS = ("multi_latent_attention", "gated_linear_unit", "tied_embeddings")
+MLA_INT_FIELDS = ("q_lora_rank", "kv_lora_rank", "qk_head_dim", "qk_pos_emb_head_dim", "v_head_dim", "mtp_num_layers",
+                  "moe_latent_size")
+MODEL_BOOL_FIELDS = ("multi_latent_attention", "gated_linear_unit", "tied_embeddings", "mtp_repeated_layer")
 
 # Recipe-table dimension columns and the ModelDims field each must agree with.
 CSV_DIM_COLUMNS = (
@@ -185,7 +186,8 @@ def load_models(path: Path) -> dict[str, dict]:
         if key in models:
             raise DataError(f"{path.name}: duplicate model {key}")
         model: dict = {"key": key, "hf_id": row["hf_id"], "source": expand_source(row["source"]),
-                       "hybrid_layer_pattern": row["hybrid_layer_pattern"], "mamba_mixer": row["mamba_mixer"]}
+                       "hybrid_layer_pattern": row["hybrid_layer_pattern"], "mamba_mixer": row["mamba_mixer"],
+                       "mtp_layer_pattern": row["mtp_layer_pattern"]}
         for name in MODEL_INT_FIELDS + MLA_INT_FIELDS:
             model[name] = int(row[name])
         for name in MODEL_BOOL_FIELDS:
@@ -228,6 +230,11 @@ def check_model(m: dict, where: str) -> None:
     need(not mixer or "M" in pattern, "mamba_mixer set on a model without Mamba layers")
     need(not mixer or re.fullmatch(r"[1-9]\d*/[1-9]\d*/[1-9]\d*/[1-9]\d*(/unfused)?", mixer) is not None,
          "mamba_mixer is not heads/head_dim/state/groups[/unfused]")
+    mtp = m["mtp_layer_pattern"]
+    need(not mtp or (pattern and m["mtp_num_layers"] > 0), "mtp_layer_pattern set without a hybrid pattern and MTP layers")
+    need(set(mtp) <= set("M*-E"), "mtp_layer_pattern has unknown symbols")
+    need(not m["mtp_repeated_layer"] or m["mtp_num_layers"] > 0, "mtp_repeated_layer set without MTP layers")
+    need(m["moe_latent_size"] == 0 or moe, "moe_latent_size set on a dense model")
 
 
 # ---------------------------------------------------------------- recipes
@@ -690,6 +697,8 @@ def emit_model(m: dict) -> str:
         f" .tied_embeddings = {c_bool(m['tied_embeddings'])},\n"
         f"        .hybrid_layer_pattern = {c_str(m['hybrid_layer_pattern'])},"
         f" .mamba_mixer = {c_str(m['mamba_mixer'])},\n"
+        f"        .mtp_layer_pattern = {c_str(m['mtp_layer_pattern'])},"
+        f" .mtp_repeated_layer = {c_bool(m['mtp_repeated_layer'])}, .moe_latent_size = {m['moe_latent_size']},\n"
         f"        .source = {c_str(m['source'])},\n"
         "    },\n"
     )

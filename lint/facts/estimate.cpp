@@ -148,13 +148,19 @@ void moe_mlp(const MemoryModel& m, double tokens, double rep, Terms& t) {
   // local·k tokens, times ETP when the expert TP group gathers them.
   double received = local * k * m.etp;
   if (m.capacity_factor > 0 && m.pad_to_capacity) received *= m.capacity_factor;
-  if (m.dispatcher == "allgather") t.add("allgather dispatcher: gathered tokens", local * m.ep * m.etp * ab(m) * h);
-  if (!offloads(m, "expert_fc1")) t.add("expert fc1 input (dispatched tokens)", received * gemm_input_bytes(m) * h);
+  // LatentMoE (moe_layer.py fc1_latent_proj / fc2_latent_proj): the router
+  // and the shared experts see the hidden states; a duplicated (not TP-split)
+  // projection takes the routed tokens down to the latent width before the
+  // dispatch and back up after the combine, which keeps its latent input.
+  double width = m.moe_latent > 0 ? static_cast<double>(m.moe_latent) : h;
+  if (m.dispatcher == "allgather") t.add("allgather dispatcher: gathered tokens", local * m.ep * m.etp * ab(m) * width);
+  if (!offloads(m, "expert_fc1")) t.add("expert fc1 input (dispatched tokens)", received * gemm_input_bytes(m) * width);
   t.add("expert fc1 output", received * ab(m) * m.moe_ffn * glu / m.etp);
   if (!recomputes(m, "moe_act") && !offloads(m, "moe_act")) {
     t.add("expert activation output", received * gemm_input_bytes(m) * m.moe_ffn / m.etp);
   }
-  t.add("un-permutation input (returned tokens)", local * k * ab(m) * h);
+  t.add("un-permutation input (returned tokens)", local * k * ab(m) * width);
+  if (m.moe_latent > 0) t.add("latent up-projection input (combined tokens)", local * gemm_input_bytes(m) * width);
   if (m.shared_ffn > 0 && !recomputes(m, "shared_experts")) {
     double glu_s = glu;
     t.add("shared expert fc1 output", ab(m) * tokens * m.shared_ffn * glu_s / m.tp);
@@ -249,7 +255,11 @@ void add_mlp_params(const MemoryModel& m, double count, bool moe, StageParams& p
   }
   double fe = static_cast<double>(m.moe_ffn);
   p.replicated += count * h * m.experts;  // router
-  p.experts += count * m.experts * (h * fe * glu + fe * h) / (m.ep * m.etp);
+  // LatentMoE: experts between latent widths, and the duplicated h <-> latent
+  // projections (moe_layer.py, parallel_mode "duplicated": whole on every TP rank).
+  double width = m.moe_latent > 0 ? static_cast<double>(m.moe_latent) : h;
+  p.experts += count * m.experts * (width * fe * glu + fe * width) / (m.ep * m.etp);
+  if (m.moe_latent > 0) p.replicated += count * 2 * h * width;
   if (m.shared_ffn > 0) p.sharded += count * (h * m.shared_ffn * glu + m.shared_ffn * h) / m.tp;
 }
 
@@ -266,6 +276,30 @@ void add_mamba_params(const MemoryModel& m, double count, StageParams& p) {
   p.sharded += count * (h * d.projected() + conv + 3 * d.heads + d.inner + d.inner * h) / m.tp;
   p.replicated += count * (m.rmsnorm ? h : 2 * h);
   p.largest = std::max(p.largest, h * d.projected() / m.tp);
+}
+
+// LoRA adapters of a hybrid stack's layers (Megatron Bridge peft/lora.py,
+// ParallelLinearAdapter: A in x r and B r x out on each targeted linear, the
+// TP-split side divided by TP), on the linear layers the Nemotron recipes
+// target: linear_qkv, linear_proj, linear_fc1, linear_fc2, in_proj and
+// out_proj. A MoE layer's grouped experts share one adapter per EP rank
+// (share_expert_adapters, LoRA's default) with one expert GEMM's widths; its
+// shared experts get their own. The router and LatentMoE's projections are
+// not targeted.
+double hybrid_lora_params(const MemoryModel& m, const LayerKinds& k) {
+  double r = static_cast<double>(m.lora_rank), h = static_cast<double>(m.hidden), tp = static_cast<double>(m.tp);
+  double glu = m.swiglu ? 2.0 : 1.0;
+  auto pair = [&](double in, double out) { return r * (in + out); };
+  double qkv_out = static_cast<double>(m.heads + 2 * m.query_groups) * m.kv_channels;
+  double attention = pair(h, qkv_out / tp) + pair(static_cast<double>(m.heads * m.kv_channels) / tp, h);
+  double mlp = pair(h, m.ffn * glu / tp) + pair(m.ffn / tp, h);
+  MambaDims d = mamba_dims(m);
+  double mamba = pair(h, d.projected() / tp) + pair(d.inner / tp, h);
+  double width = m.moe_latent > 0 ? static_cast<double>(m.moe_latent) : h;
+  double etp = static_cast<double>(m.etp);
+  double moe = pair(width, m.moe_ffn * glu / etp) + pair(m.moe_ffn / etp, width);
+  if (m.shared_ffn > 0) moe += pair(h, m.shared_ffn * glu / tp) + pair(m.shared_ffn / tp, h);
+  return k.attention * attention + k.mlp * mlp + k.moe * moe + k.mamba * mamba;
 }
 
 // Dense and MoE layer counts of stage `stage`. Without interleaving the
@@ -300,6 +334,15 @@ double layer_count(const MemoryModel& m, const LayerKinds& k) {
   return m.hybrid_stages.empty() ? k.attention : k.mamba + k.attention + k.mlp + k.moe;
 }
 
+// One MTP depth's layers: the hybrid's MTP pattern, else a transformer
+// layer (attention + MLP, or MoE when the last decoder layer is MoE).
+LayerKinds mtp_layer_kinds(const MemoryModel& m) {
+  const LayerKinds& k = m.mtp_kinds;
+  if (k.mamba + k.attention + k.mlp + k.moe > 0) return k;
+  bool moe = !m.moe_pattern.empty() && m.moe_pattern.back();
+  return {0, 1, moe ? 0.0 : 1.0, moe ? 1.0 : 0.0};
+}
+
 double attention_layer_bytes(const MemoryModel& m);
 double mlp_layer_bytes(const MemoryModel& m, bool moe);
 
@@ -320,7 +363,9 @@ StageParams stage_params(const MemoryModel& m, int stage) {
   add_mlp_params(m, dense, false, p);
   add_mlp_params(m, moe, true, p);
   add_mamba_params(m, k.mamba, p);
-  if (m.lora_rank > 0) {
+  if (m.lora_rank > 0 && !m.hybrid_stages.empty()) {
+    p.adapter_params = hybrid_lora_params(m, k);
+  } else if (m.lora_rank > 0) {
     // LoRA on linear_qkv, linear_proj, linear_fc1, linear_fc2 of every layer:
     // r x (inputs + outputs) each, the TP-split side divided by TP.
     double qkv_out = static_cast<double>(m.heads + 2 * m.query_groups) * m.kv_channels;
@@ -345,15 +390,21 @@ StageParams stage_params(const MemoryModel& m, int stage) {
     p.replicated += m.rmsnorm ? h : 2 * h;  // final norm
     p.largest = std::max(p.largest, embedding);
   }
-  // MTP: one transformer layer each (MoE when the last decoder layer is),
-  // plus the 2h -> h projection and two norms.
+  // MTP (multi_token_prediction.py MultiTokenPredictionLayer): per layer
+  // built, its transformer layer (MoE when the last decoder layer is) or, in
+  // a hybrid stack, the layers of its pattern; the 2h -> h eh_proj; enorm,
+  // hnorm and final_layernorm. A repeated layer is built once for all depths.
   double mtp = static_cast<double>(m.stage_mtp.empty() ? 0 : m.stage_mtp[stage]);
   if (mtp > 0) {
-    bool mtp_moe = !m.moe_pattern.empty() && m.moe_pattern.back();
-    add_attention_params(m, mtp, p);
-    add_mlp_params(m, mtp, mtp_moe, p);
-    p.sharded += mtp * 2 * h * h / m.tp;
-    p.replicated += mtp * 2 * (m.rmsnorm ? h : 2 * h);
+    double built = m.mtp_repeated ? 1 : mtp;
+    LayerKinds kinds = mtp_layer_kinds(m);
+    add_attention_params(m, built * kinds.attention, p);
+    add_mlp_params(m, built * kinds.mlp, false, p);
+    add_mlp_params(m, built * kinds.moe, true, p);
+    add_mamba_params(m, built * kinds.mamba, p);
+    if (m.lora_rank > 0 && !m.hybrid_stages.empty()) p.adapter_params += built * hybrid_lora_params(m, kinds);
+    p.sharded += built * 2 * h * h / m.tp;
+    p.replicated += built * 3 * (m.rmsnorm ? h : 2 * h);
   }
   return p;
 }
@@ -397,7 +448,6 @@ StageActivations stage_activations(const MemoryModel& m, int stage) {
   double rep = m.sp ? 1.0 / m.tp : 1.0;
   LayerKinds kinds = layer_kinds(m, stage);
   double n = layer_count(m, kinds);
-  double moe_layer = kinds.moe > 0 ? layer_activation_bytes(m, true) : 0;
   double per_layer = n > 0 ? kinds_bytes(m, kinds) / n : 0;
   double chunk_layers = n / std::max<int64_t>(1, m.vpp);
   double chunks = chunks_in_flight(m, stage);
@@ -461,10 +511,10 @@ StageActivations stage_activations(const MemoryModel& m, int stage) {
     }
   }
   if (!m.stage_mtp.empty() && m.stage_mtp[stage] > 0) {
-    // MTP layers run once per micro-batch on the stage holding them: a
-    // transformer layer each plus the concatenated [embedding, hidden] input.
-    bool mtp_moe = !m.moe_pattern.empty() && m.moe_pattern.back();
-    double layer = mtp_moe ? moe_layer : layer_activation_bytes(m, false);
+    // MTP depths run once per micro-batch on the stage holding them: their
+    // layers each (a repeated layer runs once per depth) plus the
+    // concatenated [embedding, hidden] input.
+    double layer = kinds_bytes(m, mtp_layer_kinds(m));
     a.layers += a.in_flight * m.stage_mtp[stage] * (layer + 2 * ab(m) * tokens * h * rep);
   }
   return a;

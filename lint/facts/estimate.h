@@ -74,6 +74,12 @@ struct MemoryModel {
   // heads 0 means hidden x 2 / head_dim (expand 2).
   std::vector<LayerKinds> hybrid_stages;
   int64_t mamba_heads = 0, mamba_head_dim = 64, mamba_groups = 8, mamba_state = 128;
+  // A hybrid stack's multi-token prediction layer: one depth's layer kinds
+  // (the pattern after '/'); all zero for a transformer's MTP layer, which
+  // is a transformer layer.
+  LayerKinds mtp_kinds;
+  bool mtp_repeated = false;  // mtp_use_repeated_layer: one layer's weights serve every depth
+  int64_t moe_latent = 0;     // LatentMoE: routed experts work in this width (0: hidden)
   double capacity_factor = 0;     // 0: dropless
   bool pad_to_capacity = false;
   std::string dispatcher = "allgather";

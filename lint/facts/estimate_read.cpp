@@ -247,29 +247,57 @@ std::optional<std::string> hybrid_pattern_text(const Reader& r) {
   return std::nullopt;
 }
 
-// The pattern's pipeline segments ('|' separated), each checked for the
-// symbols the estimate models; false with `why_not` otherwise.
-bool hybrid_segments(const std::string& pattern, std::vector<std::string>& segments, std::string* why_not) {
-  std::string main = pattern.substr(0, pattern.find('/'));
-  if (main.size() < pattern.size() && pattern.find_first_not_of('/', main.size()) != std::string::npos) {
-    if (why_not) *why_not = "hybrid (Mamba) models: the multi-token prediction layers after '/' in the pattern are not modelled";
+// Whether every symbol of a pattern is one the estimate models; `why_not`
+// names the first that is not.
+bool known_symbols(std::string_view layers, std::string_view allowed, std::string* why_not) {
+  for (char c : layers) {
+    if (allowed.find(c) != std::string_view::npos) continue;
+    if (why_not) {
+      *why_not = fmt::format("hybrid (Mamba) models: layer symbol '{}' of the pattern is not modelled "
+                             "(only M Mamba, * attention, - MLP, E MoE)", c);
+    }
     return false;
   }
-  segments.assign(1, "");
+  return true;
+}
+
+// A unified pattern's parts [MM: hybrid_layer_allocation.parse_hybrid_pattern]:
+// the main stack before the first '/', and one identical MTP pattern per
+// prediction depth after it.
+struct HybridPattern {
+  std::vector<std::string> segments;  // the main stack's pipeline segments ('|' separated)
+  std::string mtp;                    // one MTP depth's layers
+  int64_t mtp_depths = 0;
+};
+
+// The pattern's parts, each checked for the symbols the estimate models;
+// nullopt with `why_not` otherwise.
+std::optional<HybridPattern> parse_hybrid(const std::string& pattern, std::string* why_not) {
+  HybridPattern out;
+  size_t slash = pattern.find('/');
+  std::string main = pattern.substr(0, slash);
+  for (size_t at = slash; at != std::string::npos;) {
+    size_t next = pattern.find('/', at + 1);
+    std::string part = pattern.substr(at + 1, next == std::string::npos ? std::string::npos : next - at - 1);
+    at = next;
+    if (part.empty()) continue;
+    if (out.mtp_depths > 0 && part != out.mtp) {
+      if (why_not) *why_not = "hybrid (Mamba) models: the pattern's MTP depths differ (Megatron-Core requires them identical)";
+      return std::nullopt;
+    }
+    out.mtp = part;
+    ++out.mtp_depths;
+  }
+  if (!known_symbols(main, "M*-E|", why_not) || !known_symbols(out.mtp, "M*-E", why_not)) return std::nullopt;
+  out.segments.assign(1, "");
   for (char c : main) {
     if (c == '|') {
-      segments.emplace_back();
-    } else if (c == 'M' || c == '*' || c == '-' || c == 'E') {
-      segments.back() += c;
+      out.segments.emplace_back();
     } else {
-      if (why_not) {
-        *why_not = fmt::format("hybrid (Mamba) models: layer symbol '{}' of the pattern is not modelled "
-                               "(only M Mamba, * attention, - MLP, E MoE)", c);
-      }
-      return false;
+      out.segments.back() += c;
     }
   }
-  return true;
+  return out;
 }
 
 LayerKinds count_kinds(std::string_view layers) {
@@ -332,6 +360,31 @@ bool split_hybrid(const Reader& r, const std::vector<std::string>& segments, Mem
     m.stage_layers[static_cast<size_t>(stage)] = static_cast<double>(count);
     offset += count;
   }
+  return true;
+}
+
+// A hybrid's multi-token prediction [MM: MultiTokenPredictionBlock, Bridge's
+// HybridModelProvider.finalize]: the unified pattern's depths after '/', else
+// mtp_num_layers depths of mtp_hybrid_override_pattern (the job's or the
+// catalog's record of what the recipe sets). The block sits on the last
+// pipeline stage (Megatron-Core asserts it); with mtp_use_repeated_layer one
+// layer's weights serve every depth.
+bool read_hybrid_mtp(const Reader& r, const HybridPattern& parsed, MemoryModel& m, std::string* why_not) {
+  std::string layers = parsed.mtp;
+  int64_t depths = parsed.mtp_depths;
+  if (depths == 0 && m.mtp_layers > 0) {
+    layers = r.text("model.mtp_hybrid_override_pattern")
+                 .value_or(r.dims && r.dims->mtp_layer_pattern ? r.dims->mtp_layer_pattern : "");
+    depths = m.mtp_layers;
+    if (layers.empty()) {
+      if (why_not) *why_not = "hybrid (Mamba) models: the multi-token prediction layers' pattern (mtp_hybrid_override_pattern) is not known";
+      return false;
+    }
+    if (!known_symbols(layers, "M*-E", why_not)) return false;
+  }
+  m.mtp_layers = depths;
+  m.mtp_kinds = count_kinds(layers);
+  if (depths > 0) m.stage_mtp.back() = depths;
   return true;
 }
 
@@ -455,8 +508,10 @@ bool read_shape(const Reader& r, MemoryModel& m, std::string* why_not) {
     m.capacity_factor = r.number("model.moe_expert_capacity_factor").value_or(0);
     m.pad_to_capacity = r.flag("model.moe_pad_expert_input_to_capacity").value_or(false);
     m.dispatcher = r.text("model.moe_token_dispatcher_type").value_or("allgather");
+    m.moe_latent = std::clamp<int64_t>(r.shape("model.moe_latent_size", dims ? dims->moe_latent_size : 0, 0, ""), 0, kMaxDim);
   }
   m.mtp_layers = std::clamp<int64_t>(r.shape("model.mtp_num_layers", dims ? dims->mtp_num_layers : 0, 0, ""), 0, 1000);
+  m.mtp_repeated = r.flag("model.mtp_use_repeated_layer").value_or(dims ? dims->mtp_repeated_layer : false);
   return true;
 }
 
@@ -530,31 +585,27 @@ std::optional<MemoryModel> read_memory_model(const Job& job, const Derived& deri
   r.megatron_lm = job.dialect == Dialect::MegatronLM;
   MemoryModel m;
   std::optional<std::string> pattern = hybrid_pattern_text(r);
-  std::vector<std::string> segments;
+  std::optional<HybridPattern> parsed;
   if (!pattern && r.flag("model.is_hybrid_model").value_or(false)) {
     if (why_not) *why_not = "hybrid (Mamba) models: a stack built from layer ratios without a pattern is not modelled";
     return std::nullopt;
   }
   if (pattern) {
-    if (!hybrid_segments(*pattern, segments, why_not)) return std::nullopt;
-    for (const std::string& segment : segments) r.pattern_layers += static_cast<int64_t>(segment.size());
+    parsed = parse_hybrid(*pattern, why_not);
+    if (!parsed) return std::nullopt;
+    for (const std::string& segment : parsed->segments) r.pattern_layers += static_cast<int64_t>(segment.size());
   }
   if (!read_shape(r, m, why_not) || !read_parallel(r, m, why_not)) return std::nullopt;
-  if (pattern && (!read_mamba_dims(r, m, why_not) || !split_hybrid(r, segments, m, why_not))) return std::nullopt;
+  if (parsed && (!read_mamba_dims(r, m, why_not) || !split_hybrid(r, parsed->segments, m, why_not) ||
+                 !read_hybrid_mtp(r, *parsed, m, why_not))) {
+    return std::nullopt;
+  }
   // PEFT: a `peft` section (or a PEFT recipe) trains LoRA adapters only.
   const ConfigValue* peft = config_node(job, "peft");
   bool peft_recipe = job.recipe && std::string_view(job.recipe->task) == "peft";
   if ((peft && !peft->is_null()) || (peft_recipe && !(peft && peft->is_null()))) {
     m.lora_rank = r.integer("peft.dim").value_or(32);
     if (!r.integer("peft.dim")) assumptions.push_back("PEFT: LoRA rank 32 (LoRA's default dim) on every linear layer");
-  }
-  if (pattern && m.mtp_layers > 0) {
-    if (why_not) *why_not = "hybrid (Mamba) models: multi-token prediction layers are not modelled";
-    return std::nullopt;
-  }
-  if (pattern && m.lora_rank > 0) {
-    if (why_not) *why_not = "hybrid (Mamba) models: LoRA adapters on the Mamba projections are not modelled";
-    return std::nullopt;
   }
   m.vocab = vocab_size(r, m.tp);
   if (!pattern) split_layers(r, m);

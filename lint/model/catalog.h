@@ -62,6 +62,13 @@ struct ModelDims {
   // "/unfused" when the provider turns use_mamba_mem_eff_path off; "" when
   // not recorded (the estimate then declines the model).
   const char* mamba_mixer;
+  // A hybrid's multi-token prediction layer, one depth's pattern ("*E":
+  // attention + MoE, Megatron-Core's mtp_hybrid_override_pattern); "" for a
+  // transformer's MTP layer or none. mtp_num_layers depths are trained; with
+  // mtp_repeated_layer one layer's weights serve every depth.
+  const char* mtp_layer_pattern;
+  bool mtp_repeated_layer;
+  int moe_latent_size;      // LatentMoE: experts work in this width (0: none)
   const char* source;       // where these numbers come from
 };
 

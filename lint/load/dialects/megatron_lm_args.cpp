@@ -160,6 +160,7 @@ constexpr std::array kFlags = {
     value("--moe-latent-size", T::Int, "model.moe_latent_size"),
     set("--overlap-moe-expert-parallel-comm", "model.overlap_moe_expert_parallel_comm"),
     value("--mtp-num-layers", T::Int, "model.mtp_num_layers"),
+    set("--mtp-use-repeated-layer", "model.mtp_use_repeated_layer"),
 
     // Activation recompute and offloading.
     choice("--recompute-granularity", "model.recompute_granularity", "full|selective"),
