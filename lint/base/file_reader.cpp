@@ -1,3 +1,4 @@
+#include "lint/base/input_rules.h"
 #include "lint/base/file_reader.h"
 
 #include <algorithm>
@@ -28,13 +29,7 @@ struct FileDescriptor {
 };
 
 Diagnostic unreadable(std::string message, Span where, std::string help) {
-  Diagnostic d;
-  d.rule = "unreadable-file";
-  d.severity = Severity::Error;
-  d.message = std::move(message);
-  d.where = where;
-  d.help = std::move(help);
-  return d;
+  return input_finding(input_rule::kUnreadableFile, std::move(message), where, std::move(help));
 }
 
 Diagnostic no_such_file(const std::string& display, Span where) {

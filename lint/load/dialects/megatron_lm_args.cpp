@@ -1,3 +1,4 @@
+#include "lint/base/input_rules.h"
 #include "lint/load/dialects/megatron_lm_args.h"
 
 #include <algorithm>
@@ -387,13 +388,7 @@ Span join_spans(Span a, Span b) {
 }
 
 Diagnostic argument_problem(std::string message, Span where, std::string help) {
-  Diagnostic d;
-  d.rule = "entry-point-argument";
-  d.severity = Severity::Error;
-  d.message = std::move(message);
-  d.where = where;
-  d.help = std::move(help);
-  return d;
+  return input_finding(input_rule::kEntryPointArgument, std::move(message), where, std::move(help));
 }
 
 class ArgvReader {

@@ -1,3 +1,4 @@
+#include "lint/base/input_rules.h"
 #include "lint/load/hydra/overrides.h"
 
 #include <fmt/format.h>
@@ -9,13 +10,7 @@ namespace mblint {
 namespace {
 
 Diagnostic override_problem(std::string message, Span where, std::string help) {
-  Diagnostic d;
-  d.rule = "override-syntax";
-  d.severity = Severity::Error;
-  d.message = std::move(message);
-  d.where = where;
-  d.help = std::move(help);
-  return d;
+  return input_finding(input_rule::kOverrideSyntax, std::move(message), where, std::move(help));
 }
 
 std::string did_you_mean(const std::vector<std::string>& key) {
