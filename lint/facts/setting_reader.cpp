@@ -166,6 +166,9 @@ std::optional<ConfigValue> dataclass_default(const Job& job, std::string_view pa
 
 // For the settings rules read. Only used for a key some mapped flag writes:
 // a flag mblint does not map may have been given, so its key stays unknown.
+// Only defaults validate_args keeps: ddp.grad_reduce_in_fp32 is not here,
+// since --accumulate-allreduce-grads-in-fp32 defaults to False but
+// validate_args turns it on for bf16 (unless --grad-reduce-in-bf16).
 constexpr std::array kMegatronLmDefaults = {
     KnownDefault{"model.bf16", "false"},
     KnownDefault{"model.fp16", "false"},
@@ -179,7 +182,6 @@ constexpr std::array kMegatronLmDefaults = {
     KnownDefault{"model.first_last_layers_bf16", "false"},
     KnownDefault{"model.num_layers_at_start_in_bf16", "1"},
     KnownDefault{"model.num_layers_at_end_in_bf16", "1"},
-    KnownDefault{"ddp.grad_reduce_in_fp32", "false"},
     KnownDefault{"model.recompute_granularity", "null"},
     KnownDefault{"model.recompute_method", "null"},
     KnownDefault{"model.recompute_num_layers", "null"},
