@@ -7,6 +7,7 @@
 #include <set>
 #include <string>
 
+#include "lint/base/input_rules.h"
 #include "rules/registry.h"
 #include "tests/test_support.h"
 
@@ -40,5 +41,14 @@ TEST_CASE("all_rules lists the rules by group, then by code", "[registry]") {
     } else {
       CHECK(rules[i - 1]->group < rules[i]->group);
     }
+  }
+}
+
+TEST_CASE("every rule the loaders report is registered, at the severity the loaders' table declares", "[registry]") {
+  for (const InputRule& input : input_rule::kAll) {
+    INFO(input.name);
+    const RuleInfo* rule = find_rule(all_rules(), input.name);
+    REQUIRE(rule != nullptr);
+    CHECK(rule->severity == input.severity);
   }
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generate rules/support/config_fields_data.inc:
+"""Generate lint/model/config_fields_data.inc:
 
 * the field names of the ConfigContainer section variants that
   lint/model/schema_data.inc does not describe (model-specific providers such as
@@ -28,7 +28,7 @@ from gen_support import add_upstream_arguments, class_defs, python_sources, writ
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-OUTPUT = os.path.join(ROOT, "rules", "support", "config_fields_data.inc")
+OUTPUT = os.path.join(ROOT, "lint", "model", "config_fields_data.inc")
 
 # Classes whose subclasses (and themselves) make up each section's variants.
 ROOTS = {

@@ -18,16 +18,6 @@ std::string_view fix_safety_name(FixSafety safety) {
   return safety == FixSafety::Safe ? "safe" : "unsafe";
 }
 
-Diagnostic input_error(std::string rule, std::string message, Span where, std::string help) {
-  Diagnostic d;
-  d.rule = std::move(rule);
-  d.severity = Severity::Error;
-  d.message = std::move(message);
-  d.where = where;
-  d.help = std::move(help);
-  return d;
-}
-
 bool diagnostic_less(const Diagnostic& a, const Diagnostic& b) {
   return std::tie(a.where.file, a.where.begin, a.where.end, a.rule, a.message) <
          std::tie(b.where.file, b.where.begin, b.where.end, b.rule, b.message);

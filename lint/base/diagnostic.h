@@ -80,11 +80,6 @@ struct Diagnostic {
   std::string subject;
 };
 
-// An input the loaders cannot read as written (a syntax error, a bad
-// argument, a missing file): an error of `rule` that says what to change. The
-// rule's code is filled in later, as for every finding (fill_rule_codes).
-Diagnostic input_error(std::string rule, std::string message, Span where, std::string help);
-
 // Ordering used by every renderer: file, position, then rule name.
 bool diagnostic_less(const Diagnostic& a, const Diagnostic& b);
 

@@ -1,3 +1,4 @@
+#include "lint/base/input_rules.h"
 #include "lint/base/file_reader.h"
 
 #include <algorithm>
@@ -28,7 +29,7 @@ struct FileDescriptor {
 };
 
 Diagnostic unreadable(std::string message, Span where, std::string help) {
-  return input_error("unreadable-file", std::move(message), where, std::move(help));
+  return input_finding(input_rule::kUnreadableFile, std::move(message), where, std::move(help));
 }
 
 Diagnostic no_such_file(const std::string& display, Span where) {

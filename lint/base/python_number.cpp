@@ -13,12 +13,6 @@ namespace {
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
-std::string_view trimmed(std::string_view text) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.remove_prefix(1);
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.remove_suffix(1);
-  return text;
-}
-
 // Appends the digits of a run starting at `i` ("1_000" -> "1000") and returns
 // where the run ends; an underscore must sit between two digits.
 size_t take_digits(std::string_view s, size_t i, std::string& out) {
@@ -44,9 +38,15 @@ bool equals_lower(std::string_view text, std::string_view lower) {
 
 }  // namespace
 
+std::string_view python_strip(std::string_view text) {
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.remove_prefix(1);
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.remove_suffix(1);
+  return text;
+}
+
 std::optional<int64_t> python_int(std::string_view text, bool* overflow) {
   if (overflow) *overflow = false;
-  text = trimmed(text);
+  text = python_strip(text);
   std::string digits;
   if (!text.empty() && (text.front() == '+' || text.front() == '-')) {
     if (text.front() == '-') digits += '-';
@@ -65,7 +65,7 @@ std::optional<int64_t> python_int(std::string_view text, bool* overflow) {
 }
 
 std::optional<double> python_float(std::string_view text) {
-  text = trimmed(text);
+  text = python_strip(text);
   std::string cleaned;
   if (!text.empty() && (text.front() == '+' || text.front() == '-')) {
     cleaned += text.front();

@@ -9,6 +9,10 @@
 
 namespace mblint {
 
+// str.strip(): the text without surrounding whitespace (what int() and
+// float() ignore, and OmegaConf around a resolver's arguments).
+std::string_view python_strip(std::string_view text);
+
 // int(text): surrounding whitespace, an optional sign, decimal digits with
 // single underscores between them. nullopt where Python raises ValueError;
 // `overflow` (when given) is set for a number beyond 64 bits, which Python

@@ -30,85 +30,6 @@ int64_t nvlink_domain_size(const GpuType& gpu, int64_t gpus_per_node) {
   return std::min<int64_t>(gpu.nvlink_domain, gpus_per_node);
 }
 
-int layer_rank(Layer layer) {
-  switch (layer) {
-    case Layer::SchemaDefault: return 0;
-    case Layer::Recipe: return 1;
-    case Layer::Rewrite: return 2;
-    case Layer::Launcher: return 3;
-    case Layer::ConfigFile: return 4;
-    case Layer::ConvenienceFlag: return 5;
-    case Layer::Override: return 6;
-    case Layer::CommandLine: return 7;
-  }
-  return 0;
-}
-
-namespace {
-
-const ConfigValue* schema_default_node(const Job& job, std::string_view path, ConfigValue& storage) {
-  if (!job.config_complete) return nullptr;
-  size_t dot = path.find('.');
-  if (dot == std::string_view::npos) return nullptr;
-  const SchemaField* field = find_schema_field(path.substr(0, dot), path.substr(dot + 1));
-  if (!field) return nullptr;
-  auto value = literal_default(*field);
-  if (!value) return nullptr;
-  storage = *value;
-  storage.where.layer = Layer::SchemaDefault;
-  return &storage;
-}
-
-}  // namespace
-
-Quantity config_int(const Job& job, std::string_view path) {
-  Quantity q;
-  q.path = std::string(path);
-  q.name = last_segment(path);
-  ConfigValue storage;
-  const ConfigValue* node = find_path(job.config, path);
-  if (!node) {
-    node = schema_default_node(job, path, storage);
-    q.defaulted = node != nullptr;
-  }
-  if (!node) return q;
-  q.where = node->where;
-  q.value = as_int(node);
-  return q;
-}
-
-Setting config_bool(const Job& job, std::string_view path) {
-  Setting s;
-  s.path = std::string(path);
-  s.name = last_segment(path);
-  ConfigValue storage;
-  const ConfigValue* node = find_path(job.config, path);
-  if (!node) {
-    node = schema_default_node(job, path, storage);
-    s.defaulted = node != nullptr;
-  }
-  if (!node) return s;
-  s.where = node->where;
-  s.value = as_bool(node);
-  return s;
-}
-
-TextSetting config_text(const Job& job, std::string_view path) {
-  TextSetting t;
-  t.path = std::string(path);
-  t.name = last_segment(path);
-  ConfigValue storage;
-  const ConfigValue* node = find_path(job.config, path);
-  if (!node) node = schema_default_node(job, path, storage);
-  if (!node) return t;
-  t.present = true;
-  t.where = node->where;
-  t.value = as_string(node);
-  return t;
-}
-
-const ConfigValue* config_node(const Job& job, std::string_view path) { return find_path(job.config, path); }
-
 namespace {
 
 // An optional size (VPP): null or 1 means "none" (0 here).
@@ -322,32 +243,6 @@ Derived derive(const Job& job) {
   derive_sizes(d);
   d.coverage = job_coverage(job, d);
   return d;
-}
-
-Span span_for(const Quantity& q) { return primary_span(q.where); }
-Span span_for(const Setting& s) { return primary_span(s.where); }
-
-namespace {
-
-Note note_from(const std::string& name, const std::string& value, const Provenance& where, bool defaulted,
-               const std::string& how) {
-  Span span = primary_span(where);
-  if (where.layer == Layer::Recipe && !where.origin.empty()) return Note{where.origin, span};
-  if (!how.empty()) return Note{how, span};
-  if (defaulted || !span.valid()) return Note{fmt::format("{} is {} (the default)", name, value), {}};
-  if (!where.origin.empty()) return Note{where.origin, span};
-  return Note{fmt::format("{} set to {} here", name, value), span};
-}
-
-}  // namespace
-
-Note note_for(const Quantity& q) {
-  std::string value = !q.display.empty() ? q.display : q.value ? std::to_string(*q.value) : std::string("unknown");
-  return note_from(q.name, value, q.where, q.defaulted, q.how);
-}
-
-Note note_for(const Setting& s) {
-  return note_from(s.name, s.value ? (*s.value ? "true" : "false") : "unknown", s.where, s.defaulted, "");
 }
 
 const Quantity& most_specific(std::initializer_list<const Quantity*> candidates) {

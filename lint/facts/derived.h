@@ -12,33 +12,11 @@
 #include "lint/base/config_value.h"
 #include "lint/base/diagnostic.h"
 #include "lint/facts/coverage.h"
+#include "lint/facts/setting_reader.h"
 #include "lint/model/catalog.h"
 #include "lint/model/job.h"
 
 namespace mblint {
-
-struct Quantity {
-  std::optional<int64_t> value;
-  std::string name;  // "context_parallel_size" (also "world size")
-  std::string path;  // "model.context_parallel_size"; empty for derived quantities
-  Provenance where;  // where it was set; empty when it was not written anywhere
-  bool defaulted = false;  // Megatron's default, not written anywhere
-  std::string how;         // how a derived or resolved value came about
-  // How the value reads in notes when `value` encodes something else
-  // (num_moe_experts null is kept as 0 = dense, but was written "null").
-  std::string display;
-
-  bool known() const { return value.has_value(); }
-  int64_t operator*() const { return *value; }
-};
-
-struct Setting {
-  std::optional<bool> value;
-  std::string name;
-  std::string path;
-  Provenance where;
-  bool defaulted = false;
-};
 
 struct Derived {
   // Parallel sizes (model.*). ETP is resolved per version; VPP 0 = none.
@@ -115,38 +93,9 @@ int64_t nvlink_domain_size(const GpuType& gpu, int64_t gpus_per_node);
 // Whether the GPU type's NVLink domain spans nodes (NVL72 racks).
 bool nvlink_spans_nodes(const GpuType& gpu);
 
-// Reading any config value the way the derived quantities are read: the
-// effective value where it was set or, for a full dump, the dataclass
-// default (defaulted = true). Rules use these for settings Derived does not
-// name.
-Quantity config_int(const Job& job, std::string_view path);
-Setting config_bool(const Job& job, std::string_view path);
-// A string setting; `where` filled when set. nullopt when absent, null or
-// not a string.
-struct TextSetting {
-  std::optional<std::string> value;
-  std::string name;
-  std::string path;
-  Provenance where;
-  bool present = false;  // the key is in the config (possibly null or unknown)
-};
-TextSetting config_text(const Job& job, std::string_view path);
-// The node itself (nullptr when absent); for lists and maps.
-const ConfigValue* config_node(const Job& job, std::string_view path);
-
-// "context_parallel_size set to 2 here", located where it was set.
-Note note_for(const Quantity& quantity);
-Note note_for(const Setting& setting);
-
-// The span a diagnostic about this quantity points at (may be invalid).
-Span span_for(const Quantity& quantity);
-Span span_for(const Setting& setting);
-
 // Of several inputs to a failed check, the one the user most likely just
 // changed: the highest layer (command line > override > file > recipe).
 const Quantity& most_specific(std::initializer_list<const Quantity*> candidates);
-
-int layer_rank(Layer layer);
 
 int64_t gcd64(int64_t a, int64_t b);
 int64_t lcm64(int64_t a, int64_t b);

@@ -42,7 +42,7 @@ FieldType parse_annotation(std::string_view annotation);
 // for `section`.`name` (model has several provider classes), in the order of
 // the schema's variants; no alternatives (takes anything) when it does not
 // describe the field. `section` "" is the ConfigContainer itself. Variants
-// the schema does not describe: rules/support/variant_fields.h.
+// the schema does not describe: lint/model/config_fields.h.
 FieldType declared_type(std::string_view section, std::string_view name);
 
 // Parsed annotations by their text: a check over a whole config parses each

@@ -1,3 +1,4 @@
+#include "lint/base/input_rules.h"
 #include "lint/resolve/interpolation_check.h"
 
 #include <algorithm>
@@ -105,13 +106,8 @@ std::string renamed_expression(const InterpolationProblem& problem, size_t index
   return std::string(dots, '.') + dotted(rest);
 }
 
-Diagnostic make(std::string rule, std::string message, Span where) {
-  Diagnostic d;
-  d.rule = std::move(rule);
-  d.severity = Severity::Error;
-  d.message = std::move(message);
-  d.where = where;
-  return d;
+Diagnostic make(const InputRule& rule, std::string message, Span where) {
+  return input_finding(rule, std::move(message), where);
 }
 
 bool user_layer(const Provenance& where) {
@@ -129,7 +125,7 @@ void missing_key(const Job& job, const InterpolationProblem& problem, const Sour
   Span where = interpolation_span(problem, sources, &exact);
   std::string reference = problem.text.substr(problem.offset, problem.length);
   std::string owner = problem.found == 0 ? "the config" : fmt::format("'{}'", dotted(problem.target, problem.found));
-  Diagnostic d = make("interpolation-missing-key",
+  Diagnostic d = make(input_rule::kInterpolationMissingKey,
                       fmt::format("{} names a key that does not exist: {} has no '{}', so OmegaConf raises "
                                   "InterpolationKeyError {}",
                                   reference, owner, problem.target[problem.found], kWhen),
@@ -159,7 +155,7 @@ void cycle(const InterpolationProblem& problem, const SourceSet& sources, std::v
   Span where = interpolation_span(problem, sources, &exact);
   std::string path;
   for (const auto& step : problem.chain) path += (path.empty() ? "" : " -> ") + dotted(step);
-  Diagnostic d = make("interpolation-cycle",
+  Diagnostic d = make(input_rule::kInterpolationCycle,
                       fmt::format("{} starts an interpolation cycle ({}): OmegaConf raises "
                                   "InterpolationResolutionError \"Recursive interpolation detected\" {}",
                                   problem.text.substr(problem.offset, problem.length), path, kWhen),

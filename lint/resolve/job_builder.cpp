@@ -1,3 +1,4 @@
+#include "lint/base/input_rules.h"
 #include "lint/resolve/job_builder.h"
 
 #include <algorithm>
@@ -42,15 +43,6 @@ bool ends_with(std::string_view text, std::string_view suffix) {
   return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
 }
 
-Diagnostic problem(std::string rule, Severity severity, std::string message, Span where, std::string help) {
-  Diagnostic d;
-  d.rule = std::move(rule);
-  d.severity = severity;
-  d.message = std::move(message);
-  d.where = where;
-  d.help = std::move(help);
-  return d;
-}
 
 // --- what a file is -----------------------------------------------------------
 
@@ -119,7 +111,7 @@ void select_recipe(Job& job, const std::string& name, Provenance where) {
   std::string help = similar.empty() ? "check the name; mblint's catalog holds Megatron Bridge's library and "
                                        "performance recipes"
                                      : fmt::format("did you mean {}?", similar.front());
-  Diagnostic d = problem("unknown-recipe", Severity::Warning,
+  Diagnostic d = input_finding(input_rule::kUnknownRecipe,
                          fmt::format("recipe '{}' is not in mblint's catalog: the values it sets are unknown, "
                                      "so checks that need them stay silent",
                                      name),
@@ -156,7 +148,7 @@ ConfigValue flag_value(const ConvenienceFlag& flag, std::vector<Diagnostic>& pro
   if (flag.integer) {
     if (std::optional<int64_t> value = python_int(flag.value.text)) return make_int(*value, where);
     ok = false;
-    problems.push_back(problem("entry-point-argument", Severity::Error,
+    problems.push_back(input_finding(input_rule::kEntryPointArgument,
                                fmt::format("argument {}: invalid int value: '{}'", flag.flag, flag.value.text),
                                where.value, fmt::format("{} takes an integer", flag.flag)));
     return make_null();
@@ -164,7 +156,7 @@ ConfigValue flag_value(const ConvenienceFlag& flag, std::vector<Diagnostic>& pro
   if (flag.key.back() == "lr" || flag.key.back() == "min_lr") {
     if (std::optional<double> value = python_float(flag.value.text)) return make_float(*value, where);
     ok = false;
-    problems.push_back(problem("entry-point-argument", Severity::Error,
+    problems.push_back(input_finding(input_rule::kEntryPointArgument,
                                fmt::format("argument {}: invalid float value: '{}'", flag.flag, flag.value.text),
                                where.value, fmt::format("{} takes a number", flag.flag)));
     return make_null();
@@ -176,8 +168,7 @@ void apply_override_words(Job& job, const std::vector<MappedString>& words, Laye
   for (size_t i = 0; i < words.size(); ++i) {
     const MappedString& word = words[i];
     if (i == kMaxOverrides) {  // a generated or hostile list: the rest is not read
-      job.problems.push_back(problem(
-          "override-syntax", Severity::Error,
+      job.problems.push_back(input_finding(input_rule::kOverrideSyntax,
           fmt::format("more than {} Hydra overrides in one launch; mblint stops reading them here", kMaxOverrides),
           span_of(word, 0, word.text.size()), "split the settings into a --config-file YAML"));
       break;
@@ -278,7 +269,7 @@ void finish_job(Job& job, const LintOptions& options, const SourceSet& sources) 
   apply_command_line(job, options, sources);
   InterpolationResult interpolated = resolve_interpolations(job.config);
   if (!interpolated.complete) {
-    job.problems.push_back(problem("yaml-syntax", Severity::Error,
+    job.problems.push_back(input_finding(input_rule::kYamlSyntax,
                                    fmt::format("the interpolations of this config chain or copy more than {} "
                                                "values; mblint stops resolving them here",
                                                kInterpolationWork),
@@ -1101,7 +1092,7 @@ void add_shell_state_hand_offs(Job& job, const std::vector<Unresolved>& hand_off
 
 // A script named for checking in which mblint finds no training launch.
 Diagnostic no_training_job(FileId file, const std::vector<Unresolved>& hand_offs) {
-  Diagnostic d = problem("no-training-job", Severity::Note,
+  Diagnostic d = input_finding(input_rule::kNoTrainingJob,
                          "no training launch found in this script: mblint checked nothing here",
                          make_span(file, 0, 0),
                          "mblint reads torchrun, python -m torch.distributed.run, srun, deepspeed, ray job "
@@ -1436,8 +1427,7 @@ Job job_from_yaml(FileId file, LoadedYaml yaml, SourceSet& sources, const LintOp
                       : looks_like_bridge_config(yaml.root);
   if (!bridge) {
     if (forced) {
-      job.problems.push_back(problem(
-          "no-training-job", Severity::Note,
+      job.problems.push_back(input_finding(input_rule::kNoTrainingJob,
           fmt::format("--dialect {} finds no {} config in this file: mblint checked nothing here",
                       options.dialect->text, dialect_name(*forced) == "bridge" ? "Megatron Bridge" : options.dialect->text),
           options.dialect->span,
@@ -1498,11 +1488,15 @@ BuildResult build_jobs(SourceSet& sources, const LintOptions& options, const Job
       case FileType::Script: scripts.push_back(read.file); break;
       case FileType::Yaml: yamls.emplace_back(read.file, canonical_or_same(sources.canonical, path)); break;
       case FileType::Other:
-        result.problems.push_back(problem(
-            "unreadable-file", Severity::Note,
-            fmt::format("'{}' is neither a YAML file nor a launch script; mblint skipped it", options.paths[i]),
-            arguments[i],
-            "mblint reads *.yaml, *.yml, *.json, *.sh, *.sbatch, *.slurm and scripts that start with #!"));
+        // Named on the command line but of no type mblint reads (a README
+        // among the configs): skipped, which is information, not a fault.
+        result.problems.push_back(demoted(
+            input_finding(
+                input_rule::kUnreadableFile,
+                fmt::format("'{}' is neither a YAML file nor a launch script; mblint skipped it", options.paths[i]),
+                arguments[i],
+                "mblint reads *.yaml, *.yml, *.json, *.sh, *.sbatch, *.slurm and scripts that start with #!"),
+            Severity::Note));
         break;
     }
   }

@@ -1,3 +1,4 @@
+#include "lint/base/input_rules.h"
 #include "lint/resolve/project_config.h"
 
 #include <fmt/format.h>
@@ -18,8 +19,6 @@ namespace mblint {
 
 namespace {
 
-constexpr const char* kRule = "project-config";
-
 // What a config reader needs while it walks the tree.
 struct Reader {
   const SourceSet& sources;
@@ -31,13 +30,7 @@ struct Reader {
 Span key_or_value(const ConfigValue& value) { return value.where.key.valid() ? value.where.key : value.where.value; }
 
 void report(Reader& r, Span where, std::string message, std::string help) {
-  Diagnostic d;
-  d.rule = kRule;
-  d.severity = Severity::Error;
-  d.message = std::move(message);
-  d.where = where;
-  d.help = std::move(help);
-  r.problems.push_back(std::move(d));
+  r.problems.push_back(input_finding(input_rule::kProjectConfig, std::move(message), where, std::move(help)));
 }
 
 std::string kind_name(const ConfigValue& value) {

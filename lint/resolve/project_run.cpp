@@ -1,3 +1,4 @@
+#include "lint/base/input_rules.h"
 #include "lint/resolve/project_run.h"
 
 #include <fmt/format.h>
@@ -229,16 +230,15 @@ struct Builder {
 // A context `launch:` whose script runs no --config-file entry point: the
 // matched YAML could only be linted alone.
 void report_unused_launch(ProjectBuild& build, const ContextEntry& entry) {
-  Diagnostic d;
-  d.rule = "project-config";
-  d.severity = Severity::Warning;
-  d.message = fmt::format(
-      "'{}' launches no entry point that takes --config-file: the files this context entry "
-      "matches are linted alone",
-      entry.launch->text);
-  d.where = entry.launch->where;
-  d.help = "name a script that passes the YAML as --config-file, or give the entry a recipe: and a cluster";
-  build.problems.push_back(std::move(d));
+  // The project file is valid; only the entry does less than it seems to.
+  build.problems.push_back(demoted(
+      input_finding(input_rule::kProjectConfig,
+                    fmt::format("'{}' launches no entry point that takes --config-file: the files this context "
+                                "entry matches are linted alone",
+                                entry.launch->text),
+                    entry.launch->where,
+                    "name a script that passes the YAML as --config-file, or give the entry a recipe: and a cluster"),
+      Severity::Warning));
 }
 
 struct Group {

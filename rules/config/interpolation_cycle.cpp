@@ -1,6 +1,7 @@
 // An OmegaConf interpolation cycle: found where the job's interpolations are
 // resolved (lint/load/yaml/interpolation.cpp, lint/resolve/interpolation_check.cpp), reported
 // here for Megatron Bridge configs only (is_bridge_job).
+#include "lint/base/input_rules.h"
 #include "rules/support/config_support.h"
 
 namespace mblint {
@@ -23,9 +24,9 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
 
 extern const RuleInfo kInterpolationCycle = {
     .code = "MB022",
-    .name = "interpolation-cycle",
+    .name = input_rule::kInterpolationCycle.name,
     .group = RuleGroup::Config,
-    .severity = Severity::Error,
+    .severity = input_rule::kInterpolationCycle.severity,
     .summary = "OmegaConf interpolations that refer to each other in a cycle",
     .doc = R"md(When Megatron Bridge resolves the merged config (`OmegaConf.to_container(resolve=True)` in
 `process_config_with_overrides`, `training/utils/omegaconf_utils.py`, v0.2.0 to v0.6.0), an

@@ -1,6 +1,7 @@
 // An OmegaConf interpolation to a key that does not exist: found where the job's interpolations are
 // resolved (lint/load/yaml/interpolation.cpp, lint/resolve/interpolation_check.cpp), reported
 // here for Megatron Bridge configs only (is_bridge_job).
+#include "lint/base/input_rules.h"
 #include "rules/support/config_support.h"
 
 namespace mblint {
@@ -23,9 +24,9 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
 
 extern const RuleInfo kInterpolationMissingKey = {
     .code = "MB021",
-    .name = "interpolation-missing-key",
+    .name = input_rule::kInterpolationMissingKey.name,
     .group = RuleGroup::Config,
-    .severity = Severity::Error,
+    .severity = input_rule::kInterpolationMissingKey.severity,
     .summary = "an OmegaConf interpolation ${...} names a key that does not exist",
     .doc = R"md(Megatron Bridge merges a `--config-file` YAML and the Hydra overrides onto the recipe's config
 and then resolves every interpolation with `OmegaConf.to_container(resolve=True)`

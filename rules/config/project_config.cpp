@@ -1,14 +1,15 @@
 // Rule metadata for problems in a `.mblint.yaml` project config; the check
 // lives with its loader (lint/resolve/project_config.cpp), the documentation here.
+#include "lint/base/input_rules.h"
 #include "lint/rule/rule.h"
 
 namespace mblint {
 
 extern const RuleInfo kProjectConfig = {
     .code = "MB020",
-    .name = "project-config",
+    .name = input_rule::kProjectConfig.name,
     .group = RuleGroup::Config,
-    .severity = Severity::Error,
+    .severity = input_rule::kProjectConfig.severity,
     .summary = "the project config (.mblint.yaml) has an unknown key or a value of the wrong type",
     .doc = R"md(mblint reads `.mblint.yaml` from the nearest directory above each checked file (or the
 file given with `--config`). A key mblint does not know, a rule name that is no rule, a GPU

@@ -1,15 +1,16 @@
 // Rule metadata for a Megatron-LM flag the entry script's parser does not
 // accept; the check runs where the command line is read
 // (lint/load/dialects/megatron_lm_flags.cpp), the documentation is here.
+#include "lint/base/input_rules.h"
 #include "lint/rule/rule.h"
 
 namespace mblint {
 
 extern const RuleInfo kUnknownFlag = {
     .code = "MB008",
-    .name = "unknown-flag",
+    .name = input_rule::kUnknownFlag.name,
     .group = RuleGroup::Config,
-    .severity = Severity::Error,
+    .severity = input_rule::kUnknownFlag.severity,
     .summary = "a Megatron-LM flag the entry script's argument parser does not accept",
     .doc = R"md(Megatron-LM's entry scripts (`pretrain_gpt.py`, `pretrain_hybrid.py`, `train_rl.py`, ...)
 read their command line with one argparse parser, built by `parse_args` in

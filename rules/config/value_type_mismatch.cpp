@@ -10,7 +10,7 @@
 #include "lint/model/field_type.h"
 #include "lint/model/schema.h"
 #include "rules/support/config_support.h"
-#include "rules/support/variant_fields.h"
+#include "lint/model/config_fields.h"
 
 namespace mblint {
 

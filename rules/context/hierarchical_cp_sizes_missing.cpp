@@ -39,7 +39,8 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   bool megatron_lm = job.dialect == Dialect::MegatronLM;
   CpCommType cp = read_cp_comm_type(job);
   if (!cp.known || !hierarchical(cp, megatron_lm)) return;
-  if (!untouched_none(job, "model.hierarchical_context_parallel_sizes")) return;
+  SettingValue written = read_setting(job, "model.hierarchical_context_parallel_sizes");
+  if (!written.node() || !written.node()->is_null()) return;
   Diagnostic diag = make_diagnostic(
       kHierarchicalCpSizesMissing,
       megatron_lm ? std::string("--cp-comm-type a2a+p2p needs --hierarchical-context-parallel-sizes: Megatron-LM "

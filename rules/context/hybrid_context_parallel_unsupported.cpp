@@ -34,21 +34,21 @@ void check_megatron_lm(const RuleContext& context, const Setting& hybrid, std::v
            "use --pipeline-model-parallel-size 1, or drop --hybrid-context-parallel", &pp, out);
     return;
   }
-  Setting graphs = read_switch(job, "model.enable_cuda_graph");
+  Setting graphs = read_flag(job, "model.enable_cuda_graph");
   if (graphs.value && *graphs.value) {
     report(hybrid, "hybrid context parallelism is not supported with CUDA graphs (--enable-cuda-graph): Megatron-LM "
                    "asserts it at start-up",
            "drop --enable-cuda-graph or --hybrid-context-parallel", nullptr, out);
     return;
   }
-  Setting fsdp = read_switch(job, "dist.use_megatron_fsdp");
+  Setting fsdp = read_flag(job, "dist.use_megatron_fsdp");
   if (fsdp.value && *fsdp.value) {
     report(hybrid, "hybrid context parallelism is not supported with Megatron FSDP (--use-megatron-fsdp): "
                    "Megatron-LM asserts it at start-up",
            "drop --use-megatron-fsdp or --hybrid-context-parallel", nullptr, out);
     return;
   }
-  Setting per_token = read_switch(job, "model.calculate_per_token_loss");
+  Setting per_token = read_flag(job, "model.calculate_per_token_loss");
   if (per_token.value && !*per_token.value) {
     report(hybrid, "hybrid context parallelism must be used with --calculate-per-token-loss: Megatron-LM asserts "
                    "it at start-up",
@@ -58,7 +58,7 @@ void check_megatron_lm(const RuleContext& context, const Setting& hybrid, std::v
 
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   if (context.job.versions.megatron_core < Version{0, 16, 0}) return;
-  Setting hybrid = read_switch(context.job, "model.hybrid_context_parallel");
+  Setting hybrid = read_flag(context.job, "model.hybrid_context_parallel");
   if (!hybrid.value || !*hybrid.value) return;
   const Derived& d = context.derived;
   if (d.data_parallel.known() && d.context_parallel.known()) {

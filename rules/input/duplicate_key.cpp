@@ -1,14 +1,15 @@
 // Rule metadata for an input problem that the loaders find; the check lives
 // with the loader, the documentation here.
+#include "lint/base/input_rules.h"
 #include "lint/rule/rule.h"
 
 namespace mblint {
 
 extern const RuleInfo kDuplicateKey = {
     .code = "MB003",
-    .name = "duplicate-key",
+    .name = input_rule::kDuplicateKey.name,
     .group = RuleGroup::Input,
-    .severity = Severity::Error,
+    .severity = input_rule::kDuplicateKey.severity,
     .summary = "a YAML mapping sets the same key twice",
     .doc = R"md(OmegaConf, which loads Megatron Bridge's `--config-file` overrides, refuses a file with a
 repeated key ("found duplicate key"): an error. PyYAML (full dumps) and yq (Megatron-LM test

@@ -1,14 +1,15 @@
 // Rule metadata for an input problem that the loaders find; the check lives
 // with the loader, the documentation here.
+#include "lint/base/input_rules.h"
 #include "lint/rule/rule.h"
 
 namespace mblint {
 
 extern const RuleInfo kEntryPointArgument = {
     .code = "MB006",
-    .name = "entry-point-argument",
+    .name = input_rule::kEntryPointArgument.name,
     .group = RuleGroup::Input,
-    .severity = Severity::Error,
+    .severity = input_rule::kEntryPointArgument.severity,
     .summary = "an argument the training entry point rejects",
     .doc = R"md(`scripts/training/run_recipe.py` parses its own options with argparse (`allow_abbrev=False`)
 and takes everything else as `KEY=VALUE` overrides: any other dash option ("Unknown option",

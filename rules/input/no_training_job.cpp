@@ -1,14 +1,15 @@
 // Rule metadata for an input problem that the job builder finds; the check
 // lives with the loader (lint/resolve/job_builder.cpp), the documentation here.
+#include "lint/base/input_rules.h"
 #include "lint/rule/rule.h"
 
 namespace mblint {
 
 extern const RuleInfo kNoTrainingJob = {
     .code = "MB031",
-    .name = "no-training-job",
+    .name = input_rule::kNoTrainingJob.name,
     .group = RuleGroup::Input,
-    .severity = Severity::Note,
+    .severity = input_rule::kNoTrainingJob.severity,
     .summary = "a file named for checking holds no training launch mblint can read: nothing was checked",
     .doc = R"md(A launch script named on the command line (or by a pre-commit hook) in which mblint finds no
 training launch, or a YAML file that `--dialect` forces into a dialect whose config it does not

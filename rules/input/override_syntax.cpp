@@ -1,14 +1,15 @@
 // Rule metadata for an input problem that the loaders find; the check lives
 // with the loader, the documentation here.
+#include "lint/base/input_rules.h"
 #include "lint/rule/rule.h"
 
 namespace mblint {
 
 extern const RuleInfo kOverrideSyntax = {
     .code = "MB002",
-    .name = "override-syntax",
+    .name = input_rule::kOverrideSyntax.name,
     .group = RuleGroup::Input,
-    .severity = Severity::Error,
+    .severity = input_rule::kOverrideSyntax.severity,
     .summary = "a Hydra override that Hydra or Megatron Bridge rejects",
     .doc = R"md(Megatron Bridge applies trailing `key=value` arguments with Hydra's override parser in
 OmegaConf struct mode (hydra-core 1.3.2). Hydra rejects, with an exact column: comments (`#`),

@@ -1,14 +1,15 @@
 // Rule metadata for an input problem that the loaders find; the check lives
 // with the loader, the documentation here.
+#include "lint/base/input_rules.h"
 #include "lint/rule/rule.h"
 
 namespace mblint {
 
 extern const RuleInfo kScriptSyntax = {
     .code = "MB005",
-    .name = "script-syntax",
+    .name = input_rule::kScriptSyntax.name,
     .group = RuleGroup::Input,
-    .severity = Severity::Error,
+    .severity = input_rule::kScriptSyntax.severity,
     .summary = "the launch script has a shell syntax error",
     .doc = R"md(mblint reads launch scripts as bash does, without running them. An unterminated quote,
 `$(`, `${` or heredoc makes bash itself fail (or swallow the rest of the script), so it is

@@ -1,14 +1,15 @@
 // Rule metadata for an input problem that the loaders find; the check lives
 // with the loader, the documentation here.
+#include "lint/base/input_rules.h"
 #include "lint/rule/rule.h"
 
 namespace mblint {
 
 extern const RuleInfo kUnknownRecipe = {
     .code = "MB007",
-    .name = "unknown-recipe",
+    .name = input_rule::kUnknownRecipe.name,
     .group = RuleGroup::Input,
-    .severity = Severity::Warning,
+    .severity = input_rule::kUnknownRecipe.severity,
     .summary = "the recipe name is not in mblint's catalog",
     .doc = R"md(mblint knows the default parallelism, batch, sequence and model of Megatron Bridge's library and
 performance recipes (and their legacy short names). A name it does not know is either a typo -

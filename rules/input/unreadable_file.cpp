@@ -1,14 +1,15 @@
 // Rule metadata for an input problem that the loaders find; the check lives
 // with the loader, the documentation here.
+#include "lint/base/input_rules.h"
 #include "lint/rule/rule.h"
 
 namespace mblint {
 
 extern const RuleInfo kUnreadableFile = {
     .code = "MB004",
-    .name = "unreadable-file",
+    .name = input_rule::kUnreadableFile.name,
     .group = RuleGroup::Input,
-    .severity = Severity::Error,
+    .severity = input_rule::kUnreadableFile.severity,
     .summary = "a file mblint was asked to check, or that a script references, cannot be read",
     .doc = R"md(A path that does not exist, a binary file or a file over 8 MiB is reported where it
 was named: on mblint's command line, or at the `--config-file` argument of the launch script

@@ -1,14 +1,15 @@
 // Rule metadata for an input problem that the loaders find; the check lives
 // with the loader, the documentation here.
+#include "lint/base/input_rules.h"
 #include "lint/rule/rule.h"
 
 namespace mblint {
 
 extern const RuleInfo kYamlSyntax = {
     .code = "MB001",
-    .name = "yaml-syntax",
+    .name = input_rule::kYamlSyntax.name,
     .group = RuleGroup::Input,
-    .severity = Severity::Error,
+    .severity = input_rule::kYamlSyntax.severity,
     .summary = "the YAML file cannot be parsed",
     .doc = R"md(A YAML file that does not parse stops Megatron Bridge before anything else: `OmegaConf.load`
 (for `--config-file` overrides) and PyYAML's `safe_load` (for full ConfigContainer dumps)

@@ -15,7 +15,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   if (!context.job.trains) return;  // only training builds the optimizer and recomputes
   const Job& job = context.job;
   for (std::string_view path : {"ddp.bucket_size", "comm_overlap.bucket_size"}) {
-    Quantity size = read_int(job, path);
+    Quantity size = config_int(job, path);
     if (!size.known() || *size < kImplausible || size.defaulted) continue;
     Diagnostic diag = make_diagnostic(
         kDdpBucketSizeUnits,

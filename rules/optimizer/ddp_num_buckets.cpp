@@ -12,7 +12,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   if (!context.job.trains) return;  // only training builds the optimizer and recomputes
   const Job& job = context.job;
   if (job.versions.megatron_core < Version{0, 18, 0}) return;
-  Quantity count = read_int(job, "ddp.num_buckets");
+  Quantity count = config_int(job, "ddp.num_buckets");
   if (!count.known()) return;
   if (*count <= 0) {
     Diagnostic diag = make_diagnostic(kDdpNumBuckets, fmt::format("num_buckets {} must be greater than 0", *count),
@@ -22,7 +22,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
     out.push_back(std::move(diag));
     return;
   }
-  Quantity size = read_int(job, "ddp.bucket_size");
+  Quantity size = config_int(job, "ddp.bucket_size");
   if (!size.known()) return;
   bool size_last = rank_of(size.where) > rank_of(count.where);
   Diagnostic diag = make_diagnostic(

@@ -25,7 +25,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   Setting fsdp = megatron_fsdp(job);
   if (!fsdp.value.value_or(false)) return;
   // Megatron Bridge's experimental FSDP v2 has a contract of its own.
-  Quantity version = read_int(job, "ddp.megatron_fsdp_version");
+  Quantity version = config_int(job, "ddp.megatron_fsdp_version");
   if (version.known() && *version == 2) return;
   Choice format = read_choice(job, "checkpoint.ckpt_format");
   if (format.is_set() && *format.value != "fsdp_dtensor" && uses_checkpoints(job).value_or(false)) {

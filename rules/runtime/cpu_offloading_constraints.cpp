@@ -43,7 +43,7 @@ Span pick(const Setting& offload, const Provenance& other) {
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   const Job& job = context.job;
   const Derived& d = context.derived;
-  Quantity layers = read_int(job, "model.cpu_offloading_num_layers");
+  Quantity layers = config_int(job, "model.cpu_offloading_num_layers");
   Setting offload = cpu_offloading(job, layers);
   if (!offload.value.value_or(false)) return;
   Note offload_note = note_for(offload);

@@ -60,7 +60,7 @@ void collect(const RuleContext& context, const NameList& modules, std::vector<Fi
     }
   }
   if (modules.contains("shared_experts") && job.versions.megatron_core >= Version{0, 14, 0}) {
-    Quantity shared = read_int(job, "model.moe_shared_expert_intermediate_size");
+    Quantity shared = config_int(job, "model.moe_shared_expert_intermediate_size");
     Setting overlap = read_flag(job, "model.moe_shared_expert_overlap");
     if (shared.known() && overlap.value.value_or(false)) {
       found.push_back({"shared_experts",

@@ -38,7 +38,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   const Job& job = context.job;
   Choice granularity = read_choice(job, "model.recompute_granularity");
   Choice method = read_choice(job, "model.recompute_method");
-  Quantity n = read_int(job, "model.recompute_num_layers");
+  Quantity n = config_int(job, "model.recompute_num_layers");
   if (!granularity.is("full") || !n.known()) return;
   if (!method.is("uniform") && !method.is("block")) return;
   Diagnostic diag = make_diagnostic(kRecomputeNumLayersRange, "", first_span(job, {span_for(n)}));

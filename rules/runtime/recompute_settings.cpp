@@ -21,7 +21,7 @@ Recompute read_recompute(const Job& job) {
   Recompute r;
   r.granularity = read_choice(job, "model.recompute_granularity");
   r.method = read_choice(job, "model.recompute_method");
-  r.num_layers = read_int(job, "model.recompute_num_layers");
+  r.num_layers = config_int(job, "model.recompute_num_layers");
   r.num_layers_none = !r.num_layers.value && r.num_layers.display == "null";
   return r;
 }

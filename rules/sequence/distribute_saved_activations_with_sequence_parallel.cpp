@@ -15,7 +15,7 @@ std::optional<std::string> recompute_granularity(const Job& job) {
   if (!node) {
     // The catalog records every recipe's granularity; dumps and Megatron-LM
     // default to None.
-    if (job.recipe || job.config_complete || whole_megatron_lm_command_line(job)) return std::string();
+    if (job.recipe || job.config_complete || megatron_lm_command_line(job)) return std::string();
     return std::nullopt;
   }
   if (node->is_null()) return std::string();

@@ -6,75 +6,11 @@
 #include <map>
 #include <span>
 
+#include "lint/model/config_fields.h"
+#include "lint/model/mixed_precision_presets.h"
 #include "lint/model/schema.h"
-#include "rules/support/variant_fields.h"
 
 namespace mblint {
-
-namespace {
-
-struct VariantField {
-  const char* section;
-  const char* name;
-  const char* family;  // "" any variant; else the section's _target_ must name it
-  const char* type;    // the variants' annotations, " | "-joined
-};
-
-#include "rules/support/config_fields_data.inc"
-
-const VariantField* find_variant_field(std::string_view section, std::string_view name) {
-  auto it = std::lower_bound(std::begin(kVariantFields), std::end(kVariantFields), std::make_pair(section, name),
-                             [](const VariantField& f, const std::pair<std::string_view, std::string_view>& key) {
-                               if (f.section != key.first) return std::string_view(f.section) < key.first;
-                               return std::string_view(f.name) < key.second;
-                             });
-  if (it == std::end(kVariantFields) || it->section != section || it->name != name) return nullptr;
-  return &*it;
-}
-
-// Fields that no recipe of the catalog (Megatron Bridge 067f987, recipes/
-// and perf_recipes/) assigns, checked by searching the recipe sources: for a
-// job built on a catalog recipe they keep the dataclass default unless the
-// user's files change them.
-constexpr std::string_view kNotSetByRecipes[] = {
-    "checkpoint.also_save_hf_checkpoint", "checkpoint.ckpt_step",
-    "checkpoint.hf_source_path",          "checkpoint.load_main_params_from_ckpt",
-    "checkpoint.non_persistent_ckpt_type", "checkpoint.use_persistent_ckpt_worker",
-    "ddp.megatron_fsdp_version",          "dist.use_decentralized_pg",
-    "dist.use_gloo_process_groups",       "dist.use_torch_fsdp2",
-    "dist.use_tp_pp_dp_mapping",          "logger.comet_api_key",
-    "logger.comet_experiment_name",       "logger.comet_project",
-    "logger.comet_tags",                  "logger.comet_workspace",
-    "logger.mlflow_description",          "logger.mlflow_experiment",
-    "logger.mlflow_run_name",             "logger.mlflow_tags",
-    "logger.mlflow_tracking_uri",         "model.restore_modelopt_state",
-    "profiling.profile_step_end",         "profiling.profile_step_start",
-    "profiling.use_nsys_profiler",        "profiling.use_pytorch_profiler",
-};
-
-bool not_set_by_recipes(std::string_view path) {
-  return std::find(std::begin(kNotSetByRecipes), std::end(kNotSetByRecipes), path) != std::end(kNotSetByRecipes);
-}
-
-std::optional<ConfigValue> schema_default(std::string_view path) {
-  size_t dot = path.find('.');
-  if (dot == std::string_view::npos) return std::nullopt;
-  const SchemaField* field = find_schema_field(path.substr(0, dot), path.substr(dot + 1));
-  if (!field) return std::nullopt;
-  if (auto value = literal_default(*field)) return value;
-  // `field(default=True, metadata=...)`: the literal inside.
-  std::string_view text = field->default_text ? field->default_text : "";
-  constexpr std::string_view kPrefix = "field(default=";
-  if (text.substr(0, kPrefix.size()) != kPrefix) return std::nullopt;
-  text.remove_prefix(kPrefix.size());
-  std::string_view literal = text.substr(0, text.find_first_of(",)"));
-  SchemaField copy = *field;
-  std::string storage(literal);
-  copy.default_text = storage.c_str();
-  return literal_default(copy);
-}
-
-}  // namespace
 
 namespace {
 
@@ -136,117 +72,6 @@ bool is_serialization_key(std::string_view key) {
   return key == "_target_" || key == "_call_" || key == "_partial_" || key == "_args_" || key == "_name_" ||
          key == "_builder_" || key == "_recursive_" || key == "_convert_";
 }
-
-namespace {
-
-bool listed(std::span<const std::string_view> names, std::string_view name) {
-  return std::binary_search(names.begin(), names.end(), name);
-}
-
-// What a catalog recipe is known to leave in `path`, from the recipe
-// sources (see tools/gen_config_fields.py); nullopt when not known.
-std::optional<ConfigValue> recipe_fact(const Recipe& recipe, std::string_view path, std::string& origin) {
-  std::string_view name = recipe.name;
-  if (path == "checkpoint.ckpt_format" && !listed(kRecipesMaybeOtherCkptFormat, name)) {
-    origin = fmt::format("recipe {} keeps ckpt_format = torch_dist", name);
-    return make_string("torch_dist");
-  }
-  if (path == "checkpoint.save" && listed(kRecipesWithCommonBase, name) && !listed(kRecipesMaybeNoSaveDir, name)) {
-    origin = fmt::format("recipe {} saves checkpoints to nemo_experiments/default/checkpoints", name);
-    return make_string("nemo_experiments/default/checkpoints");
-  }
-  if ((path == "ddp.use_megatron_fsdp" || path == "dist.use_megatron_fsdp") &&
-      !listed(kRecipesMaybeMegatronFsdp, name)) {
-    origin = fmt::format("recipe {} does not use Megatron-FSDP", name);
-    return make_bool(false);
-  }
-  if ((path == "model.overlap_moe_expert_parallel_comm" || path == "comm_overlap.overlap_moe_expert_parallel_comm") &&
-      !listed(kRecipesMaybeEpOverlap, name)) {
-    origin = fmt::format("recipe {} does not overlap expert-parallel communication", name);
-    return make_bool(false);
-  }
-  return std::nullopt;
-}
-
-}  // namespace
-
-Resolved resolve(const Job& job, std::string_view path) {
-  Resolved r;
-  r.path = std::string(path);
-  if (const ConfigValue* node = find_path(job.config, path)) {
-    if (!node->is_unknown()) r.value = *node;
-    return r;
-  }
-  if (job.recipe && !job.config_complete) {
-    std::string origin;
-    if (auto fact = recipe_fact(*job.recipe, path, origin)) {
-      r.value = std::move(*fact);
-      r.value->where = job.recipe_where;
-      r.value->where.layer = Layer::Recipe;
-      r.value->where.origin = std::move(origin);
-      return r;
-    }
-  }
-  bool vouched = job.config_complete || (job.recipe && not_set_by_recipes(path));
-  if (!vouched) return r;
-  if (auto value = schema_default(path)) {
-    r.value = std::move(*value);
-    r.value->where = Provenance{};
-    r.value->where.layer = Layer::SchemaDefault;
-    r.defaulted = true;
-  }
-  return r;
-}
-
-std::optional<bool> switch_value(const Job& job, std::string_view path) {
-  Resolved r = resolve(job, path);
-  if (r.known()) return truthy(r);
-  if (find_path(job.config, path)) return std::nullopt;  // written, but not known
-  if (job.dialect == Dialect::MegatronLM) return false;   // an absent store_true flag
-  return std::nullopt;
-}
-
-std::optional<bool> truthy(const ConfigValue& v) {
-  switch (v.kind) {
-    case ValueKind::Null: return false;
-    case ValueKind::Bool: return v.boolean;
-    case ValueKind::Int: return v.integer != 0;
-    case ValueKind::Float: return v.real != 0.0;
-    case ValueKind::String: return !v.text.empty();
-    case ValueKind::List: return !v.items.empty();
-    case ValueKind::Map: return true;
-    case ValueKind::Unknown: return std::nullopt;
-  }
-  return std::nullopt;
-}
-
-std::optional<bool> truthy(const Resolved& r) {
-  if (!r.known()) return std::nullopt;
-  return truthy(*r.value);
-}
-
-std::string display(const Resolved& r) {
-  if (!r.known()) return "unknown";
-  if (r.value->kind == ValueKind::String && !r.value->text.empty()) return r.value->text;
-  return to_display(*r.value);
-}
-
-Span span_for(const Resolved& r) {
-  if (!r.known() || r.defaulted) return {};
-  return primary_span(r.where());
-}
-
-Note note_for(const Resolved& r) {
-  std::string value = display(r);
-  if (!r.known() || r.defaulted) return Note{fmt::format("{} is {} (the default)", r.path, value), {}};
-  const Provenance& where = r.where();
-  Span span = primary_span(where);
-  if (where.layer == Layer::Recipe && !where.origin.empty()) return Note{where.origin, span};
-  return Note{fmt::format("{} set to {} here", r.path, value), span};
-}
-
-bool is_on(const Resolved& r) { return truthy(r).value_or(false); }
-bool is_off(const Resolved& r) { return !truthy(r).value_or(true); }
 
 const Resolved& most_specific(std::initializer_list<const Resolved*> values) {
   const Resolved* best = *values.begin();
@@ -381,108 +206,39 @@ Note note_for(const EnvLookup& env, std::string_view name) {
 
 // --- precision --------------------------------------------------------------------
 
-std::optional<std::string> dtype_name(const ConfigValue& value) {
-  std::string text;
-  if (value.kind == ValueKind::String) {
-    text = value.text;
-  } else if (value.is_map()) {
-    const ConfigValue* target = find_child(value, "_target_");
-    if (!target || target->kind != ValueKind::String) return std::nullopt;
-    text = target->text;
-  } else {
-    return std::nullopt;
-  }
-  if (text.rfind("torch.", 0) == 0) text = text.substr(6);
-  if (text == "bfloat16" || text == "bf16") return "bf16";
-  if (text == "float16" || text == "half" || text == "fp16") return "fp16";
-  if (text == "float32" || text == "float" || text == "fp32") return "fp32";
-  return std::nullopt;
-}
-
 namespace {
 
 using PresetFields = std::map<std::string, ConfigValue, std::less<>>;
 
-// Megatron Bridge's registered presets (training/mixed_precision.py) and the
-// short names of performance recipes (perf_recipes/_common.py
-// _perf_precision), as the fields they set on top of MixedPrecisionConfig's
-// defaults.
-std::optional<PresetFields> preset_fields(std::string name) {
-  std::replace(name.begin(), name.end(), '-', '_');
+// The MixedPrecisionConfig a preset returns, field by field: its defaults
+// with the preset's values on top.
+PresetFields preset_fields(const MixedPrecisionPreset& preset) {
   PresetFields f;
   for (const SchemaField& field : schema_fields()) {
     if (std::string_view(field.section) != "mixed_precision") continue;
     if (auto value = literal_default(field)) f[field.name] = *value;
   }
-  auto base16 = [&](bool bf16) {
-    f[bf16 ? "bf16" : "fp16"] = make_bool(true);
-    f["params_dtype"] = make_string(bf16 ? "bf16" : "fp16");
-    f["pipeline_dtype"] = make_string(bf16 ? "bf16" : "fp16");
-    f["autocast_enabled"] = make_bool(false);
-    f["grad_reduce_in_fp32"] = make_bool(bf16);
-  };
-  auto fp8 = [&](const char* format, const char* recipe, bool param_gather) {
-    f["fp8"] = make_string(format);
-    f["fp8_recipe"] = make_string(recipe);
-    f["fp8_param_gather"] = make_bool(param_gather);
-  };
-  auto first_last = [&](int64_t start, int64_t end) {
-    f["first_last_layers_bf16"] = make_bool(true);
-    f["num_layers_at_start_in_bf16"] = make_int(start);
-    f["num_layers_at_end_in_bf16"] = make_int(end);
-  };
-  bool bf16 = name.rfind("fp16", 0) != 0;
-  if (name == "bf16_mixed" || name == "fp16_mixed" || name == "bf16") {
-    base16(bf16);
-  } else if (name == "bf16_with_fp8_delayed_scaling_mixed" || name == "fp16_with_fp8_delayed_scaling_mixed") {
-    base16(bf16);
-    fp8("hybrid", "delayed", true);
+  if (preset.config_defaults()) return f;
+  auto text_or_null = [](std::string_view text) { return text.empty() ? make_null() : make_string(std::string(text)); };
+  std::string dtype = preset.fp16 ? "fp16" : "bf16";
+  f[dtype] = make_bool(true);
+  f["params_dtype"] = make_string(dtype);
+  f["pipeline_dtype"] = make_string(dtype);
+  f["autocast_enabled"] = make_bool(false);
+  f["grad_reduce_in_fp32"] = make_bool(preset.grad_reduce_in_fp32);
+  f["fp8"] = text_or_null(preset.fp8);
+  f["fp8_recipe"] = make_string(std::string(preset.fp8_recipe));
+  f["fp8_param_gather"] = make_bool(preset.fp8_param_gather);
+  if (preset.fp8_recipe == "delayed") {
     f["fp8_amax_history_len"] = make_int(1024);
     f["fp8_amax_compute_algo"] = make_string("max");
-  } else if (name == "bf16_with_mxfp8_mixed" || name == "fp16_with_mxfp8_mixed") {
-    base16(bf16);
-    fp8("e4m3", "mxfp8", true);
-    f["reuse_grad_buf_for_mxfp8_param_ag"] = make_bool(true);
-  } else if (name == "bf16_with_fp8_current_scaling_mixed" || name == "fp16_with_fp8_current_scaling_mixed") {
-    base16(bf16);
-    fp8("hybrid", "tensorwise", true);
-    first_last(1, 1);
-  } else if (name == "nemotron_h_bf16_with_fp8_current_scaling_mixed") {
-    base16(true);
-    fp8("hybrid", "tensorwise", true);
-    first_last(2, 2);
-  } else if (name == "nanov2_bf16_with_fp8_current_scaling_mixed") {
-    base16(true);
-    fp8("hybrid", "blockwise", true);
-    first_last(2, 2);
-  } else if (name == "bf16_with_fp8_subchannel_scaling_mixed" || name == "fp16_with_fp8_subchannel_scaling_mixed") {
-    base16(bf16);
-    fp8("hybrid", "blockwise", false);
-  } else if (name == "bf16_with_nvfp4_mixed" || name == "nemotron_3_super_bf16_with_nvfp4_mixed") {
-    base16(true);
-    f["fp8"] = make_null();
-    f["fp4"] = make_string("e2m1");
-    f["fp4_recipe"] = make_string("nvfp4");
-    f["fp4_param_gather"] = make_bool(true);
-    if (name != "bf16_with_nvfp4_mixed") {
-      f["first_last_layers_bf16"] = make_bool(true);
-      f["num_layers_at_end_in_bf16"] = make_int(14);
-    }
-  } else if (name == "fp8_cs" || name == "fp8_ds" || name == "fp8_mx" || name == "nvfp4") {
-    // _perf_precision(): a preset with grad_reduce_in_fp32 = False.
-    auto base = preset_fields(name == "fp8_cs"   ? "bf16_with_fp8_current_scaling_mixed"
-                              : name == "fp8_ds" ? "bf16_with_fp8_delayed_scaling_mixed"
-                              : name == "fp8_mx" ? "bf16_with_mxfp8_mixed"
-                                                 : "bf16_with_nvfp4_mixed");
-    f = *base;
-    if (name == "fp8_cs" || name == "fp8_ds") f["first_last_layers_bf16"] = make_bool(false);
-  } else {
-    return std::nullopt;
   }
-  if (name == "bf16") f["grad_reduce_in_fp32"] = make_bool(false);
-  if (name == "fp8_cs" || name == "fp8_ds" || name == "fp8_mx" || name == "nvfp4") {
-    f["grad_reduce_in_fp32"] = make_bool(false);
-  }
+  f["reuse_grad_buf_for_mxfp8_param_ag"] = make_bool(preset.reuse_grad_buf);
+  f["first_last_layers_bf16"] = make_bool(preset.first_last_layers_bf16);
+  f["num_layers_at_start_in_bf16"] = make_int(preset.layers_at_start);
+  f["num_layers_at_end_in_bf16"] = make_int(preset.layers_at_end);
+  f["fp4"] = text_or_null(preset.fp4);
+  f["fp4_param_gather"] = make_bool(preset.fp4_param_gather);
   return f;
 }
 
@@ -497,13 +253,7 @@ bool stable_preset_field(std::string_view field) {
 }  // namespace
 
 bool is_mixed_precision_preset(std::string_view name) {
-  std::string normalized(name);
-  std::replace(normalized.begin(), normalized.end(), '-', '_');
-  if (normalized == "bf16" || normalized == "fp8_cs" || normalized == "fp8_ds" || normalized == "fp8_mx" ||
-      normalized == "nvfp4") {
-    return false;  // recipe-internal short names, not accepted by get_mixed_precision_config
-  }
-  return preset_fields(normalized).has_value();
+  return find_mixed_precision_preset(name, false) != nullptr;
 }
 
 std::optional<ConfigValue> mixed_precision_value(const Job& job, std::string_view field, Provenance* where,
@@ -513,11 +263,12 @@ std::optional<ConfigValue> mixed_precision_value(const Job& job, std::string_vie
   if (where) *where = mp->where;
   if (mp->kind == ValueKind::String) {
     if (mp->where.layer == Layer::Recipe && !stable_preset_field(field)) return std::nullopt;
-    auto fields = preset_fields(mp->text);
-    if (!fields) return std::nullopt;
+    const MixedPrecisionPreset* named = find_mixed_precision_preset(mp->text, mp->where.layer == Layer::Recipe);
+    if (!named) return std::nullopt;
     if (preset) *preset = mp->text;
-    auto it = fields->find(field);
-    if (it == fields->end()) return std::nullopt;
+    PresetFields fields = preset_fields(*named);
+    auto it = fields.find(field);
+    if (it == fields.end()) return std::nullopt;
     ConfigValue value = it->second;
     value.where = mp->where;
     return value;
@@ -578,11 +329,6 @@ bool is_builder_outer_field(std::string_view name) {
       "seq_len_interpolation_factor", "tp_comm_overlap_cfg", "use_arbitrary_attention_mask",
   };
   return std::find(kOuter.begin(), kOuter.end(), name) != kOuter.end();
-}
-
-std::string_view variant_annotations(std::string_view section, std::string_view name) {
-  const VariantField* field = find_variant_field(section, name);
-  return field ? field->type : "";
 }
 
 bool is_known_field(const Job& job, std::string_view section, std::string_view name) {

@@ -20,46 +20,6 @@ bool is_bridge_job(const Job& job);
 // _target_, _call_, _partial_, _args_, _name_, _builder_: serialization, not fields.
 bool is_serialization_key(std::string_view key);
 
-// A value as the run sees it: where it was written (any layer); what a
-// catalog recipe is known to leave there (checkpoint.save and ckpt_format,
-// Megatron-FSDP and EP overlap off, from the recipe sources); or the
-// dataclass default when mblint knows nobody changed it (a full dump, or a
-// catalog recipe and a field no recipe sets). nullopt value: unknown (absent
-// with nothing to go by, or an unresolved expression).
-struct Resolved {
-  std::optional<ConfigValue> value;
-  bool defaulted = false;
-  std::string path;
-
-  bool known() const { return value.has_value(); }
-  const Provenance& where() const { return value->where; }
-};
-
-Resolved resolve(const Job& job, std::string_view path);
-
-// An on/off switch of the job: true/false when known. Beyond resolve(), an
-// absent store_true flag of a Megatron-LM command line is false.
-std::optional<bool> switch_value(const Job& job, std::string_view path);
-
-// Python truthiness (`if cfg.x:`): null and 0 and "" are false. nullopt for
-// unknown values.
-std::optional<bool> truthy(const Resolved& resolved);
-std::optional<bool> truthy(const ConfigValue& value);
-
-// The value as a string for messages: true, null, "torch_dist" -> torch_dist.
-std::string display(const Resolved& resolved);
-
-// A note at the value: "<path> set to <value> here", the recipe's origin,
-// or "<path> is <value> (the default)" without a location.
-Note note_for(const Resolved& resolved);
-
-// The span a diagnostic about this value points at (may be invalid).
-Span span_for(const Resolved& resolved);
-
-// True only when known and truthy / known and falsy.
-bool is_on(const Resolved& resolved);
-bool is_off(const Resolved& resolved);
-
 // Of several values behind one finding, the one the user most likely just
 // wrote (the highest layer that has a location).
 const Resolved& most_specific(std::initializer_list<const Resolved*> values);
@@ -117,10 +77,6 @@ std::string env_source(const Job& job, const EnvLookup& env);
 Note note_for(const EnvLookup& env, std::string_view name);
 
 // --- precision ------------------------------------------------------------
-
-// "bf16", "fp16", "fp32" for the ways a torch dtype is written
-// (torch.bfloat16, bfloat16, bf16, {_target_: torch.bfloat16}); nullopt otherwise.
-std::optional<std::string> dtype_name(const ConfigValue& value);
 
 // What mixed_precision will copy onto model/optimizer/ddp for `field` at
 // start-up. nullopt when mixed_precision is unset, null, unknown, or does not

@@ -4,57 +4,6 @@
 
 namespace mblint {
 
-bool whole_megatron_lm_command_line(const Job& job) {
-  return job.dialect == Dialect::MegatronLM &&
-         (job.entry == EntryPoint::MegatronLM || job.kind == InputKind::MegatronLmTestConfig);
-}
-
-Setting read_switch(const Job& job, std::string_view path, std::optional<bool> lm_default) {
-  Setting s = config_bool(job, path);
-  const ConfigValue* node = find_path(job.config, path);
-  if (node && node->is_null()) {
-    s.value = false;
-  } else if (!node && !s.value && s.defaulted) {
-    s.value = false;  // a dump's Optional[bool] = None
-  } else if (!node && !s.defaulted && lm_default && whole_megatron_lm_command_line(job)) {
-    s.value = *lm_default;
-    s.defaulted = true;
-  }
-  return s;
-}
-
-namespace {
-
-bool left_at_default(const Job& job, std::string_view path) {
-  return !find_path(job.config, path) && (job.recipe || job.config_complete || whole_megatron_lm_command_line(job));
-}
-
-}  // namespace
-
-Setting untouched_switch(const Job& job, std::string_view path, bool default_value) {
-  Setting s = read_switch(job, path, default_value);
-  if (!s.value && left_at_default(job, path)) {
-    s.value = default_value;
-    s.defaulted = true;
-  }
-  return s;
-}
-
-Quantity untouched_int(const Job& job, std::string_view path, int64_t default_value) {
-  Quantity q = config_int(job, path);
-  if (!q.known() && left_at_default(job, path)) {
-    q.value = default_value;
-    q.defaulted = true;
-  }
-  return q;
-}
-
-bool untouched_none(const Job& job, std::string_view path) {
-  const ConfigValue* node = find_path(job.config, path);
-  if (node) return node->is_null();
-  return left_at_default(job, path);
-}
-
 std::optional<bool> sequence_parallel_runs(const Derived& d) {
   if (!d.sequence_parallel.value) return std::nullopt;
   if (!*d.sequence_parallel.value) return false;
@@ -134,7 +83,7 @@ std::string normalise_cp_comm_type(std::string_view type) {
 CpCommType read_cp_comm_type(const Job& job) {
   CpCommType cp;
   const ConfigValue* node = find_path(job.config, "model.cp_comm_type");
-  if (dump_default_none(job, node) || (!node && whole_megatron_lm_command_line(job))) {
+  if (dump_default_none(job, node) || (!node && megatron_lm_command_line(job))) {
     // Megatron-LM's --cp-comm-type defaults to p2p; a dump's to None (p2p).
     cp.known = true;
     cp.null = true;
@@ -178,23 +127,12 @@ CpCommType read_cp_comm_type(const Job& job) {
     cp.type_where.push_back(item.where);
   }
   // Megatron-LM's nargs='+' flag: one word is the type of every layer.
-  if (whole_megatron_lm_command_line(job) && cp.types.size() == 1) cp.is_list = false;
+  if (megatron_lm_command_line(job) && cp.types.size() == 1) cp.is_list = false;
   cp.known = true;
   return cp;
 }
 
-Setting gated_linear_unit(const Job& job) {
-  Setting s = read_switch(job, "model.gated_linear_unit", false);
-  if (s.value || !job.recipe || !job.recipe->dims || find_path(job.config, "model.gated_linear_unit")) return s;
-  s.value = job.recipe->dims->gated_linear_unit;
-  s.where = job.recipe_where;
-  s.where.layer = Layer::Recipe;
-  s.where.origin = fmt::format("recipe {} builds {}: gated_linear_unit = {}", job.recipe->name,
-                               job.recipe->dims->hf_id && *job.recipe->dims->hf_id ? job.recipe->dims->hf_id
-                                                                                   : job.recipe->dims->key,
-                               *s.value ? "true" : "false");
-  return s;
-}
+Setting gated_linear_unit(const Job& job) { return read_flag(job, "model.gated_linear_unit"); }
 
 std::optional<std::string> dataset_class(const Job& job) {
   TextSetting target = config_text(job, "dataset._target_");

@@ -15,26 +15,6 @@
 
 namespace mblint {
 
-// A Megatron-LM command line (a launch or a functional-test MODEL_ARGS):
-// every flag it leaves out has argparse's default.
-bool whole_megatron_lm_command_line(const Job& job);
-
-// A boolean the job sets, or, when it leaves it out, the program's default
-// where that default is certain: a full dump's dataclass default (through
-// config_bool), `lm_default` for a Megatron-LM command line. null reads as
-// false. Unknown otherwise.
-Setting read_switch(const Job& job, std::string_view path, std::optional<bool> lm_default = false);
-
-// Settings that no recipe of mblint's catalog sets, nor the model providers
-// those recipes build (checked against Megatron Bridge at the catalog's
-// commit): a job built on a catalog recipe that leaves one out has the
-// dataclass default. Like read_switch otherwise.
-Setting untouched_switch(const Job& job, std::string_view path, bool default_value);
-// An integer setting of that kind (default_value also for Megatron-LM).
-Quantity untouched_int(const Job& job, std::string_view path, int64_t default_value);
-// True when `path` is such a setting left at its default of None.
-bool untouched_none(const Job& job, std::string_view path);
-
 // Sequence parallelism as it runs: configured on and TP > 1 (Megatron Bridge
 // and Megatron-LM both turn it off at TP = 1). nullopt when unknown.
 std::optional<bool> sequence_parallel_runs(const Derived& d);

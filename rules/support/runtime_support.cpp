@@ -4,318 +4,10 @@
 #include <array>
 
 #include "lint/load/dialects/megatron_lm_args.h"
+#include "lint/model/mixed_precision_presets.h"
 #include "lint/model/schema.h"
 
 namespace mblint {
-
-namespace {
-
-Provenance default_where(std::string origin) {
-  Provenance where;
-  where.layer = Layer::SchemaDefault;
-  where.origin = std::move(origin);
-  return where;
-}
-
-// Megatron-LM's argparse defaults for the settings these rules read. Only
-// used for a key some mapped flag writes: a flag mblint does not map may
-// have been given, so its key stays unknown.
-struct LmDefault {
-  std::string_view path;
-  std::string_view text;  // YAML-ish literal: true, false, null, a number or a word
-};
-
-constexpr std::array kMegatronLmDefaults = {
-    LmDefault{"model.bf16", "false"},
-    LmDefault{"model.fp16", "false"},
-    LmDefault{"model.fp8", "null"},
-    LmDefault{"model.fp8_recipe", "delayed"},
-    LmDefault{"model.fp8_param", "false"},
-    LmDefault{"ddp.fp8_param_gather", "false"},
-    LmDefault{"model.fp4", "null"},
-    LmDefault{"model.fp4_param", "false"},
-    LmDefault{"ddp.fp4_param_gather", "false"},
-    LmDefault{"model.first_last_layers_bf16", "false"},
-    LmDefault{"model.num_layers_at_start_in_bf16", "1"},
-    LmDefault{"model.num_layers_at_end_in_bf16", "1"},
-    LmDefault{"ddp.grad_reduce_in_fp32", "false"},
-    LmDefault{"model.recompute_granularity", "null"},
-    LmDefault{"model.recompute_method", "null"},
-    LmDefault{"model.recompute_num_layers", "null"},
-    LmDefault{"model.recompute_modules", "null"},
-    LmDefault{"model.distribute_saved_activations", "false"},
-    LmDefault{"model.moe_layer_recompute", "false"},
-    LmDefault{"model.cpu_offloading_num_layers", "0"},
-    LmDefault{"model.fine_grained_activation_offloading", "false"},
-    LmDefault{"model.offload_modules", "null"},
-    LmDefault{"model.transformer_impl", "transformer_engine"},
-    LmDefault{"model.cuda_graph_impl", "none"},
-    LmDefault{"model.enable_cuda_graph", "false"},
-    LmDefault{"model.moe_grouped_gemm", "false"},
-    LmDefault{"model.multi_latent_attention", "false"},
-    LmDefault{"model.moe_shared_expert_overlap", "false"},
-    LmDefault{"model.tp_comm_overlap", "false"},
-    LmDefault{"model.gradient_accumulation_fusion", "true"},
-    LmDefault{"model.share_embeddings_and_output_weights", "true"},
-    LmDefault{"ddp.use_distributed_optimizer", "false"},
-    LmDefault{"optimizer.use_distributed_optimizer", "false"},
-    LmDefault{"ddp.overlap_grad_reduce", "false"},
-    LmDefault{"ddp.overlap_param_gather", "false"},
-    LmDefault{"optimizer.overlap_param_gather_with_optimizer_step", "false"},
-    LmDefault{"ddp.num_buckets", "null"},
-    LmDefault{"ddp.bucket_size", "null"},
-    LmDefault{"ddp.nccl_ub", "false"},
-    LmDefault{"optimizer.optimizer", "adam"},
-    LmDefault{"optimizer.use_precision_aware_optimizer", "false"},
-    LmDefault{"optimizer.main_grads_dtype", "fp32"},
-    LmDefault{"optimizer.main_params_dtype", "fp32"},
-    LmDefault{"optimizer.exp_avg_dtype", "fp32"},
-    LmDefault{"optimizer.exp_avg_sq_dtype", "fp32"},
-    LmDefault{"optimizer.optimizer_cpu_offload", "false"},
-    LmDefault{"optimizer.optimizer_offload_fraction", "1.0"},
-    LmDefault{"dist.use_torch_fsdp2", "false"},
-    LmDefault{"dist.use_megatron_fsdp", "false"},
-    LmDefault{"ddp.use_megatron_fsdp", "false"},
-    LmDefault{"ddp.data_parallel_sharding_strategy", "no_shard"},
-    LmDefault{"checkpoint.ckpt_format", "torch_dist"},
-    LmDefault{"checkpoint.save", "null"},
-    LmDefault{"checkpoint.load", "null"},
-};
-
-// Dataclass defaults of a full dump that the schema keeps as expressions
-// (torch dtypes, field(default=...)).
-constexpr std::array kDumpDefaults = {
-    LmDefault{"optimizer.main_grads_dtype", "fp32"},
-    LmDefault{"optimizer.main_params_dtype", "fp32"},
-    LmDefault{"optimizer.exp_avg_dtype", "fp32"},
-    LmDefault{"optimizer.exp_avg_sq_dtype", "fp32"},
-    LmDefault{"dist.use_gloo_process_groups", "true"},
-};
-
-ConfigValue literal_value(std::string_view text, Provenance where) {
-  if (text == "null") return make_null(std::move(where));
-  if (text == "true") return make_bool(true, std::move(where));
-  if (text == "false") return make_bool(false, std::move(where));
-  if (text.find('.') != std::string_view::npos && std::isdigit(static_cast<unsigned char>(text[0]))) {
-    return make_float(std::stod(std::string(text)), std::move(where));
-  }
-  if (!text.empty() && std::all_of(text.begin(), text.end(), ::isdigit)) {
-    return make_int(std::stoll(std::string(text)), std::move(where));
-  }
-  return make_string(std::string(text), std::move(where));
-}
-
-const LmDefault* find_default(std::span<const LmDefault> table, std::string_view path) {
-  auto it = std::find_if(table.begin(), table.end(), [&](const LmDefault& d) { return d.path == path; });
-  return it == table.end() ? nullptr : &*it;
-}
-
-// A section that is None in a dump (comm_overlap: null) has no fields.
-bool inside_null_section(const Job& job, std::string_view path) {
-  for (size_t dot = path.find('.'); dot != std::string_view::npos; dot = path.find('.', dot + 1)) {
-    const ConfigValue* node = find_path(job.config, path.substr(0, dot));  // each enclosing section
-    if (node && node->is_null()) return true;
-  }
-  return false;
-}
-
-// The recompute settings the catalog records for every recipe: one it
-// leaves empty is Megatron-Core's None (the recipe layer only writes the
-// ones a recipe sets).
-bool recipe_leaves_unset(const Job& job, std::string_view path) {
-  if (!job.recipe || job.dialect != Dialect::Bridge) return false;
-  const Recipe& r = *job.recipe;
-  auto empty = [](const char* text) { return !text || !*text; };
-  if (path == "model.recompute_granularity") return empty(r.recompute_granularity);
-  if (path == "model.recompute_method") return empty(r.recompute_method);
-  if (path == "model.recompute_modules") return empty(r.recompute_modules);
-  if (path == "model.recompute_num_layers") return !r.recompute_num_layers.set && r.recompute_num_layers.certain;
-  return false;
-}
-
-// The node for `path`, or a default the running program uses (stored in
-// `storage`); nullptr when unknown.
-const ConfigValue* lookup(const Job& job, std::string_view path, ConfigValue& storage, bool& defaulted) {
-  defaulted = false;
-  if (const ConfigValue* node = find_path(job.config, path)) return node;
-  if (inside_null_section(job, path)) return nullptr;
-  if (job.config_complete) {
-    size_t dot = path.find('.');
-    if (dot == std::string_view::npos) return nullptr;
-    if (const LmDefault* d = find_default(kDumpDefaults, path)) {
-      storage = literal_value(d->text, default_where(""));
-      defaulted = true;
-      return &storage;
-    }
-    const SchemaField* field = find_schema_field(path.substr(0, dot), path.substr(dot + 1));
-    if (!field) return nullptr;
-    auto value = literal_default(*field);
-    if (!value) return nullptr;
-    storage = *value;
-    storage.where = default_where("");
-    defaulted = true;
-    return &storage;
-  }
-  if (megatron_lm_command_line(job) && megatron_lm_flag_writes(path)) {
-    if (const LmDefault* d = find_default(kMegatronLmDefaults, path)) {
-      storage = literal_value(d->text, default_where(""));
-      defaulted = true;
-      return &storage;
-    }
-  }
-  if (recipe_leaves_unset(job, path)) {
-    Provenance where = job.recipe_where;
-    where.layer = Layer::Recipe;
-    where.origin = fmt::format("recipe {} does not set {} (None)", job.recipe->name, last_segment(path));
-    storage = make_null(where);
-    return &storage;
-  }
-  return nullptr;
-}
-
-std::optional<std::string> normalise_dtype(std::string text) {
-  std::string_view t = text;
-  if (t.substr(0, 6) == "torch.") t.remove_prefix(6);
-  if (t == "fp32" || t == "float32" || t == "float") return "fp32";
-  if (t == "bf16" || t == "bfloat16") return "bf16";
-  if (t == "fp16" || t == "float16" || t == "half") return "fp16";
-  if (t == "fp8" || t == "uint8") return "fp8";
-  return std::nullopt;
-}
-
-std::vector<std::string> split_names(const std::string& text) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t comma = text.find(',', start);
-    std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    item.erase(0, item.find_first_not_of(' '));
-    item.erase(item.find_last_not_of(' ') + 1);
-    if (!item.empty()) out.push_back(item);
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return out;
-}
-
-Note located_note(const std::string& name, const std::string& shown, const Provenance& where, bool defaulted) {
-  Span span = primary_span(where);
-  if (!where.origin.empty()) return Note{where.origin, span};
-  if (defaulted || !span.valid()) return Note{fmt::format("{} is {} (the default)", name, shown), {}};
-  return Note{fmt::format("{} set to {} here", name, shown), span};
-}
-
-}  // namespace
-
-bool NameList::contains(std::string_view item) const {
-  return items && std::find(items->begin(), items->end(), item) != items->end();
-}
-
-bool megatron_lm_command_line(const Job& job) {
-  return job.dialect == Dialect::MegatronLM &&
-         (job.entry == EntryPoint::MegatronLM || job.kind == InputKind::MegatronLmTestConfig);
-}
-
-namespace {
-
-// The node a reader of `path` reads (lookup: the value or the running
-// program's default, kept in `storage`), with `out`'s path, name, defaulted
-// and where filled; nullptr when unknown.
-template <typename Reading>
-const ConfigValue* locate(const Job& job, std::string_view path, Reading& out, ConfigValue& storage) {
-  out.path = std::string(path);
-  out.name = last_segment(path);
-  const ConfigValue* node = lookup(job, path, storage, out.defaulted);
-  if (node) out.where = node->where;
-  return node;
-}
-
-}  // namespace
-
-Setting read_flag(const Job& job, std::string_view path) {
-  Setting s;
-  ConfigValue storage;
-  const ConfigValue* node = locate(job, path, s, storage);
-  if (!node) return s;
-  if (node->is_null()) {
-    s.value = false;
-  } else {
-    s.value = as_bool(node);
-  }
-  return s;
-}
-
-Quantity read_int(const Job& job, std::string_view path) {
-  Quantity q;
-  ConfigValue storage;
-  const ConfigValue* node = locate(job, path, q, storage);
-  if (!node) return q;
-  q.value = as_int(node);
-  if (node->is_null()) q.display = "null";
-  return q;
-}
-
-Choice read_choice(const Job& job, std::string_view path) {
-  Choice c;
-  ConfigValue storage;
-  const ConfigValue* node = locate(job, path, c, storage);
-  if (!node) return c;
-  if (node->is_null() || (node->kind == ValueKind::Bool && !node->boolean)) {
-    c.known = true;
-  } else if (node->kind == ValueKind::String) {
-    c.known = true;
-    c.value = node->text;
-  }
-  return c;
-}
-
-NameList read_names(const Job& job, std::string_view path) {
-  NameList list;
-  ConfigValue storage;
-  const ConfigValue* node = locate(job, path, list, storage);
-  if (!node) return list;
-  if (node->is_null()) {
-    list.known = true;
-  } else if (node->kind == ValueKind::String) {
-    list.known = true;
-    list.items = split_names(node->text);
-  } else if (node->is_list()) {
-    std::vector<std::string> items;
-    for (const ConfigValue& item : node->items) {
-      if (item.kind != ValueKind::String) return list;  // an expression or a typo: unknown
-      items.push_back(item.text);
-    }
-    list.known = true;
-    list.items = std::move(items);
-  }
-  return list;
-}
-
-std::optional<double> read_number(const Job& job, std::string_view path, Provenance* where) {
-  ConfigValue storage;
-  bool defaulted = false;
-  const ConfigValue* node = lookup(job, path, storage, defaulted);
-  if (!node) return std::nullopt;
-  if (where) *where = node->where;
-  return as_number(node);
-}
-
-Choice read_dtype(const Job& job, std::string_view path) {
-  Choice c;
-  ConfigValue storage;
-  const ConfigValue* node = locate(job, path, c, storage);
-  if (!node) return c;
-  if (node->kind == ValueKind::String) {
-    c.value = normalise_dtype(node->text);
-    c.known = c.value.has_value();
-  } else if (node->is_map()) {
-    if (auto target = as_string(find_child(*node, "_target_"))) {
-      c.value = normalise_dtype(*target);
-      c.known = c.value.has_value();
-    }
-  }
-  return c;
-}
 
 Setting either_flag(const Job& job, std::string_view first, std::string_view second) {
   Setting a = read_flag(job, first);
@@ -359,18 +51,6 @@ std::optional<bool> comm_overlap_sets_dp_overlap(const Job& job) {
   if (!section || !section->is_map() || !ddp.value) return std::nullopt;
   return true;
 }
-
-Note note_for(const Choice& choice) {
-  return located_note(choice.name, choice.value ? *choice.value : "None", choice.where, choice.defaulted);
-}
-
-Note note_for(const NameList& list) {
-  std::string shown = list.items ? "[" + join_names(*list.items) + "]" : "None";
-  return located_note(list.name, shown, list.where, list.defaulted);
-}
-
-Span span_for(const Choice& choice) { return primary_span(choice.where); }
-Span span_for(const NameList& list) { return primary_span(list.where); }
 
 namespace {
 
@@ -483,74 +163,6 @@ std::string setting_name(const Job& job, std::string_view path) {
 
 namespace {
 
-// Megatron Bridge's mixed-precision presets (training/mixed_precision.py)
-// and the compute dtypes of the performance recipes (perf_recipes/_common.py
-// `_perf_precision`: the same presets with grad_reduce_in_fp32 off and, for
-// current scaling, no BF16 edge layers).
-struct PresetDef {
-  std::string_view name;
-  bool fp16;  // else bf16
-  std::string_view fp8;  // "" = None
-  std::string_view fp8_recipe;
-  bool fp8_param_gather;
-  bool first_last_layers_bf16;
-  int layers_at_start;
-  int layers_at_end;
-  std::string_view fp4;  // "" = None
-  bool fp4_param_gather;
-  bool grad_reduce_in_fp32;
-  bool reuse_grad_buf;
-  bool catalog_only;  // a compute-dtype name only the recipe catalog uses
-};
-
-constexpr std::array kPresets = {
-    PresetDef{"bf16_mixed", false, "", "tensorwise", false, false, 0, 0, "", false, true, false, false},
-    PresetDef{"fp16_mixed", true, "", "tensorwise", false, false, 0, 0, "", false, false, false, false},
-    PresetDef{"bf16_with_fp8_delayed_scaling_mixed", false, "hybrid", "delayed", true, false, 0, 0, "", false, true,
-              false, false},
-    PresetDef{"fp16_with_fp8_delayed_scaling_mixed", true, "hybrid", "delayed", true, false, 0, 0, "", false, false,
-              false, false},
-    PresetDef{"bf16_with_mxfp8_mixed", false, "e4m3", "mxfp8", true, false, 0, 0, "", false, true, true, false},
-    PresetDef{"fp16_with_mxfp8_mixed", true, "e4m3", "mxfp8", true, false, 0, 0, "", false, false, true, false},
-    PresetDef{"bf16_with_fp8_current_scaling_mixed", false, "hybrid", "tensorwise", true, true, 1, 1, "", false, true,
-              false, false},
-    PresetDef{"nemotron_h_bf16_with_fp8_current_scaling_mixed", false, "hybrid", "tensorwise", true, true, 2, 2, "",
-              false, true, false, false},
-    PresetDef{"nanov2_bf16_with_fp8_current_scaling_mixed", false, "hybrid", "blockwise", true, true, 2, 2, "", false,
-              true, false, false},
-    PresetDef{"fp16_with_fp8_current_scaling_mixed", true, "hybrid", "tensorwise", true, true, 1, 1, "", false, false,
-              false, false},
-    PresetDef{"bf16_with_fp8_subchannel_scaling_mixed", false, "hybrid", "blockwise", false, false, 0, 0, "", false,
-              true, false, false},
-    PresetDef{"fp16_with_fp8_subchannel_scaling_mixed", true, "hybrid", "blockwise", false, false, 0, 0, "", false,
-              false, false, false},
-    PresetDef{"bf16_with_nvfp4_mixed", false, "", "tensorwise", false, false, 0, 0, "e2m1", true, true, false, false},
-    PresetDef{"nemotron_3_super_bf16_with_nvfp4_mixed", false, "", "tensorwise", false, true, 0, 14, "e2m1", true,
-              true, false, false},
-    PresetDef{"bf16", false, "", "tensorwise", false, false, 0, 0, "", false, false, false, true},
-    PresetDef{"fp8_cs", false, "hybrid", "tensorwise", true, false, 1, 1, "", false, false, false, true},
-    PresetDef{"fp8_ds", false, "hybrid", "delayed", true, false, 0, 0, "", false, false, false, true},
-    PresetDef{"fp8_mx", false, "e4m3", "mxfp8", true, false, 0, 0, "", false, false, true, true},
-    PresetDef{"nvfp4", false, "", "tensorwise", false, false, 0, 0, "e2m1", true, false, false, true},
-    // Recipe-name spellings: the library recipes of these use the named presets.
-    PresetDef{"fp8cs", false, "hybrid", "tensorwise", true, true, 1, 1, "", false, true, false, true},
-    PresetDef{"fp8mx", false, "e4m3", "mxfp8", true, false, 0, 0, "", false, true, true, true},
-    PresetDef{"fp8ds", false, "hybrid", "delayed", true, false, 0, 0, "", false, false, false, true},
-};
-
-// MixedPrecisionConfig's own defaults: a mixed_precision section that names
-// no preset starts from these.
-constexpr PresetDef kMixedPrecisionDefaults{
-    "MixedPrecisionConfig", false, "", "tensorwise", false, false, 0, 0, "", false, true, false, false};
-
-const PresetDef* find_preset(std::string name, bool from_catalog) {
-  std::replace(name.begin(), name.end(), '-', '_');
-  for (const PresetDef& p : kPresets) {
-    if (p.name == name && (!p.catalog_only || from_catalog)) return &p;
-  }
-  return nullptr;
-}
-
 // Where a preset's value is shown: at the preset, never editable there (the
 // edit would rewrite the preset name).
 Provenance preset_where(const Provenance& at, std::string origin) {
@@ -562,7 +174,7 @@ Provenance preset_where(const Provenance& at, std::string origin) {
 }
 
 struct PresetSource {
-  const PresetDef* preset = nullptr;
+  const MixedPrecisionPreset* preset = nullptr;
   Provenance at;
   std::string recipe;  // non-empty: the recipe's preset
   std::string label;   // how notes name it
@@ -597,9 +209,9 @@ Quantity preset_int(const PresetSource& src, std::string_view field, int value) 
 }
 
 Precision from_preset(const PresetSource& src) {
-  const PresetDef& p = *src.preset;
+  const MixedPrecisionPreset& p = *src.preset;
   Precision out;
-  out.bf16 = preset_flag(src, "bf16", !p.fp16 && p.name != kMixedPrecisionDefaults.name);
+  out.bf16 = preset_flag(src, "bf16", !p.fp16 && !p.config_defaults());
   out.fp16 = preset_flag(src, "fp16", p.fp16);
   out.fp8 = preset_choice(src, "fp8", p.fp8);
   out.fp8_recipe = preset_choice(src, "fp8_recipe", p.fp8_recipe);
@@ -626,8 +238,8 @@ Precision from_model(const Job& job) {
   out.fp8_param = read_flag(job, "model.fp8_param");
   out.fp8_param_gather = read_flag(job, "ddp.fp8_param_gather");
   out.first_last_layers_bf16 = read_flag(job, "model.first_last_layers_bf16");
-  out.layers_at_start_in_bf16 = read_int(job, "model.num_layers_at_start_in_bf16");
-  out.layers_at_end_in_bf16 = read_int(job, "model.num_layers_at_end_in_bf16");
+  out.layers_at_start_in_bf16 = config_int(job, "model.num_layers_at_start_in_bf16");
+  out.layers_at_end_in_bf16 = config_int(job, "model.num_layers_at_end_in_bf16");
   out.fp4 = read_choice(job, "model.fp4");
   out.fp4_param = read_flag(job, "model.fp4_param");
   out.grad_reduce_in_fp32 = read_flag(job, "ddp.grad_reduce_in_fp32");
@@ -725,7 +337,7 @@ std::optional<PresetSource> recipe_base(const Job& job, const ConfigValue& node)
   for (const Provenance& earlier : node.earlier) {
     if (earlier.layer != Layer::Recipe) continue;
     PresetSource src;
-    src.preset = find_preset(job.recipe->precision, true);
+    src.preset = find_mixed_precision_preset(job.recipe->precision, true);
     if (!src.preset) return std::nullopt;
     src.at = earlier;
     src.label = fmt::format("recipe {} uses mixed_precision {}, which sets", job.recipe->name, job.recipe->precision);
@@ -756,7 +368,7 @@ Precision effective_precision(const Job& job) {
   Precision out;
   if (node->kind == ValueKind::String) {
     PresetSource src;
-    src.preset = find_preset(node->text, node->where.layer == Layer::Recipe);
+    src.preset = find_mixed_precision_preset(node->text, node->where.layer == Layer::Recipe);
     if (!src.preset) return unknown_precision();
     src.at = node->where;
     src.label = preset_label(job, *node, node->text);
@@ -771,7 +383,7 @@ Precision effective_precision(const Job& job) {
       apply_recipe_grad_reduce(job, base->at, out);
     } else if (job.config_complete || find_child(*node, "_target_")) {
       PresetSource src;
-      src.preset = &kMixedPrecisionDefaults;
+      src.preset = &mixed_precision_config_defaults();
       src.at = node->where;
       src.label = "MixedPrecisionConfig's default is";
       out = from_preset(src);
@@ -866,21 +478,6 @@ std::vector<std::string_view> allowed_recompute_modules(const Version& version) 
     for (std::string_view n : {"gdp_in_proj", "gdp_qkv", "mhc"}) names.push_back(n);
   }
   return names;
-}
-
-std::string join_names(const std::vector<std::string>& names) {
-  std::string out;
-  for (size_t i = 0; i < names.size(); ++i) out += (i ? ", " : "") + names[i];
-  return out;
-}
-
-std::string join_names(const std::vector<std::string_view>& names) {
-  std::string out;
-  for (size_t i = 0; i < names.size(); ++i) {
-    if (i) out += ", ";
-    out += names[i];
-  }
-  return out;
 }
 
 }  // namespace mblint

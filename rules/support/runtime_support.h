@@ -18,54 +18,6 @@ namespace mblint {
 
 // --- reading settings ---------------------------------------------------------
 
-// A text setting that may be None: `value` is the text, nullopt when the
-// setting is None/null; `known` is false when mblint cannot tell.
-struct Choice {
-  std::string name;  // "fp8_recipe"
-  std::string path;  // "model.fp8_recipe"
-  std::optional<std::string> value;
-  bool known = false;
-  Provenance where;
-  bool defaulted = false;
-
-  bool is_set() const { return known && value.has_value(); }
-  bool is(std::string_view text) const { return known && value && *value == text; }
-  bool is_none() const { return known && !value; }
-};
-
-// A list of names (recompute_modules, offload_modules, cuda_graph_modules):
-// a YAML list, a comma-separated string or null.
-struct NameList {
-  std::string name;
-  std::string path;
-  std::optional<std::vector<std::string>> items;  // nullopt: null/None or unknown
-  bool known = false;
-  Provenance where;
-  bool defaulted = false;
-
-  bool contains(std::string_view item) const;
-};
-
-// True when every flag the job leaves out has Megatron-LM's argparse default:
-// a Megatron-LM command line (a launch or a functional-test MODEL_ARGS).
-bool megatron_lm_command_line(const Job& job);
-
-// The job's value of `path`, or the default the running program uses when the
-// job does not set it: a full dump's dataclass default, Megatron-LM's argparse
-// default for a mapped flag, None for a recompute setting the job's recipe
-// leaves unset (the catalog records them). Unknown otherwise.
-Setting read_flag(const Job& job, std::string_view path);  // null reads as false
-Quantity read_int(const Job& job, std::string_view path);
-Choice read_choice(const Job& job, std::string_view path);
-NameList read_names(const Job& job, std::string_view path);
-
-// A float setting (optimizer_offload_fraction); nullopt when unknown.
-std::optional<double> read_number(const Job& job, std::string_view path, Provenance* where = nullptr);
-
-// A dtype setting normalised to "fp32", "bf16", "fp16" or "fp8" (accepts
-// "bf16", "bfloat16", "torch.bfloat16", {_target_: torch.bfloat16}).
-Choice read_dtype(const Job& job, std::string_view path);
-
 // A setting that exists in two sections Megatron Bridge keeps in sync by
 // OR-ing them (use_distributed_optimizer in ddp and optimizer): true when
 // either is true, false when both are known false.
@@ -86,11 +38,6 @@ Setting distributed_optimizer(const Job& job);
 std::optional<bool> comm_overlap_sets_dp_overlap(const Job& job);
 
 // --- notes and fixes ----------------------------------------------------------
-
-Note note_for(const Choice& choice);
-Note note_for(const NameList& list);
-Span span_for(const Choice& choice);
-Span span_for(const NameList& list);
 
 // Fixes that set a value where it was written. The edit is left out where
 // an edit would not say the same thing: a Megatron-LM flag (`--fp16` has no
@@ -180,9 +127,5 @@ NameList recompute_modules(const Job& job);
 
 // The recompute_modules names Megatron-Core `version` accepts, in its order.
 std::vector<std::string_view> allowed_recompute_modules(const Version& version);
-
-// "core_attn, mlp" / "[]"
-std::string join_names(const std::vector<std::string>& names);
-std::string join_names(const std::vector<std::string_view>& names);
 
 }  // namespace mblint

@@ -15,7 +15,7 @@ namespace {
 std::optional<Provenance> kv_channels_unset(const Job& job) {
   const ConfigValue* node = find_path(job.config, "model.kv_channels");
   if (node) return node->is_null() ? std::optional<Provenance>(node->where) : std::nullopt;
-  if (job.config_complete || whole_megatron_lm_command_line(job)) return Provenance{};
+  if (job.config_complete || megatron_lm_command_line(job)) return Provenance{};
   if (job.recipe && job.recipe->dims && job.recipe->dims->kv_channels == 0) return Provenance{};
   return std::nullopt;
 }

@@ -17,7 +17,7 @@ bool gated_delta_net(const Job& job) {
 // A head count: the job's value, else Megatron-LM's argparse default.
 Quantity head_count(const Job& job, std::string_view path, int64_t lm_default) {
   Quantity q = config_int(job, path);
-  if (!q.known() && !find_path(job.config, path) && whole_megatron_lm_command_line(job)) {
+  if (!q.known() && !find_path(job.config, path) && megatron_lm_command_line(job)) {
     q.value = lm_default;
     q.defaulted = true;
   }

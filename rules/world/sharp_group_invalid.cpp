@@ -18,7 +18,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   const Job& job = context.job;
   TextSetting group = config_text(job, "dist.sharp_enabled_group");
   if (!group.value) return;  // None, absent or unknown
-  Setting use_sharp = untouched_switch(job, "dist.use_sharp", false);
+  Setting use_sharp = read_flag(job, "dist.use_sharp");
   if (!use_sharp.value) return;
   if (!*use_sharp.value) {
     Diagnostic diag = at_group(group, fmt::format("sharp_enabled_group is '{}' but use_sharp is false: Megatron-Core "
@@ -43,7 +43,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
     return;
   }
   if (*group.value != "dp_replica") return;
-  Quantity instances = untouched_int(job, "ddp.num_distributed_optimizer_instances", 1);
+  Quantity instances = config_int(job, "ddp.num_distributed_optimizer_instances");
   if (!instances.known() || *instances > 1) return;
   Diagnostic diag = at_group(group, fmt::format("sharp_enabled_group 'dp_replica' needs a partial distributed "
                                                 "optimizer, but num_distributed_optimizer_instances is {}: there "

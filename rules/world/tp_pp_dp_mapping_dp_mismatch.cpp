@@ -11,7 +11,7 @@ namespace {
 
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   const Derived& d = context.derived;
-  Setting mapping = read_switch(context.job, "dist.use_tp_pp_dp_mapping");
+  Setting mapping = read_flag(context.job, "dist.use_tp_pp_dp_mapping");
   if (!mapping.value || !*mapping.value) return;
   const Quantity& tp = d.tensor_parallel;
   const Quantity& cp = d.context_parallel;

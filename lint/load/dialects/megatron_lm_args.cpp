@@ -1,3 +1,4 @@
+#include "lint/base/input_rules.h"
 #include "lint/load/dialects/megatron_lm_args.h"
 
 #include <algorithm>
@@ -388,7 +389,7 @@ Span join_spans(Span a, Span b) {
 }
 
 Diagnostic argument_problem(std::string message, Span where, std::string help) {
-  return input_error("entry-point-argument", std::move(message), where, std::move(help));
+  return input_finding(input_rule::kEntryPointArgument, std::move(message), where, std::move(help));
 }
 
 class ArgvReader {

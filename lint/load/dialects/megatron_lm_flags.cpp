@@ -1,3 +1,4 @@
+#include "lint/base/input_rules.h"
 #include "lint/load/dialects/megatron_lm_flags.h"
 
 #include <algorithm>
@@ -234,13 +235,8 @@ bool written_verbatim(const Unrecognized& u, const SourceSet& sources) {
   return std::string_view(file.text).substr(span.begin, span.end - span.begin) == u.name.text;
 }
 
-Diagnostic unknown_flag(std::string message, Span where, Severity severity) {
-  Diagnostic d;
-  d.rule = "unknown-flag";
-  d.severity = severity;
-  d.message = std::move(message);
-  d.where = where;
-  return d;
+Diagnostic unknown_flag(std::string message, Span where) {
+  return input_finding(input_rule::kUnknownFlag, std::move(message), where);
 }
 
 void add_suggestion(Diagnostic& d, const Unrecognized& u, const std::optional<Suggestion>& s,
@@ -283,7 +279,9 @@ void report(const Unrecognized& u, const FlagParser& parser, const FlagCheckOpti
       message += fmt::format(" (no release from {} to main knows it; a fork of Megatron-LM may add it)",
                              oldest.substr(0, oldest.find(' ')));
     }
-    Diagnostic d = unknown_flag(std::move(message), where, certain ? Severity::Error : Severity::Warning);
+    Diagnostic d = unknown_flag(std::move(message), where);
+    // A flag no release knows may still come from a fork of Megatron-LM.
+    if (!certain) d = demoted(std::move(d), Severity::Warning);
     add_suggestion(d, u, suggestion, sources);
     if (d.help.empty()) {
       d.help = certain ? fmt::format("remove {}, or check its spelling against the entry script's --help", name)
@@ -303,15 +301,19 @@ void report(const Unrecognized& u, const FlagParser& parser, const FlagCheckOpti
   if (options.version_given) {
     Diagnostic d = unknown_flag(fmt::format("unrecognized argument {}: {} stops with \"unrecognized arguments\"; {}",
                                             name, parser_name(parser, at), when),
-                                where, Severity::Error);
+                                where);
     d.help = later ? fmt::format("remove {}, or run Megatron-LM {} or later", name, first_release_after(u.releases, at))
                    : fmt::format("remove {}: Megatron-LM dropped it after {}", name, last_release_with(u.releases, at));
     out.push_back(std::move(d));
     return;
   }
-  Diagnostic d = unknown_flag(
-      fmt::format("{} is not an argument of {}, the release mblint assumes; {}", name, parser_name(parser, at), when),
-      where, Severity::Note);
+  // Another release accepts the flag and the job did not say which it runs:
+  // information, not a fault.
+  Diagnostic d = demoted(
+      unknown_flag(fmt::format("{} is not an argument of {}, the release mblint assumes; {}", name,
+                               parser_name(parser, at), when),
+                   where),
+      Severity::Note);
   d.help = "pass --megatron-core-version with the release the job runs to check its flags against it";
   out.push_back(std::move(d));
 }
@@ -327,7 +329,8 @@ void note_unchecked(const std::vector<Unrecognized>& flags, const FlagParser& pa
   Diagnostic d = unknown_flag(
       fmt::format("{} flag{} that Megatron-LM's own parser does not accept ({}) {} not checked: {}", flags.size(),
                   flags.size() == 1 ? "" : "s", listed, flags.size() == 1 ? "is" : "are", why),
-      program.valid() ? program : name_span(flags.front()), Severity::Note);
+      program.valid() ? program : name_span(flags.front()));
+  d = demoted(std::move(d), Severity::Note);  // mblint could not check them: not a finding about them
   (void)parser;
   d.help = "check their spelling against the script's --help";
   out.push_back(std::move(d));

@@ -1,3 +1,4 @@
+#include "lint/base/input_rules.h"
 #include "lint/load/dialects/megatron_lm_test_config.h"
 
 #include <algorithm>
@@ -257,15 +258,15 @@ void note_later_phases(const ConfigValue& root, MegatronTestConfig& out) {
     if (!starts_with(entry.key, "MODEL_ARGS_")) continue;
     std::string_view number = std::string_view(entry.key).substr(11);
     if (number.empty() || !std::all_of(number.begin(), number.end(), ::isdigit)) continue;
-    Diagnostic d;
-    d.rule = "unreadable-file";
-    d.severity = Severity::Note;
-    d.message = fmt::format("{} (the run after checkpoint resume number {}) is not checked: mblint checks "
-                            "MODEL_ARGS, the first run",
-                            entry.key, number);
-    d.where = entry.value.where.key;
-    d.help = "to check that run, copy its arguments into a file of their own under MODEL_ARGS";
-    out.problems.push_back(std::move(d));
+    // Read, only not checked: information about coverage, not a fault.
+    out.problems.push_back(demoted(
+        input_finding(input_rule::kUnreadableFile,
+                      fmt::format("{} (the run after checkpoint resume number {}) is not checked: mblint checks "
+                                  "MODEL_ARGS, the first run",
+                                  entry.key, number),
+                      entry.value.where.key,
+                      "to check that run, copy its arguments into a file of their own under MODEL_ARGS"),
+        Severity::Note));
   }
 }
 

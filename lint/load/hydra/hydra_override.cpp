@@ -9,6 +9,7 @@
 //   3. applying the override (config groups, sweeps: "Error merging override").
 // The parser below keeps that order: syntax, then evaluation, then the
 // apply-time rejections that hold for any Megatron Bridge config.
+#include "lint/base/input_rules.h"
 #include "lint/load/hydra/hydra_override.h"
 
 #include <algorithm>
@@ -1420,12 +1421,7 @@ std::optional<ConfigValue> Evaluator::cast_value(Cast cast, const ConfigValue& v
 // Assembly
 
 Diagnostic to_diagnostic(const MappedString& word, const Problem& p) {
-  Diagnostic diagnostic;
-  diagnostic.rule = "override-syntax";
-  diagnostic.message = p.message;
-  diagnostic.where = span_of(word, p.begin, p.end);
-  diagnostic.help = p.help;
-  return diagnostic;
+  return input_finding(input_rule::kOverrideSyntax, p.message, span_of(word, p.begin, p.end), p.help);
 }
 
 Problem sweep_problem(const Override& o, size_t comma) {
@@ -1521,12 +1517,9 @@ HydraParse parse_hydra_override(const MappedString& word, Layer layer) {
     return parse_override(word, layer);
   } catch (const std::exception& e) {  // e.g. bad_alloc on absurd input: never escape
     HydraParse result;
-    Diagnostic diagnostic;
-    diagnostic.rule = "override-syntax";
-    diagnostic.message = fmt::format("mblint could not read this override ({})", e.what());
-    diagnostic.where = span_of(word, 0, word.text.size());
-    diagnostic.help = "check the override by hand";
-    result.problems.push_back(std::move(diagnostic));
+    result.problems.push_back(input_finding(input_rule::kOverrideSyntax,
+                                            fmt::format("mblint could not read this override ({})", e.what()),
+                                            span_of(word, 0, word.text.size()), "check the override by hand"));
     return result;
   }
 }

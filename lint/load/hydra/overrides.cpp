@@ -1,3 +1,4 @@
+#include "lint/base/input_rules.h"
 #include "lint/load/hydra/overrides.h"
 
 #include <fmt/format.h>
@@ -9,7 +10,7 @@ namespace mblint {
 namespace {
 
 Diagnostic override_problem(std::string message, Span where, std::string help) {
-  return input_error("override-syntax", std::move(message), where, std::move(help));
+  return input_finding(input_rule::kOverrideSyntax, std::move(message), where, std::move(help));
 }
 
 std::string did_you_mean(const std::vector<std::string>& key) {

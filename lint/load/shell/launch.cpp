@@ -1,3 +1,4 @@
+#include "lint/base/input_rules.h"
 #include "lint/load/shell/launch.h"
 
 #include <algorithm>
@@ -35,6 +36,10 @@ std::optional<int64_t> parse_count(std::string_view text) {
   auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (ec != std::errc() || ptr != text.data() + text.size()) return std::nullopt;
   return value;
+}
+
+Diagnostic launch_problem(std::string message, Span where, std::string help) {
+  return input_finding(input_rule::kEntryPointArgument, std::move(message), where, std::move(help));
 }
 
 // An option's value with the span of `--opt value` / `--opt=value` / `-Nvalue`.
@@ -324,7 +329,7 @@ const FlagSpec* find_flag(std::string_view name) {
 std::string_view option_name(std::string_view text) { return text.substr(0, text.find('=')); }
 
 void add_value_problem(Launch& launch, const MappedString& flag, std::string_view message) {
-  launch.problems.push_back(input_error("entry-point-argument", std::string(message),
+  launch.problems.push_back(launch_problem(std::string(message),
                                            span_of(flag, 0, flag.text.size()),
                                            "give the option a value"));
 }
@@ -394,8 +399,8 @@ void parse_run_recipe_args(const std::vector<MappedString>& argv, size_t i, Laun
                              ? "run_recipe.py takes no YAML file: pass the settings as KEY=VALUE overrides, "
                                "or launch an entry point that accepts --config-file"
                              : "remove it, or pass the setting as a KEY=VALUE override";
-      launch.problems.push_back(input_error(
-          "entry-point-argument", fmt::format("run_recipe.py rejects `{}` (\"Unknown option: {}\")", name, name),
+      launch.problems.push_back(launch_problem(
+          fmt::format("run_recipe.py rejects `{}` (\"Unknown option: {}\")", name, name),
           span_of(word, 0, name.size()), help));
       ++i;
       // Its value, if any, would be reported as a bad override: skip it.
@@ -420,15 +425,14 @@ void parse_run_recipe_args(const std::vector<MappedString>& argv, size_t i, Laun
       Span first = span_of(word, 0, text.size());
       Span end = span_of(argv[last], 0, argv[last].text.size());
       if (end.file == first.file) first.end = std::max(first.end, end.end);
-      launch.problems.push_back(input_error(
-          "entry-point-argument", "spaces around `=` split this override into separate arguments",
+      launch.problems.push_back(launch_problem(
+          "spaces around `=` split this override into separate arguments",
           first, "write the override as one word: key=value"));
       i = last + 1;
       continue;
     }
     if (text.find('=') == std::string_view::npos) {
-      launch.problems.push_back(input_error(
-          "entry-point-argument",
+      launch.problems.push_back(launch_problem(
           fmt::format("run_recipe.py expects overrides in KEY=VALUE form, got `{}`", text),
           span_of(word, 0, text.size()), "write the override as key=value, e.g. train.train_iters=100"));
       ++i;

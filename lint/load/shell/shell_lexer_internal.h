@@ -53,7 +53,7 @@ void mark_quoted(const Lexer& lx, PartBuilder& b, size_t at_index);
 void add_part(const Lexer& lx, PartBuilder& b, Part part);
 
 void report_at(Lexer& lx, size_t begin, size_t end, std::string message, std::string help,
-               Severity severity = Severity::Error);
+               std::optional<Severity> demote_to = std::nullopt);  // see report()
 // A construct that ran to the end of the input; reported only when it is
 // the innermost one.
 void report_unterminated(Lexer& lx, size_t begin, size_t end, std::string message,

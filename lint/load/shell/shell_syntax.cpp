@@ -1,5 +1,6 @@
 // Small helpers shared by the shell lexer, parser and walker: source spans,
 // problem reports and the shape of assignment words.
+#include "lint/base/input_rules.h"
 #include "lint/load/shell/shell_syntax.h"
 
 #include <algorithm>
@@ -59,12 +60,11 @@ Span source_span(const Source& source, size_t begin, size_t end) {
   return Span{source.file, source_begin(source, begin), source_end(source, end - 1)};
 }
 
-void report(Problems& problems, Span where, std::string message, std::string help, Severity severity) {
+void report(Problems& problems, Span where, std::string message, std::string help,
+            std::optional<Severity> demote_to) {
   if (problems.fatal) return;
-  Diagnostic diagnostic;
-  diagnostic.rule = "script-syntax";
-  diagnostic.severity = severity;
-  diagnostic.where = where;
+  Diagnostic diagnostic = input_finding(input_rule::kScriptSyntax, "", where);
+  if (demote_to) diagnostic = demoted(std::move(diagnostic), *demote_to);
   if (problems.count >= kMaxProblems) {
     diagnostic.message = "too many syntax problems; mblint stopped reading the script here";
     diagnostic.help = "fix the problems above first";

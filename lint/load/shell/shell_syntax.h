@@ -62,8 +62,11 @@ struct Problems {
 inline constexpr size_t kMaxProblems = 100;
 inline constexpr int kMaxNesting = 200;
 
+// A script-syntax finding. `demote_to` lowers it for a construct bash
+// accepts that likely loses part of a command (a stray line continuation):
+// the script runs, only not as written.
 void report(Problems& problems, Span where, std::string message, std::string help,
-            Severity severity = Severity::Error);
+            std::optional<Severity> demote_to = std::nullopt);
 
 // ---------------------------------------------------------------- words
 

@@ -2,6 +2,7 @@
 // merge after branches of which mblint cannot tell which one runs.
 #include <algorithm>
 
+#include "lint/base/input_rules.h"
 #include "lint/load/shell/shell_walk.h"
 
 namespace mblint::shell {
@@ -277,7 +278,7 @@ void limit_problem(Walker& w, const std::string& key, Span where, std::string me
                    std::string help, bool stop) {
   if (stop) w.stopped = true;
   if (!w.reported.insert(key).second) return;
-  w.out.problems.push_back(input_error("script-syntax", std::move(message), where, std::move(help)));
+  w.out.problems.push_back(input_finding(input_rule::kScriptSyntax, std::move(message), where, std::move(help)));
 }
 
 bool charge(Walker& w, size_t characters, Span where) {

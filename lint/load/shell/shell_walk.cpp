@@ -3,6 +3,7 @@
 // a decidable condition takes one branch; an undecidable one walks every
 // branch as uncertain and afterwards forgets the variables they disagree on.
 // Loop bodies are walked once. Nothing is ever executed.
+#include "lint/base/input_rules.h"
 #include "lint/load/shell/shell_walk.h"
 
 #include <algorithm>
@@ -396,7 +397,7 @@ MappedString normalized(const MappedString& code) {
 }
 
 void script_problem(ShellScript& out, Span where, std::string message, std::string help) {
-  out.problems.push_back(input_error("script-syntax", std::move(message), where, std::move(help)));
+  out.problems.push_back(input_finding(input_rule::kScriptSyntax, std::move(message), where, std::move(help)));
 }
 
 // Reads and walks one top-level command at a time. After a certain `exit`

@@ -58,7 +58,8 @@ void materialize(const Lexer& lx, Part& literal) {
 }
 
 // bash accepts a trailing `\` at the end of the file, but it usually means
-// the last line of a command was lost.
+// the last line of a command was lost. This and the two checks below are
+// warnings: bash runs the script, only not as written.
 void report_continuation_at_end(Lexer& lx, size_t backslash) {
   report_at(lx, backslash, backslash + 1, "line continuation `\\` at the end of the file",
             "remove the trailing `\\` or add the line it continues to", Severity::Warning);
@@ -335,8 +336,9 @@ void add_part(const Lexer& lx, PartBuilder& b, Part part) {
   ++b.added;
 }
 
-void report_at(Lexer& lx, size_t begin, size_t end, std::string message, std::string help, Severity severity) {
-  report(lx.problems, source_span(lx.source, begin, end), std::move(message), std::move(help), severity);
+void report_at(Lexer& lx, size_t begin, size_t end, std::string message, std::string help,
+               std::optional<Severity> demote_to) {
+  report(lx.problems, source_span(lx.source, begin, end), std::move(message), std::move(help), demote_to);
 }
 
 // A construct that ran to the end of the input; reported only when it is

@@ -1,3 +1,4 @@
+#include "lint/base/input_rules.h"
 #include "lint/load/yaml/config_yaml.h"
 
 #include "lint/base/file_reader.h"
@@ -27,10 +28,10 @@ template <typename Parse>
 LoadedYaml load_with(const SourceFile& source, FileId file, Parse&& parse) {
   LoadedYaml loaded;
   if (auto bad = first_invalid_utf8(source.text)) {
-    loaded.problems.push_back(input_error("yaml-syntax",
-                                          "invalid UTF-8: YAML files must be UTF-8 (PyYAML and OmegaConf refuse "
-                                          "this file)",
-                                          make_span(file, *bad, *bad + 1), "save the file as UTF-8"));
+    loaded.problems.push_back(
+        input_finding(input_rule::kYamlSyntax,
+                      "invalid UTF-8: YAML files must be UTF-8 (PyYAML and OmegaConf refuse this file)",
+                      make_span(file, *bad, *bad + 1), "save the file as UTF-8"));
     return loaded;
   }
   // The loader that will read the file decides the typing: PyYAML for dumps

@@ -1,3 +1,4 @@
+#include "lint/base/python_number.h"
 #include "lint/load/yaml/interpolation.h"
 
 #include <algorithm>
@@ -110,12 +111,6 @@ struct Lookup {
   bool missing = false;           // a map exists and lacks the next segment
 };
 
-std::string_view trimmed(std::string_view text) {
-  while (!text.empty() && (text.front() == ' ' || text.front() == '\t' || text.front() == '\n')) text.remove_prefix(1);
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\n')) text.remove_suffix(1);
-  return text;
-}
-
 // A resolver's arguments: split at the commas outside `${...}` and quotes.
 std::vector<std::string_view> split_arguments(std::string_view text) {
   std::vector<std::string_view> args;
@@ -138,7 +133,7 @@ std::vector<std::string_view> split_arguments(std::string_view text) {
       start = i + 1;
     }
   }
-  if (!trimmed(text).empty()) args.push_back(text.substr(start));
+  if (!python_strip(text).empty()) args.push_back(text.substr(start));
   return args;
 }
 
@@ -304,7 +299,7 @@ struct Resolver {
   // One argument of a resolver call, as OmegaConf's grammar reads it.
   std::optional<ConfigValue> argument(const Piece& piece, std::string_view text, const std::vector<std::string>& path,
                                       const ConfigValue& value, int depth) const {
-    text = trimmed(text);
+    text = python_strip(text);
     bool quoted = text.size() >= 2 && (text.front() == '\'' || text.front() == '"') && text.back() == text.front();
     if (quoted) {
       std::string inner(text.substr(1, text.size() - 2));
@@ -335,7 +330,7 @@ struct Resolver {
                                   const ConfigValue& value, int depth) const {
     size_t colon = text.find(':');
     if (colon == std::string::npos) return std::nullopt;
-    std::string_view name = trimmed(std::string_view(text).substr(0, colon));
+    std::string_view name = python_strip(std::string_view(text).substr(0, colon));
     std::vector<std::optional<ConfigValue>> args;
     for (std::string_view raw : split_arguments(std::string_view(text).substr(colon + 1))) {
       args.push_back(argument(piece, raw, path, value, depth));
@@ -344,7 +339,7 @@ struct Resolver {
     if (name == "oc.decode") {
       if (args.size() != 1 || !args[0]) return std::nullopt;
       if (args[0]->kind != ValueKind::String) return args[0];
-      ConfigValue typed = type_plain_scalar(trimmed(args[0]->text), YamlFlavor::OmegaConf);
+      ConfigValue typed = type_plain_scalar(python_strip(args[0]->text), YamlFlavor::OmegaConf);
       typed.where = args[0]->where;
       return typed;
     }

@@ -1,3 +1,4 @@
+#include "lint/base/input_rules.h"
 #include "lint/load/yaml/yaml_loader.h"
 
 #include <algorithm>
@@ -364,18 +365,16 @@ class TreeBuilder {
   }
 
   void report_duplicate(const Frame& frame, const MapEntry& first) {
-    Diagnostic d;
-    d.rule = "duplicate-key";
     bool fatal = flavor_ == YamlFlavor::OmegaConf;
-    d.severity = fatal ? Severity::Error : Severity::Warning;
+    Diagnostic d = input_finding(input_rule::kDuplicateKey, "", frame.key_span, "keep one of the two entries");
+    // PyYAML and yq load the file (the later value wins): a mistake, not a refusal.
+    if (!fatal) d = demoted(std::move(d), Severity::Warning);
     d.message = fatal ? fmt::format("duplicate key '{}': OmegaConf refuses to load this file "
                                     "(\"found duplicate key\")",
                                     frame.key)
                       : fmt::format("duplicate key '{}': the earlier value {} is silently replaced",
                                     frame.key, to_display(first.value));
-    d.where = frame.key_span;
     d.notes.push_back(Note{fmt::format("'{}' first set here", frame.key), first.value.where.key});
-    d.help = "keep one of the two entries";
     problems_.push_back(std::move(d));
   }
 
@@ -526,7 +525,7 @@ Span mark_span(const SourceFile& file, FileId id, const YAML::Mark& mark) {
 }
 
 Diagnostic syntax_problem(std::string message, Span where, std::string help) {
-  return input_error("yaml-syntax", std::move(message), where, std::move(help));
+  return input_finding(input_rule::kYamlSyntax, std::move(message), where, std::move(help));
 }
 
 // yaml-cpp's messages are terse ("end of map not found"); say what it means.
