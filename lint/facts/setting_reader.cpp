@@ -541,7 +541,8 @@ Note note_for(const Choice& choice) {
 }
 
 Note note_for(const NameList& list) {
-  std::string shown = list.items ? "[" + join_names(*list.items) + "]" : "None";
+  // fmt, not "[" + ...: GCC 12's -Wrestrict misfires on that at -O3.
+  std::string shown = list.items ? fmt::format("[{}]", join_names(*list.items)) : "None";
   return located_note(list.name, shown, list.where, list.defaulted);
 }
 
