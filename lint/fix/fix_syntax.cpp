@@ -1,4 +1,5 @@
 #include "lint/fix/fix_syntax.h"
+#include "lint/base/text.h"
 
 #include <algorithm>
 #include <cctype>
@@ -10,10 +11,6 @@
 namespace mblint {
 
 namespace {
-
-bool ends_with(std::string_view text, std::string_view suffix) {
-  return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
-}
 
 bool is_yaml_file(const SourceFile& file) {
   std::string lower = file.path;

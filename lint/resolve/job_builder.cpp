@@ -1,4 +1,5 @@
 #include "lint/base/input_rules.h"
+#include "lint/base/text.h"
 #include "lint/resolve/job_builder.h"
 
 #include <algorithm>
@@ -38,11 +39,6 @@ namespace fs = std::filesystem;
 namespace mblint {
 
 namespace {
-
-bool ends_with(std::string_view text, std::string_view suffix) {
-  return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
-}
-
 
 // --- what a file is -----------------------------------------------------------
 

@@ -5,6 +5,7 @@
 #include <cctype>
 
 #include "rules/support/config_support.h"
+#include "lint/base/text.h"
 
 namespace mblint {
 
@@ -31,8 +32,6 @@ bool angle_placeholder(std::string_view text) {
   if (!std::isalpha(static_cast<unsigned char>(inner.front()))) return false;
   return inner.find(' ') != std::string_view::npos || !special_token(inner);
 }
-
-bool starts_with(std::string_view text, std::string_view prefix) { return text.substr(0, prefix.size()) == prefix; }
 
 bool template_word(std::string_view segment) {
   return starts_with(segment, "your_") || starts_with(segment, "your-") || starts_with(segment, "YOUR_") ||

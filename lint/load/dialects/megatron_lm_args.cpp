@@ -1,4 +1,5 @@
 #include "lint/base/input_rules.h"
+#include "lint/base/text.h"
 #include "lint/load/dialects/megatron_lm_args.h"
 
 #include <algorithm>
@@ -239,10 +240,6 @@ constexpr std::array kFlags = {
     set("--async-save", "checkpoint.async_save"),
     value("--num-workers", T::Int, "dataset.num_workers"),
 };
-
-bool starts_with(std::string_view text, std::string_view prefix) {
-  return text.substr(0, prefix.size()) == prefix;
-}
 
 // --- values ------------------------------------------------------------------------
 

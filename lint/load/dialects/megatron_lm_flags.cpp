@@ -1,4 +1,5 @@
 #include "lint/base/input_rules.h"
+#include "lint/base/text.h"
 #include "lint/load/dialects/megatron_lm_flags.h"
 
 #include <algorithm>
@@ -40,10 +41,6 @@ const Index& index() {
     return index;
   }();
   return built;
-}
-
-bool ends_with(std::string_view text, std::string_view suffix) {
-  return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
 }
 
 // The releases in which `parser` accepts `flag`.

@@ -1,4 +1,5 @@
 #include "lint/base/input_rules.h"
+#include "lint/base/text.h"
 #include "lint/load/dialects/megatron_lm_test_config.h"
 
 #include <algorithm>
@@ -9,10 +10,6 @@
 namespace mblint {
 
 namespace {
-
-bool starts_with(std::string_view text, std::string_view prefix) {
-  return text.substr(0, prefix.size()) == prefix;
-}
 
 std::string_view source_text(const SourceSet& sources, Span span) {
   if (!span.valid() || span.file >= static_cast<FileId>(sources.files.size())) return {};

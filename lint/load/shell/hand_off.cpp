@@ -1,4 +1,5 @@
 #include "lint/load/shell/hand_off.h"
+#include "lint/base/text.h"
 
 #include <algorithm>
 #include <array>
@@ -8,15 +9,6 @@
 namespace mblint {
 
 namespace {
-
-std::string_view basename(std::string_view path) {
-  size_t slash = path.rfind('/');
-  return slash == std::string_view::npos ? path : path.substr(slash + 1);
-}
-
-bool ends_with(std::string_view text, std::string_view suffix) {
-  return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
-}
 
 // Files sourced to set up a shell (a virtualenv, environment modules, a
 // login profile) cannot change a training job's settings.

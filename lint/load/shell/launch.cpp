@@ -1,4 +1,5 @@
 #include "lint/base/input_rules.h"
+#include "lint/base/text.h"
 #include "lint/load/shell/launch.h"
 
 #include <algorithm>
@@ -16,19 +17,6 @@
 namespace mblint {
 
 namespace {
-
-std::string_view basename(std::string_view path) {
-  size_t slash = path.rfind('/');
-  return slash == std::string_view::npos ? path : path.substr(slash + 1);
-}
-
-bool starts_with(std::string_view text, std::string_view prefix) {
-  return text.substr(0, prefix.size()) == prefix;
-}
-
-bool ends_with(std::string_view text, std::string_view suffix) {
-  return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
-}
 
 std::optional<int64_t> parse_count(std::string_view text) {
   if (text.empty() || text.size() > 12) return std::nullopt;

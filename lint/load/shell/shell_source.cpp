@@ -10,19 +10,11 @@
 #include <utility>
 
 #include "lint/load/shell/shell_walk.h"
+#include "lint/base/text.h"
 
 namespace mblint::shell {
 
 namespace {
-
-std::string_view basename(std::string_view path) {
-  size_t slash = path.rfind('/');
-  return slash == std::string_view::npos ? path : path.substr(slash + 1);
-}
-
-bool ends_with(std::string_view text, std::string_view suffix) {
-  return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
-}
 
 ShellCommand& recorded(Walker& w, size_t index) { return w.out.commands[index]; }
 
