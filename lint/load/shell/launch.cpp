@@ -1398,7 +1398,7 @@ void scan_shell_c(const std::vector<MappedString>& argv, size_t i, Context conte
   for (const ShellCommand& command : inner.commands) {
     Context nested = context;
     nested.certain = context.certain && command.certain;
-    nested.environment = command.environment ? command.environment : nested.environment;
+    if (command.environment) nested.environment = command.environment;
     nested.assignments = command.assignments;
     nested.command_span = command.span;
     nested.depth = context.depth + 1;

@@ -217,7 +217,7 @@ void repair_mapping(MappedString& value, Span definition) {
 }
 
 void load_initial(Walker& w, const ShellEnvironment& initial) {
-  forget_exported(w);
+  w.exported.reset();  // every variable may change
   for (const auto& [name, variable] : initial) {
     VarState state;
     state.var = variable;
@@ -249,8 +249,6 @@ std::shared_ptr<const ShellEnvironment> shared_exported_environment(Walker& w, S
   w.exported = environment;
   return environment;
 }
-
-void forget_exported(Walker& w) { w.exported.reset(); }
 
 void forget_exported(Walker& w, std::string_view name, const VarState* next) {
   if (!w.exported) return;

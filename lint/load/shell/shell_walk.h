@@ -151,7 +151,6 @@ ShellEnvironment exported_environment(const Walker& w);
 // The exported environment as a shared copy, built again only after `vars`
 // changed; nullptr when building it would pass the work budget.
 std::shared_ptr<const ShellEnvironment> shared_exported_environment(Walker& w, Span where);
-void forget_exported(Walker& w);
 // Before `name` changes to `next` (nullptr: removed): only a change to an
 // exported variable changes the exported environment.
 void forget_exported(Walker& w, std::string_view name, const VarState* next);
