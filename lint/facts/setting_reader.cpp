@@ -261,6 +261,8 @@ constexpr std::array kMegatronLmDefaults = {
     KnownDefault{"checkpoint.load", "null"},
     KnownDefault{"ddp.num_distributed_optimizer_instances", "1"},
     KnownDefault{"model.hierarchical_context_parallel_sizes", "null"},
+    // --cp-comm-type defaults to [p2p]; validate_args unwraps a one-entry list.
+    KnownDefault{"model.cp_comm_type", "p2p"},
     KnownDefault{"model.add_bias_linear", "true"},
     KnownDefault{"model.position_embedding_type", "learned_absolute"},
     KnownDefault{"model.moe_router_topk", "2"},
