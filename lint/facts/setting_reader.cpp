@@ -352,22 +352,6 @@ SettingValue read_setting(const Job& job, std::string_view path) {
 
 // --- typed readers -----------------------------------------------------------------
 
-namespace {
-
-// The setting read_setting() finds for `path`, with `out`'s path, name,
-// defaulted and where filled; nullptr when unknown.
-template <typename Reading>
-const ConfigValue* locate(const SettingValue& setting, Reading& out) {
-  out.path = setting.path;
-  out.name = last_segment(setting.path);
-  out.defaulted = setting.defaulted();
-  const ConfigValue* node = setting.node();
-  if (node) out.where = node->where;
-  return node;
-}
-
-}  // namespace
-
 std::vector<std::string> split_names(const std::string& text) {
   std::vector<std::string> out;
   size_t start = 0;
@@ -413,13 +397,9 @@ Setting read_flag(const Job& job, std::string_view path) {
 
 TextSetting config_text(const Job& job, std::string_view path) {
   TextSetting t;
-  t.path = std::string(path);
-  t.name = last_segment(path);
   SettingValue setting = read_setting(job, path);
-  const ConfigValue* node = setting.node();
-  if (!node) return t;
-  t.present = true;
-  t.where = node->where;
+  const ConfigValue* node = locate(setting, t);
+  t.present = node != nullptr;
   t.value = as_string(node);
   return t;
 }

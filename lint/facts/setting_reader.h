@@ -55,6 +55,18 @@ struct SettingValue {
 
 SettingValue read_setting(const Job& job, std::string_view path);
 
+// The value read_setting() found, with a typed reading's path, name,
+// defaulted and where filled; nullptr when unknown.
+template <typename Reading>
+const ConfigValue* locate(const SettingValue& setting, Reading& out) {
+  out.path = setting.path;
+  out.name = last_segment(setting.path);
+  out.defaulted = setting.defaulted();
+  const ConfigValue* node = setting.node();
+  if (node) out.where = node->where;
+  return node;
+}
+
 // A Megatron-LM command line (a launch or a functional-test MODEL_ARGS):
 // every flag it leaves out has argparse's default.
 bool megatron_lm_command_line(const Job& job);
@@ -93,6 +105,7 @@ struct TextSetting {
   std::string path;
   Provenance where;
   bool present = false;
+  bool defaulted = false;
 };
 
 // A text setting that may be None: `value` is the text, nullopt when the

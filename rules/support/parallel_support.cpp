@@ -39,13 +39,10 @@ std::string shown(const SettingValue& setting, const ConfigValue& node) {
 
 IntList read_int_list(const Job& job, std::string_view path) {
   IntList list;
-  list.path = std::string(path);
-  list.name = last_segment(path);
   SettingValue setting = read_setting(job, path);
-  const ConfigValue* node = setting.node();
+  const ConfigValue* node = locate(setting, list);
   if (!node) return list;
   list.present = setting.source == SettingSource::Written;
-  list.where = node->where;
   list.display = shown(setting, *node);
   if (node->is_null()) {
     list.null = true;

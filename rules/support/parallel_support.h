@@ -36,7 +36,8 @@ struct IntList {
   std::string name;
   std::string path;
   bool present = false;  // the key is in the config (possibly null or unknown)
-  bool null = false;     // null / None (written, or a full dump's default)
+  bool null = false;     // null / None (written, or a default)
+  bool defaulted = false;  // the program's default, not written anywhere
   std::optional<std::vector<int64_t>> values;  // nullopt when null or not fully known
   Provenance where;
   std::string display;  // "[2, 4]"
