@@ -560,16 +560,14 @@ Note note_from(const std::string& name, const std::string& value, const Provenan
   return Note{fmt::format("{} set to {} here", name, value), span};
 }
 
-// A choice's or list's note: any origin first (the Megatron-Core default a
-// reader names, a preset's fields).
-Note located_note(const std::string& name, const std::string& shown, const Provenance& where, bool defaulted) {
+}  // namespace
+
+Note note_at(std::string_view name, std::string_view shown, const Provenance& where, bool defaulted) {
   Span span = primary_span(where);
   if (!where.origin.empty()) return Note{where.origin, span};
   if (defaulted || !span.valid()) return Note{fmt::format("{} is {} (the default)", name, shown), {}};
   return Note{fmt::format("{} set to {} here", name, shown), span};
 }
-
-}  // namespace
 
 Note note_for(const Quantity& q) {
   std::string value = !q.display.empty() ? q.display : q.value ? std::to_string(*q.value) : std::string("unknown");
@@ -581,13 +579,13 @@ Note note_for(const Setting& s) {
 }
 
 Note note_for(const Choice& choice) {
-  return located_note(choice.name, choice.value ? *choice.value : "None", choice.where, choice.defaulted);
+  return note_at(choice.name, choice.value ? *choice.value : "None", choice.where, choice.defaulted);
 }
 
 Note note_for(const NameList& list) {
   // fmt, not "[" + ...: GCC 12's -Wrestrict misfires on that at -O3.
   std::string shown = list.items ? fmt::format("[{}]", join_names(*list.items)) : "None";
-  return located_note(list.name, shown, list.where, list.defaulted);
+  return note_at(list.name, shown, list.where, list.defaulted);
 }
 
 std::string display(const Resolved& r) {

@@ -193,6 +193,10 @@ Note note_for(const Setting& setting);
 Note note_for(const Choice& choice);
 Note note_for(const NameList& list);
 Note note_for(const Resolved& resolved);
+// A choice's, list's or other non-integer value's note: any origin first
+// (the recipe's or a preset's own words, the default a reader names), else
+// "<name> is <shown> (the default)" unlocated or "<name> set to <shown> here".
+Note note_at(std::string_view name, std::string_view shown, const Provenance& where, bool defaulted = false);
 
 // The span a diagnostic about this setting points at (may be invalid).
 Span span_for(const Quantity& quantity);

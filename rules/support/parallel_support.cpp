@@ -11,17 +11,6 @@ std::optional<bool> sequence_parallel_runs(const Derived& d) {
   return *d.tensor_parallel > 1;
 }
 
-Note note_at(std::string_view name, std::string_view display, const Provenance& where, bool defaulted) {
-  Span span = primary_span(where);
-  if (where.layer == Layer::Recipe && !where.origin.empty()) return Note{where.origin, span};
-  if (defaulted || !span.valid()) {
-    if (!where.origin.empty()) return Note{where.origin, span};
-    return Note{fmt::format("{} is {} (the default)", name, display), {}};
-  }
-  if (!where.origin.empty()) return Note{where.origin, span};
-  return Note{fmt::format("{} set to {} here", name, display), span};
-}
-
 Note derived_note(const Quantity& quantity) {
   std::string value = quantity.value ? std::to_string(*quantity.value) : std::string("unknown");
   if (quantity.how.empty()) return Note{fmt::format("{} {}", quantity.name, value), {}};

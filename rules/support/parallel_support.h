@@ -19,9 +19,6 @@ namespace mblint {
 // and Megatron-LM both turn it off at TP = 1). nullopt when unknown.
 std::optional<bool> sequence_parallel_runs(const Derived& d);
 
-// A value written somewhere, for notes about settings that are not integers:
-// the recipe's own words, or "<name> set to <display> here".
-Note note_at(std::string_view name, std::string_view display, const Provenance& where, bool defaulted = false);
 
 // "data-parallel size 4 = world size 8 / (TP 1 x PP 1 x CP 2)", for a
 // derived quantity (no location).
