@@ -28,6 +28,7 @@ SpeedConstants ideal() {
   c.pp_exposed = 1;
   c.pp_chunk_s = 0;
   c.attention_call_tokens = 0;
+  c.overlap_slowdown = 0;
   return c;
 }
 
@@ -369,4 +370,29 @@ TEST_CASE("speed: the p2p CP ring calls flash attention once per step and merges
   double merge = 3 * (2 * T * 32 * 256) * 10;
   double others = T * h * 2 * (38 + 4 * 8 + 4);
   CHECK(merged->breakdown.compute - ring_plain->breakdown.compute == Approx((merge + others) / 3350e9));
+}
+
+TEST_CASE("speed: overlapped data-parallel communication still costs a share of its time", "[speed]") {
+  // Distributed optimizer over DP 8: without the overlaps the reduce-scatter
+  // and all-gather are exposed whole; with them, what the compute hides
+  // still costs overlap_slowdown of its time (NCCL's kernels share the SMs).
+  MemoryModel m = dense_gpt(4, 4096, 32, 4096, 51200);
+  m.dp = 8;
+  m.distributed_optimizer = true;
+  const GpuSpeed& h100 = *find_gpu_speed("h100");
+  SpeedConstants c = ideal();
+  SpeedSettings plain;
+  plain.nvlink_domain = 8;
+  SpeedSettings overlapped = plain;
+  overlapped.overlap_grad_reduce = true;
+  overlapped.overlap_param_gather = true;
+  auto whole = estimate_step(m, plain, h100, c);
+  auto hidden = estimate_step(m, overlapped, h100, c);
+  c.overlap_slowdown = 0.5;
+  auto slowed = estimate_step(m, overlapped, h100, c);
+  auto whole_slowed = estimate_step(m, plain, h100, c);
+  REQUIRE((whole && hidden && slowed && whole_slowed));
+  CHECK(whole->breakdown.dp > hidden->breakdown.dp);
+  CHECK(slowed->breakdown.dp == Approx(hidden->breakdown.dp + 0.5 * (whole->breakdown.dp - hidden->breakdown.dp)));
+  CHECK(whole_slowed->breakdown.dp == Approx(whole->breakdown.dp));  // nothing hidden, nothing to slow
 }

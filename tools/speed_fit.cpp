@@ -126,6 +126,7 @@ int main(int argc, char** argv) {
       {"ep_overlap_exposed", &SpeedConstants::ep_overlap_exposed, 0.0, 1},
       {"pp_exposed", &SpeedConstants::pp_exposed, 0.0, 1},
       {"pp_chunk_s", &SpeedConstants::pp_chunk_s, 0.0, 5e-3},
+      {"overlap_slowdown", &SpeedConstants::overlap_slowdown, 0.0, 1},
       {"cpu_layer_s", &SpeedConstants::cpu_layer_s, 1e-5, 1e-2},
       {"cpu_moe_layer_s", &SpeedConstants::cpu_moe_layer_s, 1e-5, 1e-2},
       {"moe_sync_s", &SpeedConstants::moe_sync_s, 1e-5, 2e-2},

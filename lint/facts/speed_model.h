@@ -53,6 +53,7 @@ struct SpeedConstants {
   double ep_overlap_exposed;     // share of EP all-to-all left exposed by overlap_moe_expert_parallel_comm
   double pp_exposed;             // share of pipeline send/recv on the critical path
   double pp_chunk_s;             // GPU idle per model chunk and micro-batch, forward and backward each (schedule hand-off)
+  double overlap_slowdown;       // share of overlapped (hidden) data-parallel communication time the compute loses to it
   double cpu_layer_s;            // host time to launch one transformer layer's fwd+bwd kernels
   double cpu_moe_layer_s;        // extra host time of a MoE layer (router, permutation, host sync)
   double moe_sync_s;             // GPU idle per MoE layer while the host reads token counts (alltoall dispatcher)
