@@ -26,6 +26,9 @@ SpeedConstants ideal() {
   c.moe_sync_s = 0;
   c.step_fixed_s = 0;
   c.pp_exposed = 1;
+  c.pp_chunk_s = 0;
+  c.attention_call_tokens = 0;
+  c.overlap_slowdown = 0;
   return c;
 }
 
@@ -276,4 +279,120 @@ TEST_CASE("speed: Blackwell Ultra runs the softmax's share of attention at twice
   CHECK(gb200->breakdown.compute == Approx(tokens * (3 * f.linear + 3.5 * f.attention) / 2500e12).epsilon(0.01));
   CHECK(gb300->breakdown.compute ==
         Approx(tokens * (3 * f.linear + 3.5 * f.attention * (0.6 / 2 + 0.4)) / 2500e12).epsilon(0.01));
+}
+
+TEST_CASE("speed: a pipeline send that leaves the NVLink domain goes through one NIC", "[speed]") {
+  // PP 2 x DP 8 on H100: the stages are 8 ranks apart, so every send leaves
+  // the node, point to point over the sender's 50 GB/s NIC (no ring spreads
+  // it over the node's NICs). Without interleaving the schedule blocks on it.
+  MemoryModel m = dense_gpt(4, 4096, 32, 4096, 0);
+  m.pp = 2;
+  m.dp = 8;
+  m.stage_layers = {2, 2};
+  m.stage_mtp = {0, 0};
+  SpeedSettings s;
+  s.nvlink_domain = 8;
+  SpeedConstants c = layers_only();
+  c.pp_exposed = 1;
+  const GpuSpeed& h100 = *find_gpu_speed("h100");
+  auto e = estimate_step(m, s, h100, c);
+  REQUIRE(e);
+  double bytes = 4096.0 * 4096 * 2;
+  CHECK(e->breakdown.pp == Approx(2 * bytes / 50e9));
+  // DP 1: both stages in one node, over NVLink.
+  m.dp = 1;
+  auto inside = estimate_step(m, s, h100, c);
+  REQUIRE(inside);
+  CHECK(inside->breakdown.pp == Approx(2 * bytes / 450e9));
+  // Each chunk hand-off, forward and backward, waits pp_chunk_s more.
+  c.pp_chunk_s = 1e-3;
+  auto waits = estimate_step(m, s, h100, c);
+  REQUIRE(waits);
+  CHECK(waits->breakdown.pp == Approx(2 * bytes / 450e9 + 2e-3));
+}
+
+TEST_CASE("speed: with interleaving a pipeline send hides behind the chunk in hand", "[speed]") {
+  // overlap_p2p_comm (on with VPP): a send shorter than a chunk's forward is
+  // hidden; what stays is the fixed hand-off per chunk, 2 x VPP per micro-batch.
+  MemoryModel m = dense_gpt(8, 4096, 32, 4096, 0);
+  m.pp = 2;
+  m.vpp = 2;
+  m.dp = 8;
+  m.stage_layers = {4, 4};
+  m.stage_mtp = {0, 0};
+  SpeedSettings s;
+  s.nvlink_domain = 8;
+  SpeedConstants c = layers_only();
+  c.pp_exposed = 1;
+  const GpuSpeed& h100 = *find_gpu_speed("h100");
+  auto hidden = estimate_step(m, s, h100, c);
+  REQUIRE(hidden);
+  CHECK(hidden->breakdown.pp == 0);
+  c.pp_chunk_s = 1e-3;
+  auto handoff = estimate_step(m, s, h100, c);
+  REQUIRE(handoff);
+  CHECK(handoff->breakdown.pp == Approx(2 * 2 * 1e-3));
+  m.vpp = 4;
+  m.stage_layers = {4, 4};
+  auto deeper = estimate_step(m, s, h100, c);
+  REQUIRE(deeper);
+  CHECK(deeper->breakdown.pp == Approx(2 * 4 * 1e-3));
+}
+
+TEST_CASE("speed: the p2p CP ring calls flash attention once per step and merges the partial outputs", "[speed]") {
+  // Fixed work per query and call (attention_call_tokens keys' worth): CP 1
+  // calls once over the whole sequence, the CP 4 ring 4 times over its chunk.
+  MemoryModel m = dense_gpt(1, 4096, 32, 16384, 0);
+  SpeedSettings s;
+  SpeedConstants c = ideal();
+  c.elementwise_scale = 0;
+  c.softmax_share = 0;
+  const GpuSpeed& h100 = *find_gpu_speed("h100");
+  auto plain = estimate_step(m, s, h100, c);
+  c.attention_call_tokens = 512;
+  auto overhead = estimate_step(m, s, h100, c);
+  m.cp = 4;
+  auto ring = estimate_step(m, s, h100, c);
+  c.attention_call_tokens = 0;
+  auto ring_plain = estimate_step(m, s, h100, c);
+  REQUIRE((plain && overhead && ring && ring_plain));
+  // Attention per query: QK^T and PV over seq/2 keys, 32 heads of 128, x 3.5 (fwd + bwd).
+  auto attention = [](double tokens, double keys) { return 3.5 * 2 * tokens * keys * 32 * 256 / 989.5e12; };
+  CHECK(overhead->breakdown.compute - plain->breakdown.compute == Approx(attention(16384, 512)));
+  CHECK(ring->breakdown.compute - ring_plain->breakdown.compute == Approx(attention(4096, 4 * 512)));
+  // The merges are HBM passes: CP 4 adds 3 steps x (T x 32 heads x 256 of
+  // the output and dQ + as many of K and V) elements x 10 B, beside the
+  // layer's other passes (38 over T x h, 8 over T x 4h, 4 of the embedding).
+  c.elementwise_scale = 1;
+  auto merged = estimate_step(m, s, h100, c);
+  REQUIRE(merged);
+  double T = 4096, h = 4096;
+  double merge = 3 * (2 * T * 32 * 256) * 10;
+  double others = T * h * 2 * (38 + 4 * 8 + 4);
+  CHECK(merged->breakdown.compute - ring_plain->breakdown.compute == Approx((merge + others) / 3350e9));
+}
+
+TEST_CASE("speed: overlapped data-parallel communication still costs a share of its time", "[speed]") {
+  // Distributed optimizer over DP 8: without the overlaps the reduce-scatter
+  // and all-gather are exposed whole; with them, what the compute hides
+  // still costs overlap_slowdown of its time (NCCL's kernels share the SMs).
+  MemoryModel m = dense_gpt(4, 4096, 32, 4096, 51200);
+  m.dp = 8;
+  m.distributed_optimizer = true;
+  const GpuSpeed& h100 = *find_gpu_speed("h100");
+  SpeedConstants c = ideal();
+  SpeedSettings plain;
+  plain.nvlink_domain = 8;
+  SpeedSettings overlapped = plain;
+  overlapped.overlap_grad_reduce = true;
+  overlapped.overlap_param_gather = true;
+  auto whole = estimate_step(m, plain, h100, c);
+  auto hidden = estimate_step(m, overlapped, h100, c);
+  c.overlap_slowdown = 0.5;
+  auto slowed = estimate_step(m, overlapped, h100, c);
+  auto whole_slowed = estimate_step(m, plain, h100, c);
+  REQUIRE((whole && hidden && slowed && whole_slowed));
+  CHECK(whole->breakdown.dp > hidden->breakdown.dp);
+  CHECK(slowed->breakdown.dp == Approx(hidden->breakdown.dp + 0.5 * (whole->breakdown.dp - hidden->breakdown.dp)));
+  CHECK(whole_slowed->breakdown.dp == Approx(whole->breakdown.dp));  // nothing hidden, nothing to slow
 }

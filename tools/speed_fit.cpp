@@ -53,14 +53,14 @@ std::optional<Row> read_row(const std::vector<std::string>& fields) {
   options.paths = {fields[3]};
   if (read_job_options(args, line, env, options)) return std::nullopt;
   LintResult result = run_lint(sources, options, all_rules());
-  if (result.jobs.empty() || !result.derived.front().gpu) return std::nullopt;
-  std::vector<std::string> assumptions;
-  auto model = read_memory_model(result.jobs.front(), result.derived.front(), assumptions, nullptr);
-  if (!model) return std::nullopt;
-  row.model = *model;
-  row.settings = read_speed_settings(result.jobs.front(), result.derived.front(), row.model);
-  row.gpu = find_gpu_speed(result.derived.front().gpu->name);
-  if (!row.gpu) return std::nullopt;
+  if (result.jobs.empty()) return std::nullopt;
+  // What `mblint estimate` reads, so that the rows it declines (hybrid
+  // Mamba stacks, PEFT, GPUs without figures) stay out of the fit.
+  auto inputs = read_speed_inputs(result.jobs.front(), result.derived.front());
+  if (!inputs) return std::nullopt;
+  row.model = std::move(inputs->model);
+  row.settings = inputs->settings;
+  row.gpu = inputs->gpu;
   return row;
 }
 
@@ -116,6 +116,7 @@ int main(int argc, char** argv) {
       {"gemm_latency_s", &SpeedConstants::gemm_latency_s, 1e-7, 1e-4},
       {"attention_efficiency", &SpeedConstants::attention_efficiency, 0.2, 0.9},
       {"softmax_share", &SpeedConstants::softmax_share, 0.0, 0.9},
+      {"attention_call_tokens", &SpeedConstants::attention_call_tokens, 0.0, 4096},
       {"elementwise_scale", &SpeedConstants::elementwise_scale, 0.2, 5},
       {"link_efficiency", &SpeedConstants::link_efficiency, 0.3, 0.95},
       {"collective_latency_s", &SpeedConstants::collective_latency_s, 1e-6, 2e-4},
@@ -124,6 +125,8 @@ int main(int argc, char** argv) {
       {"tp_overlap_exposed", &SpeedConstants::tp_overlap_exposed, 0.0, 1},
       {"ep_overlap_exposed", &SpeedConstants::ep_overlap_exposed, 0.0, 1},
       {"pp_exposed", &SpeedConstants::pp_exposed, 0.0, 1},
+      {"pp_chunk_s", &SpeedConstants::pp_chunk_s, 0.0, 5e-3},
+      {"overlap_slowdown", &SpeedConstants::overlap_slowdown, 0.0, 1},
       {"cpu_layer_s", &SpeedConstants::cpu_layer_s, 1e-5, 1e-2},
       {"cpu_moe_layer_s", &SpeedConstants::cpu_moe_layer_s, 1e-5, 1e-2},
       {"moe_sync_s", &SpeedConstants::moe_sync_s, 1e-5, 2e-2},

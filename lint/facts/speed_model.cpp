@@ -108,13 +108,31 @@ void attention_block(const Rank& r, LayerCost& cost) {
   }
   // Causal flash attention: each query meets half the sequence on average,
   // with CP too (Megatron's load-balanced split). QK^T and PV: 2 FLOPs each.
+  // Each call of the kernel also does fixed work per query block (load the
+  // queries, rescale and write the output, the half-masked diagonal tile),
+  // counted as `attention_call_tokens` more keys per query and call. The
+  // p2p CP ring calls the kernel once per step (CP times per pass) on the
+  // chunk in hand, so the shorter per-rank sequence pays it CP times.
   double seq = static_cast<double>(m.seq);
-  double flops = 2 * T * (seq / 2) * (heads / tp) * (qk_dim(m) + v_dim(m));
+  double calls = m.cp > 1 && !r.s.cp_a2a ? static_cast<double>(m.cp) : 1;
+  double keys = seq / 2 + calls * r.c.attention_call_tokens;
+  double flops = 2 * T * keys * (heads / tp) * (qk_dim(m) + v_dim(m));
   // Between its two products, each tile waits on the softmax's exponentials
   // (special function units, not tensor cores): that share of the time runs
   // at the GPU's exponential rate (doubled on Blackwell Ultra).
   double softmax = r.c.softmax_share / r.gpu.sfu_rate + (1 - r.c.softmax_share);
-  cost.attention = softmax * flops / (r.gpu.bf16_tflops * 1e12 * r.c.attention_efficiency);
+  cost.attention = softmax * flops / (r.gpu.bf16_tflops * 1e12 * r.c.attention_efficiency) + calls * r.c.gemm_latency_s;
+  if (calls > 1) {
+    // After each ring step but the first, the forward merges the step's
+    // output into the running one (and its log-sum-exp); the backward
+    // accumulates dQ, dK and dV likewise (TransformerEngine's
+    // AttnFuncWithCPAndKVP2P).
+    double q_elements = T * heads / tp * (v_dim(m) + qk_dim(m));  // the output forward, dQ backward
+    double kv_heads = m.mla ? heads / tp : std::max(1.0, static_cast<double>(m.query_groups) / tp);
+    double kv_elements = T * kv_heads * (qk_dim(m) + v_dim(m));
+    double bytes = (calls - 1) * (q_elements + kv_elements) * kCpMergeBytesPerElement;
+    cost.elementwise += r.hbm_seconds(bytes);
+  }
 }
 
 void mlp_block(const Rank& r, bool moe, LayerCost& cost) {
@@ -145,7 +163,7 @@ void mlp_block(const Rank& r, bool moe, LayerCost& cost) {
     if (m.shared_ffn > 0) elementwise_bytes += T * static_cast<double>(m.shared_ffn) / tp * kBf16 * kElementwisePassesFfn;
   }
   elementwise_bytes += tokens_sp * h * kBf16 * kElementwisePassesHidden;
-  cost.elementwise = r.hbm_seconds(elementwise_bytes);
+  cost.elementwise += r.hbm_seconds(elementwise_bytes);
 }
 
 // Exposed communication of one layer, forward + backward.
@@ -314,10 +332,27 @@ std::vector<StageTime> stage_times(const Rank& r, const LayerCost& dense, const 
     stages[s].compute += mtp * (3 * r.gemm(r.tokens, h / static_cast<double>(m.tp), 2 * h) + output_seconds(r));
   }
   if (m.pp > 1) {
-    // One activation tensor per chunk boundary, forward and backward.
+    // One activation tensor per chunk boundary, forward and backward. A
+    // send is point to point: inside the NVLink domain over NVLink, else
+    // over the sending GPU's own NIC (no ring to spread it over the
+    // domain's NICs); the hop that leaves the domain paces the pipeline.
     double bytes = r.tokens * h * kBf16 / (m.sp ? static_cast<double>(m.tp) : 1);
-    double one = r.collective(bytes, r.link_gbps(m.tp * m.cp * m.dp, m.pp));
-    for (StageTime& t : stages) t.pp = r.c.pp_exposed * 2 * static_cast<double>(m.vpp) * one;
+    int64_t stride = m.tp * m.cp * m.dp;
+    double gbps = stride * m.pp <= r.s.nvlink_domain ? r.gpu.nvlink_gbps : r.gpu.network_gbps;
+    double one = r.collective(bytes, gbps);
+    double vpp = static_cast<double>(m.vpp);
+    for (StageTime& t : stages) {
+      // Without interleaving the schedule sends and receives in blocking
+      // batches (batch_p2p_comm); with it Bridge turns on overlap_p2p_comm
+      // (CommOverlapConfig, Megatron-Core's default), so a transfer hides
+      // behind the forward (or backward) of the chunk in hand and only what
+      // it cannot hide waits. Either way each chunk hand-off costs a fixed
+      // idle (the p2p wait and the chunk's launch), so deeper interleaving
+      // pays it more often.
+      double chunk_forward = t.compute / (3 * vpp);
+      double transfer = m.vpp > 1 ? std::max(0.0, one - chunk_forward) : r.c.pp_exposed * one;
+      t.pp = 2 * vpp * (transfer + r.c.pp_chunk_s);
+    }
   }
   return stages;
 }
@@ -377,19 +412,27 @@ void data_parallel(const Rank& r, double stage_seconds, StepBreakdown& b) {
   double grads = p.dense * grad_bytes * dense_share + p.experts * grad_bytes * expert_share;
   double params = p.dense * param_bytes * dense_share + p.experts * param_bytes * expert_share;
   double microbatches = static_cast<double>(m.microbatches);
+  // What overlap hides still slows the compute it runs beside: NCCL's
+  // kernels take SMs (a thread block per channel) and HBM bandwidth from the
+  // GEMMs; `overlap_slowdown` of the hidden time is added.
+  double total = 0;
   if (!m.fsdp_sharding.empty()) {
     // Megatron-FSDP gathers the parameters for the forward and the backward
     // and reduce-scatters the gradients every micro-batch, overlapped with it.
     double per_mb = r.collective(2 * params + grads, gbps);
     b.dp = microbatches * std::max(0.0, per_mb - stage_seconds);
+    total = microbatches * per_mb;
   } else if (m.distributed_optimizer) {
     double rs = r.collective(grads, gbps), ag = r.collective(params, gbps);
     b.dp = (r.s.overlap_grad_reduce ? std::max(0.0, rs - stage_seconds * 2 / 3) : rs) +
            (r.s.overlap_param_gather ? std::max(0.0, ag - stage_seconds / 3) : ag);
+    total = rs + ag;
   } else {
     double ar = r.collective(2 * grads, gbps);
     b.dp = r.s.overlap_grad_reduce ? std::max(0.0, ar - stage_seconds * 2 / 3) : ar;
+    total = ar;
   }
+  b.dp += r.c.overlap_slowdown * std::max(0.0, total - b.dp);
   bool sharded = m.distributed_optimizer || !m.fsdp_sharding.empty();
   double shard = p.dense / (sharded ? static_cast<double>(dense_group) : 1) +
                  p.experts / (sharded ? static_cast<double>(m.edp) : 1);

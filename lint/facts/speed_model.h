@@ -43,6 +43,7 @@ struct SpeedConstants {
   double gemm_latency_s;         // fixed cost of one GEMM (launch, tail wave)
   double attention_efficiency;   // flash attention, fraction of the BF16 peak
   double softmax_share;          // share of flash attention's time spent on the softmax's exponentials (sfu_rate 1)
+  double attention_call_tokens;  // fixed work of one flash-attention call per query, in keys' worth (tile prologue/epilogue)
   double elementwise_scale;      // multiplies the counted elementwise memory passes
   double link_efficiency;        // achieved fraction of a link's bandwidth by NCCL collectives
   double collective_latency_s;   // fixed cost of one collective
@@ -51,6 +52,8 @@ struct SpeedConstants {
   double tp_overlap_exposed;     // share of TP communication left exposed by tp_comm_overlap
   double ep_overlap_exposed;     // share of EP all-to-all left exposed by overlap_moe_expert_parallel_comm
   double pp_exposed;             // share of pipeline send/recv on the critical path
+  double pp_chunk_s;             // GPU idle per model chunk and micro-batch, forward and backward each (schedule hand-off)
+  double overlap_slowdown;       // share of overlapped (hidden) data-parallel communication time the compute loses to it
   double cpu_layer_s;            // host time to launch one transformer layer's fwd+bwd kernels
   double cpu_moe_layer_s;        // extra host time of a MoE layer (router, permutation, host sync)
   double moe_sync_s;             // GPU idle per MoE layer while the host reads token counts (alltoall dispatcher)
