@@ -46,8 +46,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
                       *w, *tp, *pp, *eval_cp, model),
           span_for(primary));
       add_notes(diag, {&eval_cp, &tp, &pp, &w}, &primary);
-      diag.help = "use an eval_context_parallel_size that divides world size / (TP x PP)";
-      out.push_back(std::move(diag));
+      report(out, std::move(diag), "use an eval_context_parallel_size that divides world size / (TP x PP)");
       return;
     }
     dp = Quantity{};

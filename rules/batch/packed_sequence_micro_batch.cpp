@@ -32,8 +32,8 @@ void check_offline(const RuleContext& context, std::vector<Diagnostic>& out) {
   Quantity packed = config_int(job, "dataset.offline_packing_specs.packed_sequence_size");
   if (packed.known() && *packed <= 0) {
     Diagnostic diag = make(packed, fmt::format("packed_sequence_size is {}; it must be positive", *packed), {});
-    diag.help = "set offline_packing_specs.packed_sequence_size to the packed length (e.g. the sequence length)";
-    out.push_back(std::move(diag));
+    report(out, std::move(diag),
+           "set offline_packing_specs.packed_sequence_size to the packed length (e.g. the sequence length)");
     return;
   }
   const Quantity& mbs = d.micro_batch_size;
@@ -50,9 +50,7 @@ void check_offline(const RuleContext& context, std::vector<Diagnostic>& out) {
                              *d.global_batch_size / *mbs, *packed * *mbs);
     diag.notes.push_back(note_for(packed));
   }
-  diag.help = "use micro_batch_size 1" + equivalent;
-  diag.fixes.push_back(set_value_fix(mbs, 1));
-  out.push_back(std::move(diag));
+  report(out, std::move(diag), "use micro_batch_size 1" + equivalent, {set_value_fix(mbs, 1)});
 }
 
 void check_in_batch(const RuleContext& context, std::vector<Diagnostic>& out) {
@@ -65,9 +63,8 @@ void check_in_batch(const RuleContext& context, std::vector<Diagnostic>& out) {
                          "micro_batch_size is 1 with enable_in_batch_packing: in-batch packing concatenates the "
                          "sequences of a micro batch, so it needs at least 2",
                          {&mbs, &flag});
-  diag.help = "use micro_batch_size 2 or more, or offline packing with micro_batch_size 1";
-  diag.fixes.push_back(set_value_fix(mbs, 2));
-  out.push_back(std::move(diag));
+  report(out, std::move(diag), "use micro_batch_size 2 or more, or offline packing with micro_batch_size 1",
+         {set_value_fix(mbs, 2)});
 }
 
 void check_energon(const RuleContext& context, std::vector<Diagnostic>& out) {
@@ -82,9 +79,8 @@ void check_energon(const RuleContext& context, std::vector<Diagnostic>& out) {
                                        "Bridge needs the Energon loader's micro batch to match",
                                        *dataset_mbs, *mbs),
                            {&dataset_mbs, &mbs});
-    diag.help = fmt::format("set dataset.micro_batch_size to {}", *mbs);
-    diag.fixes.push_back(set_value_fix(dataset_mbs, *mbs));
-    out.push_back(std::move(diag));
+    report(out, std::move(diag), fmt::format("set dataset.micro_batch_size to {}", *mbs),
+           {set_value_fix(dataset_mbs, *mbs)});
     return;
   }
   const ConfigValue* buffer = config_node(job, "dataset.packing_buffer_size");
@@ -95,9 +91,7 @@ void check_energon(const RuleContext& context, std::vector<Diagnostic>& out) {
                                      "set): Megatron Bridge needs 1",
                                      *mbs),
                          {&mbs, &buffer_q});
-  diag.help = "use micro_batch_size 1 (and dataset.micro_batch_size 1)";
-  diag.fixes.push_back(set_value_fix(mbs, 1));
-  out.push_back(std::move(diag));
+  report(out, std::move(diag), "use micro_batch_size 1 (and dataset.micro_batch_size 1)", {set_value_fix(mbs, 1)});
 }
 
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {

@@ -71,9 +71,9 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
     if (&q != primary && span_for(q).valid()) diag.notes.push_back(note_for(q));
   }
   add_notes(diag, {}, primary);
-  diag.help = fmt::format("set {} to a positive count, or to null to decay over the whole run", source.name);
-  diag.fixes.push_back(set_null_fix(source));
-  out.push_back(std::move(diag));
+  report(out, std::move(diag),
+         fmt::format("set {} to a positive count, or to null to decay over the whole run", source.name),
+         {set_null_fix(source)});
 }
 
 }  // namespace

@@ -33,12 +33,11 @@ void report(const Field& offending, const Quantity* reason, std::string message,
   Diagnostic diag = make_diagnostic(kSchedulerUnitsMismatch, std::move(message), span_for(offending.quantity));
   add_notes(diag, {}, &offending.quantity);
   if (reason && (span_for(*reason).valid() || !reason->how.empty())) diag.notes.push_back(note_for(*reason));
-  diag.help = std::move(help);
-  diag.fixes.push_back(offending.quantity.name.find("warmup_") != std::string::npos &&
-                               offending.quantity.name != "lr_warmup_fraction"
-                           ? set_value_fix(offending.quantity, 0)
-                           : set_null_fix(offending.quantity));
-  out.push_back(std::move(diag));
+  report(
+      out, std::move(diag), std::move(help),
+      {offending.quantity.name.find("warmup_") != std::string::npos && offending.quantity.name != "lr_warmup_fraction"
+           ? set_value_fix(offending.quantity, 0)
+           : set_null_fix(offending.quantity)});
 }
 
 // Each field of the wrong unit, against the field that fixes the unit.
@@ -109,10 +108,8 @@ void check_fraction(const Schedule& s, std::vector<Diagnostic>& out) {
         span_for(most_specific({&s.fraction.quantity, &count->quantity})));
     const Quantity& primary = most_specific({&s.fraction.quantity, &count->quantity});
     add_notes(diag, {&s.fraction.quantity, &count->quantity}, &primary);
-    diag.help = fmt::format("set {} to 0, or lr_warmup_fraction to null", count->quantity.name);
-    diag.fixes.push_back(set_value_fix(count->quantity, 0));
-    diag.fixes.push_back(set_null_fix(s.fraction.quantity));
-    out.push_back(std::move(diag));
+    report(out, std::move(diag), fmt::format("set {} to 0, or lr_warmup_fraction to null", count->quantity.name),
+           {set_value_fix(count->quantity, 0), set_null_fix(s.fraction.quantity)});
   }
 }
 

@@ -27,8 +27,7 @@ void report(std::vector<Diagnostic>& out, std::string message, std::string help,
   Diagnostic diag = make_diagnostic(kSequencePackingConflict, std::move(message),
                                     primary ? span_for(*primary) : Span{});
   add_notes(diag, involved, primary);
-  diag.help = std::move(help);
-  out.push_back(std::move(diag));
+  report(out, std::move(diag), std::move(help));
 }
 
 // dataset.pad_to_max_length, or the same key in dataset.dataset_kwargs.

@@ -13,13 +13,13 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   Resolved decentralized = resolve(job, "dist.use_decentralized_pg");
   Resolved gloo = resolve(job, "dist.use_gloo_process_groups");
   if (!is_on(decentralized) || !is_on(gloo)) return;
-  Diagnostic diag = finding(kDecentralizedPgWithGloo,
-                            "dist.use_decentralized_pg with Gloo process groups: Megatron Bridge asserts \"Gloo "
-                            "process groups are not supported when use_decentralized_pg=True. Decentralized process "
-                            "groups only support NCCL backend.\"",
-                            {&decentralized, &gloo});
-  diag.help = "set dist.use_gloo_process_groups to false (it defaults to true)";
-  out.push_back(std::move(diag));
+  report(out,
+         finding(kDecentralizedPgWithGloo,
+                 "dist.use_decentralized_pg with Gloo process groups: Megatron Bridge asserts \"Gloo "
+                 "process groups are not supported when use_decentralized_pg=True. Decentralized process "
+                 "groups only support NCCL backend.\"",
+                 {&decentralized, &gloo}),
+         "set dist.use_gloo_process_groups to false (it defaults to true)");
 }
 
 }  // namespace

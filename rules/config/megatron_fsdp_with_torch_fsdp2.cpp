@@ -13,12 +13,12 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   Resolved megatron = resolve(job, "dist.use_megatron_fsdp");
   Resolved torch = resolve(job, "dist.use_torch_fsdp2");
   if (!is_on(megatron) || !is_on(torch)) return;
-  Diagnostic diag = finding(kMegatronFsdpWithTorchFsdp2,
-                            "dist.use_megatron_fsdp and dist.use_torch_fsdp2 are both true: Megatron Bridge raises "
-                            "\"use_megatron_fsdp and use_torch_fsdp2 are mutually exclusive.\"",
-                            {&torch, &megatron});
-  diag.help = "keep one of them (NVIDIA's FSDP notes recommend Megatron-FSDP)";
-  out.push_back(std::move(diag));
+  report(out,
+         finding(kMegatronFsdpWithTorchFsdp2,
+                 "dist.use_megatron_fsdp and dist.use_torch_fsdp2 are both true: Megatron Bridge raises "
+                 "\"use_megatron_fsdp and use_torch_fsdp2 are mutually exclusive.\"",
+                 {&torch, &megatron}),
+         "keep one of them (NVIDIA's FSDP notes recommend Megatron-FSDP)");
 }
 
 }  // namespace

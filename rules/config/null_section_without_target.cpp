@@ -62,8 +62,7 @@ void report(const RuleContext& context, const MapEntry& entry, std::string help,
     diag.notes.push_back(Note{fmt::format("recipe {} leaves {} unset (None)", context.job.recipe->name, entry.key),
                               primary_span(context.job.recipe_where)});
   }
-  diag.help = std::move(help);
-  out.push_back(std::move(diag));
+  report(out, std::move(diag), std::move(help));
 }
 
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {

@@ -31,18 +31,14 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   const Quantity& seq = d.seq_length;
   if (!cp.known() || !seq.known() || *cp <= 1 || *seq <= 0) return;
   if (*seq % (2 * *cp) == 0) return;
-  const Quantity& primary = most_specific({&seq, &cp});
-  Diagnostic diag = make_diagnostic(
+  Diagnostic diag = finding(
       kCpSeqLengthDivisibility,
-      fmt::format("sequence length {} is not divisible by 2*context_parallel_size = {}", *seq, 2 * *cp),
-      span_for(primary));
-  add_notes(diag, {&seq, &cp}, &primary);
+      fmt::format("sequence length {} is not divisible by 2*context_parallel_size = {}", *seq, 2 * *cp), {&seq, &cp});
   int64_t valid_seq = nearest_multiple(*seq, sequence_step(d));
   int64_t valid_cp = smaller_context_parallel(*seq, *cp);
-  diag.help = fmt::format("use seq_length {} (nearest valid), or context_parallel_size {}", valid_seq, valid_cp);
-  diag.fixes.push_back(set_value_fix(seq, valid_seq));
-  diag.fixes.push_back(set_value_fix(cp, valid_cp));
-  out.push_back(std::move(diag));
+  report(out, std::move(diag),
+         fmt::format("use seq_length {} (nearest valid), or context_parallel_size {}", valid_seq, valid_cp),
+         {set_value_fix(seq, valid_seq), set_value_fix(cp, valid_cp)});
 }
 
 }  // namespace

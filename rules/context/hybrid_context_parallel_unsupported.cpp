@@ -18,9 +18,7 @@ void report(const Setting& hybrid, std::string message, std::string help, const 
   } else if (involved) {
     add_notes(diag, {involved}, nullptr);
   }
-  diag.help = std::move(help);
-  diag.fixes.push_back(set_setting_fix(hybrid, false, FixSafety::Unsafe));
-  out.push_back(std::move(diag));
+  report(out, std::move(diag), std::move(help), {set_setting_fix(hybrid, false, FixSafety::Unsafe)});
 }
 
 // Megatron-LM's validate_args restrictions, the first that applies.

@@ -41,12 +41,11 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
                   *model, *dataset),
       span_for(primary));
   add_notes(diag, {&model, &dataset}, &primary);
-  diag.help = fmt::format("set {} to {} as well (under run_recipe.py, dataset.seq_length alone is enough: it is "
-                          "copied into the model)",
-                          other.name, *primary);
-  diag.fixes.push_back(set_value_fix(other, *primary));
-  diag.fixes.push_back(set_value_fix(primary, *other));
-  out.push_back(std::move(diag));
+  report(out, std::move(diag),
+         fmt::format("set {} to {} as well (under run_recipe.py, dataset.seq_length alone is enough: it is "
+                     "copied into the model)",
+                     other.name, *primary),
+         {set_value_fix(other, *primary), set_value_fix(primary, *other)});
 }
 
 }  // namespace

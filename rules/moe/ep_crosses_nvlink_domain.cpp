@@ -66,13 +66,13 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
     if (e > 1 && e * *etp <= *domain && *domain % (e * *etp) == 0) fitting.push_back(e);
   }
   std::string within = fitting.empty() ? "" : fmt::format(" (expert_model_parallel_size {} fits)", fitting.back());
-  diag.help = flex ? fmt::format("keep EP x ETP within {} GPUs where memory allows{}; otherwise the flex dispatcher "
-                                 "already suits inter-node all-to-all, and the EP A2A overlap hides it",
-                                 *domain, within)
-                   : fmt::format("keep EP x ETP within {} GPUs where memory allows{}, or use the flex dispatcher "
-                                 "(DeepEP/HybridEP) and the EP A2A overlap",
-                                 *domain, within);
-  out.push_back(std::move(diag));
+  report(out, std::move(diag),
+         flex ? fmt::format("keep EP x ETP within {} GPUs where memory allows{}; otherwise the flex dispatcher "
+                            "already suits inter-node all-to-all, and the EP A2A overlap hides it",
+                            *domain, within)
+              : fmt::format("keep EP x ETP within {} GPUs where memory allows{}, or use the flex dispatcher "
+                            "(DeepEP/HybridEP) and the EP A2A overlap",
+                            *domain, within));
 }
 
 }  // namespace

@@ -13,12 +13,10 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   const Quantity& experts = d.num_moe_experts;
   if (!ep.known() || !experts.known() || *ep <= 1 || *experts <= 0) return;
   if (*experts % *ep == 0) return;
-  const Quantity& primary = most_specific({&ep, &experts});
-  Diagnostic diag = make_diagnostic(
-      kEpDividesExperts,
-      fmt::format("num_moe_experts {} is not divisible by expert_model_parallel_size {}", *experts, *ep),
-      span_for(primary));
-  add_notes(diag, {&ep, &experts}, &primary);
+  Diagnostic diag =
+      finding(kEpDividesExperts,
+              fmt::format("num_moe_experts {} is not divisible by expert_model_parallel_size {}", *experts, *ep),
+              {&ep, &experts});
   std::vector<int64_t> below, above;
   for (int64_t e : divisors(*experts)) {
     if (e > 1 && e < *ep) below.push_back(e);

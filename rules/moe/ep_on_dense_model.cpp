@@ -19,9 +19,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
                   *ep),
       span_for(ep));
   add_notes(diag, {&ep, &experts}, &ep);
-  diag.help = "set expert_model_parallel_size to 1";
-  diag.fixes.push_back(set_value_fix(ep, 1));
-  out.push_back(std::move(diag));
+  report(out, std::move(diag), "set expert_model_parallel_size to 1", {set_value_fix(ep, 1)});
 }
 
 }  // namespace

@@ -71,10 +71,10 @@ void require_one(const RuleContext& context, const EnvLookup& env, std::vector<D
                                   : job.cluster.gpu_where.origin,
                               primary_span(job.cluster.gpu_where)});
   }
-  diag.help = any_gpu ? "export CUDA_DEVICE_MAX_CONNECTIONS=1 in the launch script (Megatron-LM core_v0.13.0 and newer "
-                        "no longer require it on Blackwell)"
-                      : "export CUDA_DEVICE_MAX_CONNECTIONS=1 in the launch script";
-  out.push_back(std::move(diag));
+  report(out, std::move(diag),
+         any_gpu ? "export CUDA_DEVICE_MAX_CONNECTIONS=1 in the launch script (Megatron-LM core_v0.13.0 and newer "
+                   "no longer require it on Blackwell)"
+                 : "export CUDA_DEVICE_MAX_CONNECTIONS=1 in the launch script");
 }
 
 void forbid_one_with_fsdp(const RuleContext& context, const EnvLookup& env, bool megatron_fsdp,
@@ -97,8 +97,7 @@ void forbid_one_with_fsdp(const RuleContext& context, const EnvLookup& env, bool
   Resolved fsdp = resolve(job, megatron_fsdp ? "ddp.use_megatron_fsdp" : "dist.use_torch_fsdp2");
   if (megatron_fsdp && !(fsdp.known() && truthy(fsdp).value_or(false))) fsdp = resolve(job, "dist.use_megatron_fsdp");
   if (fsdp.known() && !fsdp.defaulted) diag.notes.push_back(note_for(fsdp));
-  diag.help = fmt::format("unset {} or set it above 1 (8 or 32) for FSDP runs", kVariable);
-  out.push_back(std::move(diag));
+  report(out, std::move(diag), fmt::format("unset {} or set it above 1 (8 or 32) for FSDP runs", kVariable));
 }
 
 void not_needed(const RuleContext& context, const EnvLookup& env, std::vector<Diagnostic>& out) {
@@ -111,9 +110,9 @@ void not_needed(const RuleContext& context, const EnvLookup& env, std::vector<Di
       primary_span(env.where));
   diag.severity = Severity::Note;
   if (env.from_config) diag.notes.push_back(note_for(env, kVariable));
-  diag.help = "unset it, or use what Megatron Bridge's performance recipes use on Blackwell (8, or 32 with TP/CP "
-              "and DP/PP or with DeepEP/HybridEP)";
-  out.push_back(std::move(diag));
+  report(out, std::move(diag),
+         "unset it, or use what Megatron Bridge's performance recipes use on Blackwell (8, or 32 with TP/CP "
+         "and DP/PP or with DeepEP/HybridEP)");
 }
 
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {

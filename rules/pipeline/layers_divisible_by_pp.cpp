@@ -87,8 +87,7 @@ void check_uneven(const RuleContext& context, std::vector<Diagnostic>& out) {
                         layers - middle_layers, layers),
       span_for(*edge));
   add_notes(diag, {&d.first_stage_layers, &d.last_stage_layers, &d.num_layers, &d.pipeline_parallel}, edge);
-  diag.help = "choose first/last stage layer counts that leave a multiple of the middle stage count";
-  out.push_back(std::move(diag));
+  report(out, std::move(diag), "choose first/last stage layer counts that leave a multiple of the middle stage count");
 }
 
 // First/last stage sizes themselves: more than 0 layers, and whole layers
@@ -104,9 +103,9 @@ bool check_edge_stages(const RuleContext& context, std::vector<Diagnostic>& out)
                                                     stage->name, *stage->value),
                                         span_for(*stage));
       add_notes(diag, {stage}, stage);
-      diag.help = fmt::format("set {} to a positive layer count, or to null for an even split", stage->name);
-      diag.fixes.push_back(set_null_fix(*stage));
-      out.push_back(std::move(diag));
+      report(out, std::move(diag),
+             fmt::format("set {} to a positive layer count, or to null for an even split", stage->name),
+             {set_null_fix(*stage)});
       return true;
     }
     if (vpp.known() && *vpp > 1 && *stage->value % *vpp != 0) {

@@ -109,8 +109,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
     if (i) help += i + 1 == remedies.size() ? ", or " : ", ";
     help += remedies[i];
   }
-  diag.help = help;
-  out.push_back(std::move(diag));
+  report(out, std::move(diag), help);
 }
 
 }  // namespace

@@ -33,13 +33,11 @@ void check_stage_count(const RuleContext& context, const Layout& layout, std::ve
   if (!pp.known() || *pp <= 0) return;
   auto stages = static_cast<int64_t>(layout.expanded.stages.size());
   if (stages % *pp == 0) return;
-  const Quantity& primary = most_specific({&layout.quantity, &pp});
-  Diagnostic diag = make_diagnostic(
+  Diagnostic diag = finding(
       kPipelineLayoutMismatch,
       fmt::format("pipeline_model_parallel_layout has {} stages, not a multiple of pipeline_model_parallel_size {}",
                   stages, *pp),
-      span_for(primary));
-  add_notes(diag, {&layout.quantity, &pp}, &primary);
+      {&layout.quantity, &pp});
   std::vector<int64_t> sizes;
   for (int64_t p : divisors(stages)) {
     if (p > 1) sizes.push_back(p);
@@ -65,19 +63,17 @@ void check_count(const RuleContext& context, const Layout& layout, char code, co
   if (!expected.known() || *expected < 0) return;
   int64_t placed = count_layers(layout.expanded.stages, code);
   if (placed == *expected) return;
-  const Quantity& primary = most_specific({&layout.quantity, &expected});
   std::string what = code == kDecoder ? "transformer layers (t)" : "MTP layers (m)";
-  Diagnostic diag = make_diagnostic(
+  Diagnostic diag = finding(
       kPipelineLayoutMismatch,
       fmt::format("pipeline_model_parallel_layout places {} {} but {} is {}", placed, what, expected.name, *expected),
-      span_for(primary));
-  add_notes(diag, {&layout.quantity, &expected}, &primary);
+      {&layout.quantity, &expected});
   int64_t stages = static_cast<int64_t>(layout.expanded.stages.size());
   std::optional<std::string> example;
   if (code == kDecoder) example = example_layout(*expected, stages, mtp_layers(context.job).value.value_or(0));
-  diag.help = example ? fmt::format("place exactly {} '{}' in the layout, e.g. \"{}\"", *expected, code, *example)
-                      : fmt::format("place exactly {} '{}' in the layout", *expected, code);
-  out.push_back(std::move(diag));
+  report(out, std::move(diag),
+         example ? fmt::format("place exactly {} '{}' in the layout, e.g. \"{}\"", *expected, code, *example)
+                 : fmt::format("place exactly {} '{}' in the layout", *expected, code));
 }
 
 // Megatron-Core keeps the MTP layers together in the last virtual stage of
@@ -109,8 +105,7 @@ void check_mtp_placement(const RuleContext& context, const Layout& layout, const
                                         problem,
                                     span_for(layout.quantity));
   add_notes(diag, {&layout.quantity, &context.derived.pipeline_parallel, &mtp}, &layout.quantity);
-  diag.help = "put all MTP layers (m) just before the L in the last stage";
-  out.push_back(std::move(diag));
+  report(out, std::move(diag), "put all MTP layers (m) just before the L in the last stage");
 }
 
 void check_virtual_pipeline(const RuleContext& context, const Layout& layout, std::vector<Diagnostic>& out) {
@@ -127,10 +122,9 @@ void check_virtual_pipeline(const RuleContext& context, const Layout& layout, st
                   *vpp, layout.expanded.stages.size(), *pp, count_of(*detected, "virtual stage")),
       span_for(primary));
   add_notes(diag, {&vpp, &layout.quantity, &pp}, &primary);
-  diag.help = fmt::format("set virtual_pipeline_model_parallel_size to {}, or to null (the layout decides it)",
-                          *detected);
-  diag.fixes.push_back(set_value_fix(vpp, *detected));
-  out.push_back(std::move(diag));
+  report(out, std::move(diag),
+         fmt::format("set virtual_pipeline_model_parallel_size to {}, or to null (the layout decides it)", *detected),
+         {set_value_fix(vpp, *detected)});
 }
 
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <iterator>
 
 namespace mblint {
 
@@ -136,6 +137,23 @@ void add_notes(Diagnostic& d, std::initializer_list<const Quantity*> quantities,
     push_unique(d, note_for(*q));
     push_via_notes(d, *q);
   }
+}
+
+Diagnostic finding(const RuleInfo& rule, std::string message, std::initializer_list<const Quantity*> quantities) {
+  return finding_at(rule, std::move(message), most_specific(quantities), quantities);
+}
+
+Diagnostic finding_at(const RuleInfo& rule, std::string message, const Quantity& primary,
+                      std::initializer_list<const Quantity*> quantities) {
+  Diagnostic diag = make_diagnostic(rule, std::move(message), span_for(primary));
+  add_notes(diag, quantities, &primary);
+  return diag;
+}
+
+void report(std::vector<Diagnostic>& out, Diagnostic diag, std::string help, std::vector<Fix> fixes) {
+  diag.help = std::move(help);
+  diag.fixes.insert(diag.fixes.end(), std::make_move_iterator(fixes.begin()), std::make_move_iterator(fixes.end()));
+  out.push_back(std::move(diag));
 }
 
 std::vector<int64_t> valid_tensor_parallel_sizes(const RuleContext& context, int64_t limit) {

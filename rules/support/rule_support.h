@@ -50,6 +50,23 @@ Fix combined_fix(std::string description, const std::vector<Fix>& parts, FixSafe
 // Append notes for each quantity that is not the primary one.
 void add_notes(Diagnostic& d, std::initializer_list<const Quantity*> quantities, const Quantity* primary);
 
+// --- one way to report ------------------------------------------------------
+// A rule states a finding about the values involved, then reports it with the
+// fix in words and the fixes; anything more (a note about how a size was
+// derived, a severity that depends on the version) it adds in between.
+
+// A finding of `rule` at the most specific of `quantities` (the value the
+// user most likely just wrote), with a note at each of the others and at
+// where each value came from (`$TP`, an interpolation).
+Diagnostic finding(const RuleInfo& rule, std::string message, std::initializer_list<const Quantity*> quantities);
+
+// The same at `primary`, when the rule knows which value is at fault.
+Diagnostic finding_at(const RuleInfo& rule, std::string message, const Quantity& primary,
+                      std::initializer_list<const Quantity*> quantities);
+
+// Adds `diag` to `out` with `help` (the concrete fix, in words) and `fixes`.
+void report(std::vector<Diagnostic>& out, Diagnostic diag, std::string help, std::vector<Fix> fixes = {});
+
 // "tensor_model_parallel_size 4"
 std::string named(const Quantity& q);
 

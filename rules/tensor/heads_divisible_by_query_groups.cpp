@@ -41,8 +41,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   if (*heads % *groups == 0) return;
   const Quantity& tp = d.tensor_parallel;
   bool fewer_than_tp = tp.known() && *groups < *tp;
-  const Quantity& primary = most_specific({&groups, &heads});
-  Diagnostic diag = make_diagnostic(
+  Diagnostic diag = finding(
       kHeadsDivisibleByQueryGroups,
       fmt::format("num_attention_heads {} is not divisible by num_query_groups {}: each key/value group must serve "
                   "a whole number of query heads ({})",
@@ -51,8 +50,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
                                               "tensor_model_parallel_size {}",
                                               *tp)
                                 : std::string("TransformerEngine rejects it when the attention is built")),
-      span_for(primary));
-  add_notes(diag, {&groups, &heads}, &primary);
+      {&groups, &heads});
   if (fewer_than_tp) add_notes(diag, {&tp}, nullptr);
   std::vector<int64_t> choices = group_choices(context, *heads, *groups);
   diag.help = choices.empty() ? fmt::format("use a num_query_groups that divides {}", *heads)

@@ -41,9 +41,8 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
         span_for(primary));
     add_notes(diag, {&values, &keys}, &primary);
     int64_t valid = nearest_multiple(*values, *keys);
-    diag.help = fmt::format("use linear_num_value_heads {} (a multiple of {})", valid, *keys);
-    diag.fixes.push_back(set_value_fix(values, valid));
-    out.push_back(std::move(diag));
+    report(out, std::move(diag), fmt::format("use linear_num_value_heads {} (a multiple of {})", valid, *keys),
+           {set_value_fix(values, valid)});
     return;
   }
   const Quantity& tp = d.tensor_parallel;
@@ -52,17 +51,14 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   int64_t ranks = *tp * *cp;
   for (const Quantity* heads : {&keys, &values}) {
     if (**heads % ranks == 0) continue;
-    const Quantity& primary = most_specific({heads, &tp, &cp});
-    Diagnostic diag = make_diagnostic(
-        kLinearAttentionHeadsDivisibility,
-        fmt::format("{} {} is not divisible by tensor x context parallel = {} x {} = {}: the gated delta net "
-                    "splits its heads across those ranks",
-                    heads->name, **heads, *tp, *cp, ranks),
-        span_for(primary));
-    add_notes(diag, {heads, &tp, &cp}, &primary);
+    Diagnostic diag =
+        finding(kLinearAttentionHeadsDivisibility,
+                fmt::format("{} {} is not divisible by tensor x context parallel = {} x {} = {}: the gated delta net "
+                            "splits its heads across those ranks",
+                            heads->name, **heads, *tp, *cp, ranks),
+                {heads, &tp, &cp});
     int64_t common = gcd64(*keys, *values);
-    diag.help = fmt::format("use tensor x context parallel sizes whose product divides {}", common);
-    out.push_back(std::move(diag));
+    report(out, std::move(diag), fmt::format("use tensor x context parallel sizes whose product divides {}", common));
     return;
   }
 }

@@ -58,8 +58,8 @@ void check_partly_known(const RuleContext& context, std::vector<Diagnostic>& out
       span_for(primary));
   for (const Quantity* q : known) add_notes(diag, {q}, &primary);
   add_notes(diag, {&d.nodes, &d.gpus_per_node}, &primary);
-  diag.help = fmt::format("use a multiple of {} GPUs, or an expert_model_parallel_size that divides {}", product, *w);
-  out.push_back(std::move(diag));
+  report(out, std::move(diag),
+         fmt::format("use a multiple of {} GPUs, or an expert_model_parallel_size that divides {}", product, *w));
 }
 
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {
