@@ -7,19 +7,29 @@ extern const RuleInfo kCheckpointLoadSettings;
 
 namespace {
 
+// The pairs CheckpointConfig.finalize() refuses together.
+constexpr BothOn kMainParamsWithOptimizer = {
+    .first = "checkpoint.load_main_params_from_ckpt",
+    .second = "checkpoint.load_optim",
+    .message =
+        "load_main_params_from_ckpt with load_optim: CheckpointConfig.finalize() asserts "
+        "\"load_main_params_from_ckpt must be used with load_optim=False\"",
+    .help = "set checkpoint.load_optim to false (it defaults to true)",
+};
+constexpr BothOn kReshardableMemEfficient = {
+    .first = "checkpoint.distrib_optim_fully_reshardable_mem_efficient",
+    .second = "checkpoint.dist_ckpt_optim_fully_reshardable",
+    .message =
+        "dist_ckpt_optim_fully_reshardable with distrib_optim_fully_reshardable_mem_efficient: "
+        "CheckpointConfig.finalize() asserts \"distrib_optim_fully_reshardable_mem_efficient requires "
+        "use_gloo_process_groups\"",
+    .help = "turn distrib_optim_fully_reshardable_mem_efficient off",
+};
+
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   const Job& job = context.job;
   if (!is_bridge_job(job)) return;
-  Resolved main_params = resolve(job, "checkpoint.load_main_params_from_ckpt");
-  Resolved load_optim = resolve(job, "checkpoint.load_optim");
-  if (is_on(main_params) && is_on(load_optim)) {
-    report(out,
-           finding(kCheckpointLoadSettings,
-                   "load_main_params_from_ckpt with load_optim: CheckpointConfig.finalize() asserts "
-                   "\"load_main_params_from_ckpt must be used with load_optim=False\"",
-                   {&main_params, &load_optim}),
-           "set checkpoint.load_optim to false (it defaults to true)");
-  }
+  check_both_on(job, kCheckpointLoadSettings, kMainParamsWithOptimizer, out);
   Resolved step = resolve(job, "checkpoint.ckpt_step");
   Resolved load = resolve(job, "checkpoint.load");
   if (step.known() && !step.value->is_null() && load.known() && load.value->is_null()) {
@@ -31,17 +41,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
                    {&step, &load}),
            "set checkpoint.load to the base checkpoint directory");
   }
-  Resolved reshardable = resolve(job, "checkpoint.dist_ckpt_optim_fully_reshardable");
-  Resolved mem_efficient = resolve(job, "checkpoint.distrib_optim_fully_reshardable_mem_efficient");
-  if (is_on(reshardable) && is_on(mem_efficient)) {
-    report(out,
-           finding(kCheckpointLoadSettings,
-                   "dist_ckpt_optim_fully_reshardable with distrib_optim_fully_reshardable_mem_efficient: "
-                   "CheckpointConfig.finalize() asserts \"distrib_optim_fully_reshardable_mem_efficient requires "
-                   "use_gloo_process_groups\"",
-                   {&mem_efficient, &reshardable}),
-           "turn distrib_optim_fully_reshardable_mem_efficient off");
-  }
+  check_both_on(job, kCheckpointLoadSettings, kReshardableMemEfficient, out);
 }
 
 }  // namespace

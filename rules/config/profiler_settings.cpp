@@ -8,22 +8,21 @@ extern const RuleInfo kProfilerSettings;
 
 namespace {
 
+constexpr BothOn kBothProfilers = {
+    .first = "profiling.use_pytorch_profiler",
+    .second = "profiling.use_nsys_profiler",
+    .message =
+        "profiling.use_pytorch_profiler and use_nsys_profiler are both on: ProfilingConfig.finalize() asserts "
+        "\"Exactly one of pytorch or nsys profiler should be enabled, not both\"",
+    .help = "keep one profiler",
+};
+
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   const Job& job = context.job;
   if (!is_bridge_job(job)) return;
   const ConfigValue* section = find_path(job.config, "profiling");
   if (section && section->is_null()) return;  // profiling: null skips finalize()
-  Resolved torch = resolve(job, "profiling.use_pytorch_profiler");
-  Resolved nsys = resolve(job, "profiling.use_nsys_profiler");
-  if (is_on(torch) && is_on(nsys)) {
-    report(
-        out,
-        finding(kProfilerSettings,
-                "profiling.use_pytorch_profiler and use_nsys_profiler are both on: ProfilingConfig.finalize() asserts "
-                "\"Exactly one of pytorch or nsys profiler should be enabled, not both\"",
-                {&torch, &nsys}),
-        "keep one profiler");
-  }
+  check_both_on(job, kProfilerSettings, kBothProfilers, out);
   Resolved start = resolve(job, "profiling.profile_step_start");
   Resolved end = resolve(job, "profiling.profile_step_end");
   // Plain integers: GCC 12 misreads optionals here (-Wmaybe-uninitialized).

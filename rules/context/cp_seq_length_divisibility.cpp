@@ -29,8 +29,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   const Derived& d = context.derived;
   const Quantity& cp = d.context_parallel;
   const Quantity& seq = d.seq_length;
-  if (!cp.known() || !seq.known() || *cp <= 1 || *seq <= 0) return;
-  if (*seq % (2 * *cp) == 0) return;
+  if (!splits_unevenly(seq, cp, 2)) return;
   Diagnostic diag = finding(
       kCpSeqLengthDivisibility,
       fmt::format("sequence length {} is not divisible by 2*context_parallel_size = {}", *seq, 2 * *cp), {&seq, &cp});

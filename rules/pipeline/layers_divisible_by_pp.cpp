@@ -47,13 +47,13 @@ void check_middle_virtual_stages(const RuleContext& context, int64_t middle_laye
     if (v > 1 && v != *vpp) choices.push_back(v);
   }
   if (choices.size() > 3) choices.resize(3);
-  diag.help = choices.empty() ? "drop virtual_pipeline_model_parallel_size (set it to null), or change the "
-                                "first/last stage layer counts"
-                              : fmt::format("use virtual_pipeline_model_parallel_size {}, or change the first/last "
-                                            "stage layer counts",
-                                            join_or(choices));
-  for (int64_t v : choices) diag.fixes.push_back(set_value_fix(vpp, v));
-  out.push_back(std::move(diag));
+  report(out, std::move(diag),
+         choices.empty() ? "drop virtual_pipeline_model_parallel_size (set it to null), or change the "
+                           "first/last stage layer counts"
+                         : fmt::format("use virtual_pipeline_model_parallel_size {}, or change the first/last "
+                                       "stage layer counts",
+                                       join_or(choices)),
+         set_value_fixes(vpp, choices));
 }
 
 // Uneven split: first and/or last stage sizes given, the middle stages
@@ -197,13 +197,13 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
         span_for(primary));
     add_notes(diag, {&pp, &layers}, &primary);
     std::vector<int64_t> choices = pipeline_choices(units, *pp);
-    diag.help = choices.empty()
-                    ? "set num_layers_in_first_pipeline_stage / num_layers_in_last_pipeline_stage for an uneven split"
-                    : fmt::format("use pipeline_model_parallel_size {}, or an uneven split with "
-                                  "num_layers_in_first_pipeline_stage / num_layers_in_last_pipeline_stage",
-                                  join_or(choices));
-    for (int64_t p : choices) diag.fixes.push_back(set_value_fix(pp, p));
-    out.push_back(std::move(diag));
+    report(out, std::move(diag),
+           choices.empty()
+               ? "set num_layers_in_first_pipeline_stage / num_layers_in_last_pipeline_stage for an uneven split"
+               : fmt::format("use pipeline_model_parallel_size {}, or an uneven split with "
+                             "num_layers_in_first_pipeline_stage / num_layers_in_last_pipeline_stage",
+                             join_or(choices)),
+           set_value_fixes(pp, choices));
     return;
   }
   if (check_layers_per_virtual_stage(context, units, counted, out)) return;
@@ -223,11 +223,11 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
     if (v > 1 && v != *vpp) choices.push_back(v);
   }
   if (choices.size() > 3) choices.resize(3);
-  diag.help = choices.empty() ? "drop virtual_pipeline_model_parallel_size (set it to null)"
-                              : fmt::format("use virtual_pipeline_model_parallel_size {} (divisors of {})",
-                                            join_or(choices), per_stage);
-  for (int64_t v : choices) diag.fixes.push_back(set_value_fix(vpp, v));
-  out.push_back(std::move(diag));
+  report(out, std::move(diag),
+         choices.empty()
+             ? "drop virtual_pipeline_model_parallel_size (set it to null)"
+             : fmt::format("use virtual_pipeline_model_parallel_size {} (divisors of {})", join_or(choices), per_stage),
+         set_value_fixes(vpp, choices));
 }
 
 }  // namespace

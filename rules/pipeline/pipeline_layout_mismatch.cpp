@@ -49,13 +49,13 @@ void check_stage_count(const RuleContext& context, const Layout& layout, std::ve
       break;
     }
   }
-  diag.help = fmt::format("the layout needs pipeline_model_parallel_size x virtual stages = {} stages{}", stages,
-                          choices.empty() ? std::string(": use a layout with a multiple of PP stages")
-                                          : fmt::format(": use pipeline_model_parallel_size {}, or a layout with a "
-                                                        "multiple of {} stages",
-                                                        join_or(choices), *pp));
-  for (int64_t p : choices) diag.fixes.push_back(set_value_fix(pp, p));
-  out.push_back(std::move(diag));
+  report(out, std::move(diag),
+         fmt::format("the layout needs pipeline_model_parallel_size x virtual stages = {} stages{}", stages,
+                     choices.empty() ? std::string(": use a layout with a multiple of PP stages")
+                                     : fmt::format(": use pipeline_model_parallel_size {}, or a layout with a "
+                                                   "multiple of {} stages",
+                                                   join_or(choices), *pp)),
+         set_value_fixes(pp, choices));
 }
 
 void check_count(const RuleContext& context, const Layout& layout, char code, const Quantity& expected,

@@ -182,6 +182,30 @@ std::vector<int64_t> closest_below(const std::vector<int64_t>& values, int64_t b
   return out;
 }
 
+std::vector<int64_t> closest_around(const std::vector<int64_t>& candidates, int64_t current) {
+  std::vector<int64_t> out = closest_below(candidates, current, 1);
+  auto above = std::upper_bound(candidates.begin(), candidates.end(), current);
+  if (above != candidates.end()) out.push_back(*above);
+  return out;
+}
+
+std::vector<int64_t> divisors_above_one(int64_t n) {
+  std::vector<int64_t> out = divisors(n);
+  if (!out.empty() && out.front() == 1) out.erase(out.begin());
+  return out;
+}
+
+bool splits_unevenly(const Quantity& whole, const Quantity& part, int64_t factor) {
+  if (!whole.known() || !part.known() || *part <= 1 || *whole <= 0) return false;
+  return *whole % (factor * *part) != 0;
+}
+
+std::vector<Fix> set_value_fixes(const Quantity& quantity, const std::vector<int64_t>& choices) {
+  std::vector<Fix> fixes;
+  for (int64_t value : choices) fixes.push_back(set_value_fix(quantity, value));
+  return fixes;
+}
+
 std::string count_of(int64_t count, std::string_view noun) {
   return fmt::format("{} {}{}", count, noun, count == 1 ? "" : "s");
 }

@@ -80,6 +80,23 @@ std::vector<int64_t> valid_tensor_parallel_sizes(const RuleContext& context, int
 // choices), ascending.
 std::vector<int64_t> closest_below(const std::vector<int64_t>& values, int64_t below, size_t count);
 
+// Of `candidates` (ascending), the closest below `current` and the closest
+// above it: the two sizes to offer instead of `current`.
+std::vector<int64_t> closest_around(const std::vector<int64_t>& candidates, int64_t current);
+
+// The positive divisors of n above 1, ascending (sizes that split n).
+std::vector<int64_t> divisors_above_one(int64_t n);
+
+// --- the divisibility family --------------------------------------------------
+// Rules of the form "`part` ranks split `whole` evenly" (heads % TP, experts
+// % EP, seq % 2·CP, FFN width % TP): true when both sizes are known, `part`
+// splits (> 1), `whole` is positive and is not a multiple of `factor` x
+// `part`. An unknown or unset size is false: the rule stays silent.
+bool splits_unevenly(const Quantity& whole, const Quantity& part, int64_t factor = 1);
+
+// One fix per choice, each setting `quantity` to it, in the order given.
+std::vector<Fix> set_value_fixes(const Quantity& quantity, const std::vector<int64_t>& choices);
+
 // "1 GPU", "8 GPUs"
 std::string count_of(int64_t count, std::string_view noun);
 

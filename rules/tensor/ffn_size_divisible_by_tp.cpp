@@ -27,8 +27,7 @@ std::vector<int64_t> split_choices(const Width& w) {
 
 void check_width(const Width& w, bool glu, std::vector<Diagnostic>& out) {
   const Quantity& split = *w.split;
-  if (!w.size.known() || !split.known() || *w.size <= 0 || *split <= 1) return;
-  if (*w.size % *split == 0) return;
+  if (!splits_unevenly(w.size, split)) return;
   std::string first_linear = glu ? fmt::format("its first linear has 2 x {} = {} outputs (gated linear unit) and "
                                                "its second linear {} inputs",
                                                *w.size, 2 * *w.size, *w.size)

@@ -26,8 +26,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   const Derived& d = context.derived;
   const Quantity& tp = d.tensor_parallel;
   const Quantity& heads = d.num_attention_heads;
-  if (!tp.known() || !heads.known() || *tp <= 1 || *heads <= 0) return;
-  if (*heads % *tp == 0) return;
+  if (!splits_unevenly(heads, tp)) return;
   Diagnostic diag =
       finding(kHeadsDivisibleByTp,
               fmt::format("num_attention_heads {} is not divisible by tensor_model_parallel_size {}", *heads, *tp),
