@@ -57,8 +57,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
                           "to {} domains per group",
                           c.crossing, c.groups, *ep, *etp, extent, c.max_blocks);
   }
-  Diagnostic diag = make_diagnostic(kEpCrossesNvlinkDomain, std::move(message), span_for(ep));
-  add_notes(diag, {&ep, &etp, &domain}, &ep);
+  Diagnostic diag = finding_at(kEpCrossesNvlinkDomain, std::move(message), ep, {&ep, &etp, &domain});
   Field dispatcher = read_field(context.job, "model.moe_token_dispatcher_type");
   bool flex = dispatcher.text() == "flex";
   std::vector<int64_t> fitting;

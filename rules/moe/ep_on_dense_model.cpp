@@ -12,14 +12,14 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   const Quantity& ep = d.expert_parallel;
   const Quantity& experts = d.num_moe_experts;
   if (!ep.known() || *ep <= 1 || !experts.known() || *experts != 0) return;
-  Diagnostic diag = make_diagnostic(
-      kEpOnDenseModel,
-      fmt::format("expert_model_parallel_size {} on a dense model: num_moe_experts is not set, and Megatron-Core "
-                  "refuses expert parallelism without experts",
-                  *ep),
-      span_for(ep));
-  add_notes(diag, {&ep, &experts}, &ep);
-  report(out, std::move(diag), "set expert_model_parallel_size to 1", {set_value_fix(ep, 1)});
+  report(out,
+         finding_at(kEpOnDenseModel,
+                    fmt::format(
+                        "expert_model_parallel_size {} on a dense model: num_moe_experts is not set, and Megatron-Core "
+                        "refuses expert parallelism without experts",
+                        *ep),
+                    ep, {&ep, &experts}),
+         "set expert_model_parallel_size to 1", {set_value_fix(ep, 1)});
 }
 
 }  // namespace

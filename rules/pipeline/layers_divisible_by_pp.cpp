@@ -110,13 +110,12 @@ bool check_edge_stages(const RuleContext& context, std::vector<Diagnostic>& out)
     }
     if (vpp.known() && *vpp > 1 && *stage->value % *vpp != 0) {
       const Quantity& primary = most_specific({stage, &vpp});
-      Diagnostic diag = make_diagnostic(
+      Diagnostic diag = finding_at(
           kLayersDivisibleByPp,
           fmt::format("{} {} is not divisible by virtual_pipeline_model_parallel_size {}: each of the stage's virtual "
                       "stages must hold whole layers",
                       stage->name, *stage->value, *vpp),
-          span_for(primary));
-      add_notes(diag, {stage, &vpp}, &primary);
+          primary, {stage, &vpp});
       int64_t below = *stage->value / *vpp * *vpp;
       int64_t above = below + *vpp;
       diag.help = below > 0 ? fmt::format("use {} {} or {}", stage->name, below, above)
@@ -146,14 +145,13 @@ bool check_layers_per_virtual_stage(const RuleContext& context, int64_t units, c
   int64_t pp = *d.pipeline_parallel;
   int64_t per_stage = units / pp;
   if (per_stage % *per_virtual == 0) return false;
-  Diagnostic diag = make_diagnostic(
+  Diagnostic diag = finding_at(
       kLayersDivisibleByPp,
       fmt::format("--num-layers-per-virtual-pipeline-stage {} does not divide the {} layers per pipeline stage ({} / "
                   "pipeline_model_parallel_size {}): Megatron-LM's validate_args asserts \"number of layers per "
                   "pipeline stage must be divisible number of layers per virtual pipeline stage\"",
                   *per_virtual, per_stage, counted, pp),
-      span_for(per_virtual));
-  add_notes(diag, {&d.pipeline_parallel, &d.num_layers}, &per_virtual);
+      per_virtual, {&d.pipeline_parallel, &d.num_layers});
   std::vector<int64_t> choices;  // whole layers per virtual stage, at least two virtual stages
   for (int64_t v : divisors(per_stage)) {
     if (v < per_stage && v != *per_virtual) choices.push_back(v);
@@ -190,12 +188,11 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
                               : fmt::format("num_layers {}", *layers);
   if (units % *pp != 0) {
     const Quantity& primary = most_specific({&pp, &layers});
-    Diagnostic diag = make_diagnostic(
-        kLayersDivisibleByPp,
-        fmt::format("{} is not divisible by pipeline_model_parallel_size {} ({:.2f} layers per stage)", counted, *pp,
-                    static_cast<double>(units) / static_cast<double>(*pp)),
-        span_for(primary));
-    add_notes(diag, {&pp, &layers}, &primary);
+    Diagnostic diag =
+        finding_at(kLayersDivisibleByPp,
+                   fmt::format("{} is not divisible by pipeline_model_parallel_size {} ({:.2f} layers per stage)",
+                               counted, *pp, static_cast<double>(units) / static_cast<double>(*pp)),
+                   primary, {&pp, &layers});
     std::vector<int64_t> choices = pipeline_choices(units, *pp);
     report(out, std::move(diag),
            choices.empty()
@@ -211,13 +208,12 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   int64_t per_stage = units / *pp;
   if (per_stage % *vpp == 0) return;
   const Quantity& primary = most_specific({&vpp, &pp, &layers});
-  Diagnostic diag = make_diagnostic(
-      kLayersDivisibleByPp,
-      fmt::format("{} / pipeline_model_parallel_size {} = {} layers per stage, not divisible by "
-                  "virtual_pipeline_model_parallel_size {}",
-                  counted, *pp, per_stage, *vpp),
-      span_for(primary));
-  add_notes(diag, {&vpp, &pp, &layers}, &primary);
+  Diagnostic diag =
+      finding_at(kLayersDivisibleByPp,
+                 fmt::format("{} / pipeline_model_parallel_size {} = {} layers per stage, not divisible by "
+                             "virtual_pipeline_model_parallel_size {}",
+                             counted, *pp, per_stage, *vpp),
+                 primary, {&vpp, &pp, &layers});
   std::vector<int64_t> choices;
   for (int64_t v : divisors(per_stage)) {
     if (v > 1 && v != *vpp) choices.push_back(v);

@@ -80,13 +80,12 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   const Quantity& vpp = schedule.source.path == "model.pipeline_model_parallel_layout" ? schedule.source
                                                                                          : d.virtual_pipeline;
   const Quantity& primary = most_specific({&pp, &d.global_batch_size, &vpp});
-  Diagnostic diag = make_diagnostic(
+  Diagnostic diag = finding_at(
       kPipelineBubble,
       fmt::format("pipeline bubble: the pipeline idles for {} of every step = (pipeline_model_parallel_size {} - 1) / "
                   "({}{} microbatches + {} - 1)",
                   percent(idle), *pp, chunks > 1 ? fmt::format("{} virtual stages x ", chunks) : "", *m, *pp),
-      span_for(primary));
-  add_notes(diag, {&pp, &vpp}, &primary);
+      primary, {&pp, &vpp});
   diag.notes.push_back(Note{fmt::format("{} microbatches per step = {}", *m, m.how), span_for(d.global_batch_size)});
   std::vector<std::string> remedies;
   std::optional<SpeedEstimate> speed = job_speed(context);

@@ -115,13 +115,12 @@ void check_virtual_pipeline(const RuleContext& context, const Layout& layout, st
   if (vpp.where.layer == Layer::Rewrite) return;  // derived from this very layout
   const Quantity& pp = context.derived.pipeline_parallel;
   const Quantity& primary = most_specific({&vpp, &layout.quantity});
-  Diagnostic diag = make_diagnostic(
+  Diagnostic diag = finding_at(
       kPipelineLayoutMismatch,
       fmt::format("virtual_pipeline_model_parallel_size {} conflicts with pipeline_model_parallel_layout: {} stages / "
                   "pipeline_model_parallel_size {} = {}",
                   *vpp, layout.expanded.stages.size(), *pp, count_of(*detected, "virtual stage")),
-      span_for(primary));
-  add_notes(diag, {&vpp, &layout.quantity, &pp}, &primary);
+      primary, {&vpp, &layout.quantity, &pp});
   report(out, std::move(diag),
          fmt::format("set virtual_pipeline_model_parallel_size to {}, or to null (the layout decides it)", *detected),
          {set_value_fix(vpp, *detected)});

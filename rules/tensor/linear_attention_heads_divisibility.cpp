@@ -32,14 +32,12 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   Quantity values = head_count(job, "model.linear_num_value_heads", 32);
   if (!keys.known() || !values.known() || *keys <= 0 || *values <= 0) return;
   if (*values % *keys != 0) {
-    const Quantity& primary = most_specific({&values, &keys});
-    Diagnostic diag = make_diagnostic(
+    Diagnostic diag = finding(
         kLinearAttentionHeadsDivisibility,
         fmt::format("linear_num_value_heads {} is not a multiple of linear_num_key_heads {}: each key head of the "
                     "gated delta net serves a whole number of value heads",
                     *values, *keys),
-        span_for(primary));
-    add_notes(diag, {&values, &keys}, &primary);
+        {&values, &keys});
     int64_t valid = nearest_multiple(*values, *keys);
     report(out, std::move(diag), fmt::format("use linear_num_value_heads {} (a multiple of {})", valid, *keys),
            {set_value_fix(values, valid)});

@@ -93,12 +93,11 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
                                               *etp, *ep, *pp, *egtp)
                                 : fmt::format("expert tensor x expert x pipeline parallel = {} x {} x {}", *etp, *ep,
                                               *pp);
-  Diagnostic diag = make_diagnostic(
-      kExpertWorldSizeDivisibility,
-      fmt::format("world size {} is not divisible by {} = {}; this layout needs a multiple of {} GPUs", world, sizes,
-                  grid, step),
-      span_for(primary));
-  add_notes(diag, {&ep, &etp, &pp, &d.nodes, &d.gpus_per_node}, &primary);
+  Diagnostic diag =
+      finding_at(kExpertWorldSizeDivisibility,
+                 fmt::format("world size {} is not divisible by {} = {}; this layout needs a multiple of {} GPUs",
+                             world, sizes, grid, step),
+                 primary, {&ep, &etp, &pp, &d.nodes, &d.gpus_per_node});
   if (d.min_gpus.known()) {
     diag.notes.push_back(Note{fmt::format("minimum GPUs = {} = {} (not the full product of all sizes)",
                                           *d.min_gpus, d.min_gpus.how),

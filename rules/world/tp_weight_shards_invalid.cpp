@@ -46,13 +46,12 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
     if (!field->known() || !tp->known() || *field->value / *tp->value <= 1) continue;
     int64_t gtp = *field->value / *tp->value;
     const Quantity& primary = most_specific({field, &instances});
-    Diagnostic diag = make_diagnostic(
-        kTpWeightShardsInvalid,
-        fmt::format("{} {} with {} {} means a GTP size of {}, which Megatron-Core does not support with "
-                    "num_distributed_optimizer_instances {}",
-                    field->name, *field->value, tp->name, *tp->value, gtp, *instances),
-        span_for(primary));
-    add_notes(diag, {field, tp, &instances}, &primary);
+    Diagnostic diag =
+        finding_at(kTpWeightShardsInvalid,
+                   fmt::format("{} {} with {} {} means a GTP size of {}, which Megatron-Core does not support with "
+                               "num_distributed_optimizer_instances {}",
+                               field->name, *field->value, tp->name, *tp->value, gtp, *instances),
+                   primary, {field, tp, &instances});
     report(out, std::move(diag),
            fmt::format("set num_distributed_optimizer_instances to 1, or {} to null (or {})", field->name, *tp->value),
            {set_value_fix(instances, 1), set_value_fix(*field, *tp->value)});
