@@ -140,7 +140,7 @@ void check_energon(const Job& job, const Derived& d, std::vector<Diagnostic>& ou
            {&packing, &mtp});
   } else if (impl.value && *impl.value != "none") {
     report(out, "Energon sequence packing does not support CUDA graphs", help, {&packing, &impl_q});
-  } else if (pp.known() && *pp > 1) {
+  } else if (splits(pp)) {
     report(out, "Energon sequence packing does not support pipeline parallelism yet", help, {&packing, &pp});
   }
 }

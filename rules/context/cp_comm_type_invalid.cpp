@@ -38,7 +38,7 @@ void report_length(const RuleContext& context, const CpCommType& cp, std::vector
 
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   const Quantity& cps = context.derived.context_parallel;
-  if (!cps.known() || *cps <= 1) return;  // only read with context parallelism
+  if (!splits(cps)) return;  // only read with context parallelism
   CpCommType cp = read_cp_comm_type(context.job);
   if (!cp.known || cp.null) return;
   if (cp.not_text) {

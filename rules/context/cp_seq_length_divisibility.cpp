@@ -12,7 +12,7 @@ namespace {
 int64_t sequence_step(const Derived& d) {
   int64_t cp = *d.context_parallel;
   int64_t step = 2 * cp;
-  bool sp = d.sequence_parallel.value.value_or(false) && d.tensor_parallel.known() && *d.tensor_parallel > 1;
+  bool sp = d.sequence_parallel.value.value_or(false) && splits(d.tensor_parallel);
   if (sp) step = lcm64(step, cp * *d.tensor_parallel);
   return step;
 }

@@ -64,7 +64,7 @@ std::optional<Reason> batch_invariant(const Job& job) {
 
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   const Quantity& cp = context.derived.context_parallel;
-  if (!cp.known() || *cp <= 1) return;
+  if (!splits(cp)) return;
   for (auto reason : {local_attention(context.job), sparse_attention(context.job), batch_invariant(context.job)}) {
     if (!reason) continue;
     Span where = primary_span(reason->where);

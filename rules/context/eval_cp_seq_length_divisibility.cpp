@@ -13,7 +13,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   const Job& job = context.job;
   const Derived& d = context.derived;
   Quantity eval_cp = config_int(job, "dist.eval_context_parallel_size");
-  if (!eval_cp.known() || *eval_cp <= 1) return;
+  if (!splits(eval_cp)) return;
   // The training size is checked by cp-seq-length-divisibility and
   // cp-sequence-parallel-divisibility.
   if (d.context_parallel.known() && *d.context_parallel == *eval_cp) return;

@@ -43,7 +43,7 @@ constexpr RefusedSwitch kRefusedSwitches[] = {
 void check_megatron_lm(const RuleContext& context, const Setting& hybrid, std::vector<Diagnostic>& out) {
   const Job& job = context.job;
   const Quantity& pp = context.derived.pipeline_parallel;
-  if (pp.known() && *pp > 1) {
+  if (splits(pp)) {
     refuse(hybrid,
            fmt::format("hybrid context parallelism is not supported with pipeline parallelism "
                        "(pipeline_model_parallel_size {}): Megatron-LM asserts it at start-up",

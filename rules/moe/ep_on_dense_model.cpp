@@ -11,7 +11,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   const Derived& d = context.derived;
   const Quantity& ep = d.expert_parallel;
   const Quantity& experts = d.num_moe_experts;
-  if (!ep.known() || *ep <= 1 || !experts.known() || *experts != 0) return;
+  if (!splits(ep) || !experts.known() || *experts != 0) return;
   report(out,
          finding_at(kEpOnDenseModel,
                     fmt::format(

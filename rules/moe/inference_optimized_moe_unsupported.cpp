@@ -29,7 +29,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   const Derived& d = context.derived;
   Field impl = read_field(job, "model.transformer_impl");
   if (impl.text() != "inference_optimized" || !is_moe(d)) return;
-  if (d.expert_tensor_parallel.known() && *d.expert_tensor_parallel > 1) {
+  if (splits(d.expert_tensor_parallel)) {
     Field etp = from_quantity(d.expert_tensor_parallel);
     report(out, impl, etp, fmt::format("expert_tensor_parallel_size {}", *d.expert_tensor_parallel),
            "Inference-optimized MoE layers does not support expert tensor parallelism.",

@@ -31,7 +31,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
                {&grouped, &bf16}),
            "train in bf16 (--bf16), or drop --moe-grouped-gemm", {set_field_fix(grouped, "false")});
   }
-  if (fp16.boolean() == true && d.expert_parallel.known() && *d.expert_parallel > 1) {
+  if (fp16.boolean() == true && splits(d.expert_parallel)) {
     Field ep = from_quantity(d.expert_parallel);
     report(
         out,

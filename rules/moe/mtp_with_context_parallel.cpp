@@ -15,7 +15,7 @@ const Version kSupported{0, 14, 0};
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   const Job& job = context.job;
   const Quantity& cp = context.derived.context_parallel;
-  if (job.versions.megatron_core >= kSupported || !cp.known() || *cp <= 1) return;
+  if (job.versions.megatron_core >= kSupported || !splits(cp)) return;
   Field mtp = read_field(job, "model.mtp_num_layers");
   std::optional<int64_t> layers = mtp.integer();
   if (!layers || *layers <= 0) return;

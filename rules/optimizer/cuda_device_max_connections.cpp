@@ -29,7 +29,7 @@ constexpr Version kPrecedenceFixed{0, 13, 0};
 
 bool every_gpu_asserts(const Job& job, const Derived& d) {
   return job.dialect == Dialect::MegatronLM && job.versions.megatron_core < kPrecedenceFixed &&
-         d.tensor_parallel.known() && *d.tensor_parallel > 1;
+         splits(d.tensor_parallel);
 }
 
 void require_one(const RuleContext& context, const EnvLookup& env, std::vector<Diagnostic>& out) {
@@ -37,7 +37,7 @@ void require_one(const RuleContext& context, const EnvLookup& env, std::vector<D
   const Derived& d = context.derived;
   const Quantity& tp = d.tensor_parallel;
   const Quantity& cp = d.context_parallel;
-  bool tp_on = tp.known() && *tp > 1;
+  bool tp_on = splits(tp);
   bool megatron_lm = job.dialect == Dialect::MegatronLM;
   bool any_gpu = every_gpu_asserts(job, d);
   std::string setting = env.state == EnvState::Unset ? std::string("is not set")
@@ -140,8 +140,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
     return;
   }
   if (one) return;
-  bool parallel = (d.tensor_parallel.known() && *d.tensor_parallel > 1) ||
-                  (d.context_parallel.known() && *d.context_parallel > 1);
+  bool parallel = splits(d.tensor_parallel) || splits(d.context_parallel);
   auto ep_overlap = any_of(flag(job, "model.overlap_moe_expert_parallel_comm"),
                            flag(job, "comm_overlap.overlap_moe_expert_parallel_comm"));
   // With FSDP or EP-communication overlap Megatron-LM only warns: those want more connections.

@@ -25,7 +25,7 @@ void check_middle_virtual_stages(const RuleContext& context, int64_t middle_laye
                                  const Quantity& edge, std::vector<Diagnostic>& out) {
   const Derived& d = context.derived;
   const Quantity& vpp = d.virtual_pipeline;
-  if (middle_stages <= 0 || middle_layers <= 0 || !vpp.known() || *vpp <= 1) return;
+  if (middle_stages <= 0 || middle_layers <= 0 || !splits(vpp)) return;
   int64_t per_rank = middle_layers / middle_stages;
   if (per_rank % *vpp == 0) return;
   const Quantity& primary = most_specific({&vpp, &edge, &d.pipeline_parallel});
@@ -108,7 +108,7 @@ bool check_edge_stages(const RuleContext& context, std::vector<Diagnostic>& out)
              {set_null_fix(*stage)});
       return true;
     }
-    if (vpp.known() && *vpp > 1 && *stage->value % *vpp != 0) {
+    if (splits(vpp) && *stage->value % *vpp != 0) {
       const Quantity& primary = most_specific({stage, &vpp});
       Diagnostic diag = finding_at(
           kLayersDivisibleByPp,
@@ -204,7 +204,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
     return;
   }
   if (check_layers_per_virtual_stage(context, units, counted, out)) return;
-  if (!vpp.known() || *vpp <= 1) return;
+  if (!splits(vpp)) return;
   int64_t per_stage = units / *pp;
   if (per_stage % *vpp == 0) return;
   const Quantity& primary = most_specific({&vpp, &pp, &layers});

@@ -73,7 +73,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   const Quantity& pp = d.pipeline_parallel;
   Quantity m = microbatch_count(context);
   Interleaving schedule = interleaving(context);
-  if (!pp.known() || *pp <= 1 || !m.known() || *m <= 0 || !schedule.known) return;
+  if (!splits(pp) || !m.known() || *m <= 0 || !schedule.known) return;
   int64_t chunks = schedule.interleaved ? std::max<int64_t>(1, schedule.chunks) : 1;
   double idle = bubble_idle_share(*pp, chunks, *m);
   if (idle <= context.thresholds.pipeline_bubble) return;

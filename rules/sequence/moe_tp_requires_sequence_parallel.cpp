@@ -13,7 +13,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   const Quantity& experts = d.num_moe_experts;
   const Setting& sp = d.sequence_parallel;
   if (!context.job.trains) return;  // the check is in the training forward pass only
-  if (!tp.known() || *tp <= 1 || !experts.known() || *experts <= 0) return;
+  if (!splits(tp) || !experts.known() || *experts <= 0) return;
   if (!sp.value || *sp.value) return;
   bool sp_written = span_for(sp).valid() && layer_rank(sp.where.layer) >= layer_rank(tp.where.layer);
   Span where = sp_written || !span_for(tp).valid() ? span_for(sp) : span_for(tp);

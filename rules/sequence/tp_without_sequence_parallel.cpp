@@ -13,7 +13,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   const Derived& d = context.derived;
   const Quantity& tp = d.tensor_parallel;
   const Setting& sp = d.sequence_parallel;
-  if (!tp.known() || *tp <= 1 || !sp.value || *sp.value) return;
+  if (!splits(tp) || !sp.value || *sp.value) return;
   if (!d.num_moe_experts.known() || *d.num_moe_experts != 0) return;
   if (chosen_by_recipe({&tp.where, &sp.where})) return;  // NVIDIA's tuned choice
   std::string length;

@@ -195,6 +195,8 @@ std::vector<int64_t> divisors_above_one(int64_t n) {
   return out;
 }
 
+bool splits(const Quantity& size) { return size.known() && *size > 1; }
+
 bool splits_unevenly(const Quantity& whole, const Quantity& part, int64_t factor) {
   if (!whole.known() || !part.known() || *part <= 1 || *whole <= 0) return false;
   return *whole % (factor * *part) != 0;

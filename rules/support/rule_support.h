@@ -87,6 +87,10 @@ std::vector<int64_t> closest_around(const std::vector<int64_t>& candidates, int6
 // The positive divisors of n above 1, ascending (sizes that split n).
 std::vector<int64_t> divisors_above_one(int64_t n);
 
+// A parallel size in effect (TP, CP, EP, PP, virtual stages, ...): known and
+// above 1. A size of 1 splits nothing; an unknown one is not judged.
+bool splits(const Quantity& size);
+
 // --- the divisibility family --------------------------------------------------
 // Rules of the form "`part` ranks split `whole` evenly" (heads % TP, experts
 // % EP, seq % 2·CP, FFN width % TP): true when both sizes are known, `part`

@@ -15,7 +15,7 @@ std::vector<int64_t> group_choices(const RuleContext& context, int64_t heads, in
   bool divisor_allowed = context.job.versions.megatron_core >= Version{0, 16, 0};
   std::vector<int64_t> fitting;
   for (int64_t g : divisors(heads)) {
-    if (d.tensor_parallel.known() && *d.tensor_parallel > 1) {
+    if (splits(d.tensor_parallel)) {
       int64_t tp = *d.tensor_parallel;
       if (g % tp != 0 && !(divisor_allowed && tp % g == 0)) continue;
     }

@@ -57,7 +57,7 @@ std::optional<std::string> explicit_stage_layout(const Job& job) {
 // it: the virtual pipeline size must go too (Megatron-Core rejects it
 // without PP).
 bool ends_interleaving(const Derived& d, int64_t k) {
-  return *d.pipeline_parallel / k == 1 && d.virtual_pipeline.known() && *d.virtual_pipeline > 1;
+  return *d.pipeline_parallel / k == 1 && splits(d.virtual_pipeline);
 }
 
 std::optional<PredictedMove> predicted_move(const RuleContext& context, int64_t k) {

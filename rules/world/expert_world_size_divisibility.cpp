@@ -27,7 +27,7 @@ void check_partly_known(const RuleContext& context, std::vector<Diagnostic>& out
   const Derived& d = context.derived;
   const Quantity& ep = d.expert_parallel;
   const Quantity& w = d.world_size;
-  if (!ep.known() || *ep <= 1 || !w.known() || *w <= 0) return;
+  if (!splits(ep) || !w.known() || *w <= 0) return;
   std::vector<const Quantity*> known{&ep};
   std::vector<std::string> unknown;
   for (const Quantity* q : {&d.expert_tensor_parallel, &d.pipeline_parallel, &d.expert_weight_shard_groups}) {

@@ -40,7 +40,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   if (broken) return;
   // GTP = shards / TP; a partial distributed optimizer is not supported with it.
   Quantity instances = config_int(context.job, "ddp.num_distributed_optimizer_instances");
-  if (!instances.known() || *instances <= 1) return;
+  if (!splits(instances)) return;
   for (auto [field, tp] : {std::pair{&shards, &d.tensor_parallel}, std::pair{&expert_shards,
                                                                                &d.expert_tensor_parallel}}) {
     if (!field->known() || !tp->known() || *field->value / *tp->value <= 1) continue;
