@@ -28,10 +28,9 @@ bool given(const Field& f) {
   return count ? f.set_to_other_than(0) : f.set();
 }
 
-void report(const Field& offending, const Quantity* reason, std::string message, std::string help,
-            std::vector<Diagnostic>& out) {
-  Diagnostic diag = make_diagnostic(kSchedulerUnitsMismatch, std::move(message), span_for(offending.quantity));
-  add_notes(diag, {}, &offending.quantity);
+void mismatch(const Field& offending, const Quantity* reason, std::string message, std::string help,
+              std::vector<Diagnostic>& out) {
+  Diagnostic diag = finding_at(kSchedulerUnitsMismatch, std::move(message), offending.quantity, {});
   if (reason && (span_for(*reason).valid() || !reason->how.empty())) diag.notes.push_back(note_for(*reason));
   report(
       out, std::move(diag), std::move(help),
@@ -53,22 +52,22 @@ bool check_unit(const Schedule& s, const Field& iters, const Field& samples, boo
     if (!megatron_lm) wrong.push_back({&s.max_steps, "train_samples alone"});
     for (auto [field, instead] : wrong) {
       if (!given(*field)) continue;
-      report(*field, &samples.quantity,
-             fmt::format("{} is an iteration count but training is sample-based (train_samples is set): {} rejects "
-                         "it",
-                         field->quantity.name, program),
-             fmt::format("use {} instead", instead), out);
+      mismatch(*field, &samples.quantity,
+               fmt::format("{} is an iteration count but training is sample-based (train_samples is set): {} rejects "
+                           "it",
+                           field->quantity.name, program),
+               fmt::format("use {} instead", instead), out);
     }
   } else if (iteration_based) {
     for (auto [field, instead] : {std::pair{&s.decay_samples, "lr_decay_iters"},
                                   std::pair{&s.warmup_samples, "lr_warmup_iters"}}) {
       if (!given(*field)) continue;
       const Quantity& reason = megatron_lm ? iters.quantity : samples.quantity;
-      report(*field, &reason,
-             fmt::format("{} is a sample count but training is iteration-based (train_samples is not set): {} "
-                         "rejects it",
-                         field->quantity.name, program),
-             fmt::format("use {} instead", instead), out);
+      mismatch(*field, &reason,
+               fmt::format("{} is a sample count but training is iteration-based (train_samples is not set): {} "
+                           "rejects it",
+                           field->quantity.name, program),
+               fmt::format("use {} instead", instead), out);
     }
   }
   return out.size() > before;
@@ -89,12 +88,12 @@ void check_mixed(const Schedule& s, std::vector<Diagnostic>& out) {
   const Field& offending = &most_specific({&iteration->quantity, &sample->quantity}) == &sample->quantity ? *sample
                                                                                                           : *iteration;
   const Field& other = &offending == sample ? *iteration : *sample;
-  report(offending, &other.quantity,
-         fmt::format("{} and {} mix iteration-based and sample-based scheduler fields: Megatron Bridge rejects the "
-                     "scheduler config",
-                     iteration->quantity.name, sample->quantity.name),
-         "count the whole schedule in the training's unit: *_iters with train_iters, *_samples with train_samples",
-         out);
+  mismatch(offending, &other.quantity,
+           fmt::format("{} and {} mix iteration-based and sample-based scheduler fields: Megatron Bridge rejects the "
+                       "scheduler config",
+                       iteration->quantity.name, sample->quantity.name),
+           "count the whole schedule in the training's unit: *_iters with train_iters, *_samples with train_samples",
+           out);
 }
 
 void check_fraction(const Schedule& s, std::vector<Diagnostic>& out) {
