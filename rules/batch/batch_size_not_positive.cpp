@@ -17,8 +17,7 @@ bool is_null(const Job& job, const Quantity& q) {
 
 void report(const Quantity& q, std::string message, std::string help, std::optional<int64_t> fix,
             std::vector<Diagnostic>& out) {
-  Diagnostic diag = make_diagnostic(kBatchSizeNotPositive, std::move(message), span_for(q));
-  add_notes(diag, {&q}, &q);
+  Diagnostic diag = finding_at(kBatchSizeNotPositive, std::move(message), q, {&q});
   if (!span_for(q).valid()) diag.notes.push_back(note_for(q));
   diag.help = std::move(help);
   if (fix) diag.fixes.push_back(set_value_fix(q, *fix));

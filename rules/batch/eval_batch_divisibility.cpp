@@ -39,15 +39,14 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
     int64_t model = *tp * *pp * *eval_cp;
     if (*w % model != 0) {
       const Quantity& primary = most_specific({&eval_cp, &tp, &pp});
-      Diagnostic diag = make_diagnostic(
-          kEvalBatchDivisibility,
-          fmt::format("world size {} is not divisible by the evaluation model-parallel size TP {} x PP {} x "
-                      "eval_context_parallel_size {} = {}",
-                      *w, *tp, *pp, *eval_cp, model),
-          span_for(primary));
-      add_notes(diag, {&eval_cp, &tp, &pp, &w}, &primary);
-      diag.help = "use an eval_context_parallel_size that divides world size / (TP x PP)";
-      out.push_back(std::move(diag));
+      report(
+          out,
+          finding_at(kEvalBatchDivisibility,
+                     fmt::format("world size {} is not divisible by the evaluation model-parallel size TP {} x PP {} x "
+                                 "eval_context_parallel_size {} = {}",
+                                 *w, *tp, *pp, *eval_cp, model),
+                     primary, {&eval_cp, &tp, &pp, &w}),
+          "use an eval_context_parallel_size that divides world size / (TP x PP)");
       return;
     }
     dp = Quantity{};

@@ -15,19 +15,17 @@ void check_without_data_parallel(const RuleContext& context, std::vector<Diagnos
   const Quantity& gbs = d.global_batch_size;
   const Quantity& mbs = d.micro_batch_size;
   if (*gbs % *mbs == 0) return;
-  const Quantity& primary = most_specific({&gbs, &mbs});
-  Diagnostic diag = make_diagnostic(
-      kGlobalBatchDivisibility,
-      fmt::format("global_batch_size {} is not divisible by micro_batch_size {}, so not by micro_batch_size x "
-                  "data-parallel size whatever the data-parallel size is (not known here)",
-                  *gbs, *mbs),
-      span_for(primary));
-  add_notes(diag, {&gbs, &mbs}, &primary);
+  Diagnostic diag =
+      finding(kGlobalBatchDivisibility,
+              fmt::format("global_batch_size {} is not divisible by micro_batch_size {}, so not by micro_batch_size x "
+                          "data-parallel size whatever the data-parallel size is (not known here)",
+                          *gbs, *mbs),
+              {&gbs, &mbs});
   int64_t valid = nearest_multiple(*gbs, *mbs);
-  diag.help = fmt::format("use a global_batch_size that is a multiple of micro_batch_size x data-parallel size, "
-                          "e.g. {}",
-                          valid);
-  out.push_back(std::move(diag));
+  report(out, std::move(diag),
+         fmt::format("use a global_batch_size that is a multiple of micro_batch_size x data-parallel size, "
+                     "e.g. {}",
+                     valid));
 }
 
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {
@@ -47,20 +45,17 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   if (*dp <= 0) return;
   int64_t step = *mbs * *dp;
   if (*gbs % step == 0) return;
-  const Quantity& primary = most_specific({&gbs, &mbs});
   std::string why = *gbs < step ? fmt::format(" (fewer samples than micro_batch_size x data-parallel ranks)") : "";
-  Diagnostic diag = make_diagnostic(
-      kGlobalBatchDivisibility,
-      fmt::format("global_batch_size {} is not divisible by micro_batch_size {} x data-parallel size {} = {}{}",
-                  *gbs, *mbs, *dp, step, why),
-      span_for(primary));
-  add_notes(diag, {&gbs, &mbs}, &primary);
+  Diagnostic diag =
+      finding(kGlobalBatchDivisibility,
+              fmt::format("global_batch_size {} is not divisible by micro_batch_size {} x data-parallel size {} = {}{}",
+                          *gbs, *mbs, *dp, step, why),
+              {&gbs, &mbs});
   diag.notes.push_back(Note{fmt::format("data-parallel size {} = {}", *dp, dp.how), span_for(d.world_size)});
   if (!span_for(d.world_size).valid()) add_notes(diag, {&d.nodes, &d.gpus_per_node}, nullptr);
   int64_t valid = nearest_multiple(*gbs, step);
-  diag.help = fmt::format("use global_batch_size {} (nearest multiple of {})", valid, step);
-  diag.fixes.push_back(set_value_fix(gbs, valid));
-  out.push_back(std::move(diag));
+  report(out, std::move(diag), fmt::format("use global_batch_size {} (nearest multiple of {})", valid, step),
+         {set_value_fix(gbs, valid)});
 }
 
 }  // namespace

@@ -77,8 +77,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
                                        pp, m));
     int64_t group = in.group.known() ? *in.group : pp;
     add_fixes(context, diag, in, {next_valid(pp, pp, group)}, help);
-    diag.help = help;
-    out.push_back(std::move(diag));
+    report(out, std::move(diag), help);
     return;
   }
   if (!in.group.known()) return;  // a recipe may set the group size
@@ -88,9 +87,9 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
                            fmt::format("microbatch_group_size_per_vp_stage {} must lie between "
                                        "pipeline_model_parallel_size {} and the {} microbatches per step",
                                        group, pp, m));
-    diag.help = fmt::format("set microbatch_group_size_per_vp_stage to {} (or null for {})", std::clamp(group, pp, m), pp);
-    diag.fixes.push_back(set_value_fix(in.group, std::clamp(group, pp, m)));
-    out.push_back(std::move(diag));
+    report(out, std::move(diag),
+           fmt::format("set microbatch_group_size_per_vp_stage to {} (or null for {})", std::clamp(group, pp, m), pp),
+           {set_value_fix(in.group, std::clamp(group, pp, m))});
     return;
   }
   int64_t last = m % group;
@@ -106,13 +105,13 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   if (m - last >= pp) counts.push_back(m - last);
   counts.push_back(next_valid(m, pp, group));
   add_fixes(context, diag, in, counts, help);
-  diag.help = help + fmt::format("{}or {} {}", help.empty() ? "" : ", ",
-                                 context.job.dialect == Dialect::MegatronLM
-                                     ? "--microbatch-group-size-per-virtual-pipeline-stage"
-                                     : "microbatch_group_size_per_vp_stage",
-                                 m);
-  diag.fixes.push_back(set_value_fix(in.group, m));
-  out.push_back(std::move(diag));
+  report(out, std::move(diag),
+         help + fmt::format("{}or {} {}", help.empty() ? "" : ", ",
+                            context.job.dialect == Dialect::MegatronLM
+                                ? "--microbatch-group-size-per-virtual-pipeline-stage"
+                                : "microbatch_group_size_per_vp_stage",
+                            m),
+         {set_value_fix(in.group, m)});
 }
 
 }  // namespace

@@ -19,20 +19,18 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   if (!gbs.known() || !mbs.known() || !dp.known() || *gbs <= 0 || *mbs <= 0 || *dp <= 0) return;
   int64_t step = *mbs * *dp;
   if (*gbs >= step) return;
-  const Quantity& primary = most_specific({&gbs, &mbs});
-  Diagnostic diag = make_diagnostic(
-      kNoMicrobatches,
-      fmt::format("global_batch_size {} is smaller than micro_batch_size {} x data-parallel size {} = {}: "
-                  "decrease_batch_size_if_needed rounds it down to 0 microbatches",
-                  *gbs, *mbs, *dp, step),
-      span_for(primary));
-  add_notes(diag, {&gbs, &mbs}, &primary);
+  Diagnostic diag =
+      finding(kNoMicrobatches,
+              fmt::format("global_batch_size {} is smaller than micro_batch_size {} x data-parallel size {} = {}: "
+                          "decrease_batch_size_if_needed rounds it down to 0 microbatches",
+                          *gbs, *mbs, *dp, step),
+              {&gbs, &mbs});
   diag.notes.push_back(note_for(decrease));
   diag.notes.push_back(Note{fmt::format("data-parallel size {} = {}", *dp, dp.how), span_for(d.world_size)});
-  diag.help = fmt::format("use global_batch_size {} or a multiple of it{}", step,
-                          *mbs > 1 ? ", or a smaller micro_batch_size" : "");
-  diag.fixes.push_back(set_value_fix(gbs, step));
-  out.push_back(std::move(diag));
+  report(out, std::move(diag),
+         fmt::format("use global_batch_size {} or a multiple of it{}", step,
+                     *mbs > 1 ? ", or a smaller micro_batch_size" : ""),
+         {set_value_fix(gbs, step)});
 }
 
 }  // namespace

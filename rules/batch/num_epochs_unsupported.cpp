@@ -44,9 +44,8 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
                                                   *dataset),
                                       span_for(epochs.quantity));
     add_notes(diag, {&q}, &epochs.quantity);
-    diag.help = "give the training length as train_iters or train_samples for this dataset";
-    diag.fixes.push_back(set_null_fix(epochs.quantity));
-    out.push_back(std::move(diag));
+    report(out, std::move(diag), "give the training length as train_iters or train_samples for this dataset",
+           {set_null_fix(epochs.quantity)});
     return;
   }
   TextSetting loader = config_text(job, "dataset.dataloader_type");
@@ -56,14 +55,12 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   if (value == "batch") return;
   Quantity q = quantity_at(loader.path, std::nullopt, loader.where);
   q.display = value;
-  const Quantity& primary = most_specific({&epochs.quantity, &q});
-  Diagnostic diag = make_diagnostic(kNumEpochsUnsupported,
-                                    fmt::format("num_epochs works only with dataloader_type \"batch\", not {}",
-                                                loader.value ? "\"" + value + "\"" : value),
-                                    span_for(primary));
-  add_notes(diag, {&epochs.quantity, &q}, &primary);
-  diag.help = "set dataset.dataloader_type to batch, or give the training length as train_iters";
-  out.push_back(std::move(diag));
+  report(out,
+         finding(kNumEpochsUnsupported,
+                 fmt::format("num_epochs works only with dataloader_type \"batch\", not {}",
+                             loader.value ? "\"" + value + "\"" : value),
+                 {&epochs.quantity, &q}),
+         "set dataset.dataloader_type to batch, or give the training length as train_iters");
 }
 
 }  // namespace

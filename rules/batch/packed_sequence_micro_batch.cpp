@@ -17,12 +17,6 @@ bool is_energon(const Job& job) {
   return config_node(job, "dataset.packing_buffer_size") != nullptr;
 }
 
-Diagnostic make(const Quantity& primary, std::string message, std::initializer_list<const Quantity*> others) {
-  Diagnostic diag = make_diagnostic(kPackedSequenceMicroBatch, std::move(message), span_for(primary));
-  add_notes(diag, others, &primary);
-  return diag;
-}
-
 void check_offline(const RuleContext& context, std::vector<Diagnostic>& out) {
   const Job& job = context.job;
   const Derived& d = context.derived;
@@ -31,28 +25,28 @@ void check_offline(const RuleContext& context, std::vector<Diagnostic>& out) {
   if (!specs || !specs->is_map()) return;  // sequence-packing-conflict
   Quantity packed = config_int(job, "dataset.offline_packing_specs.packed_sequence_size");
   if (packed.known() && *packed <= 0) {
-    Diagnostic diag = make(packed, fmt::format("packed_sequence_size is {}; it must be positive", *packed), {});
-    diag.help = "set offline_packing_specs.packed_sequence_size to the packed length (e.g. the sequence length)";
-    out.push_back(std::move(diag));
+    Diagnostic diag = finding_at(kPackedSequenceMicroBatch,
+                                 fmt::format("packed_sequence_size is {}; it must be positive", *packed), packed, {});
+    report(out, std::move(diag),
+           "set offline_packing_specs.packed_sequence_size to the packed length (e.g. the sequence length)");
     return;
   }
   const Quantity& mbs = d.micro_batch_size;
   if (!mbs.known() || *mbs <= 1) return;
   Quantity offline = as_quantity(config_bool(job, "dataset.enable_offline_packing"));
-  Diagnostic diag = make(mbs,
-                         fmt::format("micro_batch_size is {} with offline sequence packing: Megatron Bridge needs 1 "
-                                     "(each micro batch is one packed sequence)",
-                                     *mbs),
-                         {&mbs, &offline});
+  Diagnostic diag =
+      finding_at(kPackedSequenceMicroBatch,
+                 fmt::format("micro_batch_size is {} with offline sequence packing: Megatron Bridge needs 1 "
+                             "(each micro batch is one packed sequence)",
+                             *mbs),
+                 mbs, {&mbs, &offline});
   std::string equivalent;
   if (d.global_batch_size.known() && packed.known()) {
     equivalent = fmt::format(" and global_batch_size {} with packed_sequence_size {} for the same tokens per step",
                              *d.global_batch_size / *mbs, *packed * *mbs);
     diag.notes.push_back(note_for(packed));
   }
-  diag.help = "use micro_batch_size 1" + equivalent;
-  diag.fixes.push_back(set_value_fix(mbs, 1));
-  out.push_back(std::move(diag));
+  report(out, std::move(diag), "use micro_batch_size 1" + equivalent, {set_value_fix(mbs, 1)});
 }
 
 void check_in_batch(const RuleContext& context, std::vector<Diagnostic>& out) {
@@ -60,14 +54,12 @@ void check_in_batch(const RuleContext& context, std::vector<Diagnostic>& out) {
   Setting in_batch = config_bool(context.job, "dataset.enable_in_batch_packing");
   if (!in_batch.value.value_or(false) || !mbs.known() || *mbs != 1) return;
   Quantity flag = as_quantity(in_batch);
-  const Quantity& primary = most_specific({&mbs, &flag});
-  Diagnostic diag = make(primary,
-                         "micro_batch_size is 1 with enable_in_batch_packing: in-batch packing concatenates the "
-                         "sequences of a micro batch, so it needs at least 2",
-                         {&mbs, &flag});
-  diag.help = "use micro_batch_size 2 or more, or offline packing with micro_batch_size 1";
-  diag.fixes.push_back(set_value_fix(mbs, 2));
-  out.push_back(std::move(diag));
+  report(out,
+         finding(kPackedSequenceMicroBatch,
+                 "micro_batch_size is 1 with enable_in_batch_packing: in-batch packing concatenates the "
+                 "sequences of a micro batch, so it needs at least 2",
+                 {&mbs, &flag}),
+         "use micro_batch_size 2 or more, or offline packing with micro_batch_size 1", {set_value_fix(mbs, 2)});
 }
 
 void check_energon(const RuleContext& context, std::vector<Diagnostic>& out) {
@@ -76,28 +68,25 @@ void check_energon(const RuleContext& context, std::vector<Diagnostic>& out) {
   if (!is_energon(job) || !mbs.known()) return;
   Quantity dataset_mbs = config_int(job, "dataset.micro_batch_size");
   if (dataset_mbs.known() && *dataset_mbs != *mbs) {
-    const Quantity& primary = most_specific({&dataset_mbs, &mbs});
-    Diagnostic diag = make(primary,
-                           fmt::format("dataset.micro_batch_size {} differs from train.micro_batch_size {}: Megatron "
-                                       "Bridge needs the Energon loader's micro batch to match",
-                                       *dataset_mbs, *mbs),
-                           {&dataset_mbs, &mbs});
-    diag.help = fmt::format("set dataset.micro_batch_size to {}", *mbs);
-    diag.fixes.push_back(set_value_fix(dataset_mbs, *mbs));
-    out.push_back(std::move(diag));
+    report(out,
+           finding(kPackedSequenceMicroBatch,
+                   fmt::format("dataset.micro_batch_size {} differs from train.micro_batch_size {}: Megatron "
+                               "Bridge needs the Energon loader's micro batch to match",
+                               *dataset_mbs, *mbs),
+                   {&dataset_mbs, &mbs}),
+           fmt::format("set dataset.micro_batch_size to {}", *mbs), {set_value_fix(dataset_mbs, *mbs)});
     return;
   }
   const ConfigValue* buffer = config_node(job, "dataset.packing_buffer_size");
   if (!buffer || buffer->is_null() || *mbs == 1) return;
   Quantity buffer_q = quantity_at("dataset.packing_buffer_size", as_int(buffer), buffer->where);
-  Diagnostic diag = make(mbs,
-                         fmt::format("micro_batch_size is {} with Energon sequence packing (packing_buffer_size "
-                                     "set): Megatron Bridge needs 1",
-                                     *mbs),
-                         {&mbs, &buffer_q});
-  diag.help = "use micro_batch_size 1 (and dataset.micro_batch_size 1)";
-  diag.fixes.push_back(set_value_fix(mbs, 1));
-  out.push_back(std::move(diag));
+  report(out,
+         finding_at(kPackedSequenceMicroBatch,
+                    fmt::format("micro_batch_size is {} with Energon sequence packing (packing_buffer_size "
+                                "set): Megatron Bridge needs 1",
+                                *mbs),
+                    mbs, {&mbs, &buffer_q}),
+         "use micro_batch_size 1 (and dataset.micro_batch_size 1)", {set_value_fix(mbs, 1)});
 }
 
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {

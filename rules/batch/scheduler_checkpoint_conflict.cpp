@@ -16,12 +16,11 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   Quantity a = as_quantity(override_setting);
   Quantity b = as_quantity(use_checkpoint);
   const Quantity& primary = most_specific({&a, &b});
-  Diagnostic diag = make_diagnostic(kSchedulerCheckpointConflict,
-                                    "override_opt_param_scheduler and use_checkpoint_opt_param_scheduler are both "
-                                    "true: the learning-rate schedule cannot come from both the config and the "
-                                    "checkpoint",
-                                    span_for(primary));
-  add_notes(diag, {&a, &b}, &primary);
+  Diagnostic diag = finding_at(kSchedulerCheckpointConflict,
+                               "override_opt_param_scheduler and use_checkpoint_opt_param_scheduler are both "
+                               "true: the learning-rate schedule cannot come from both the config and the "
+                               "checkpoint",
+                               primary, {&a, &b});
   diag.help = "keep override_opt_param_scheduler to apply the config's schedule on resume, or "
               "use_checkpoint_opt_param_scheduler to keep the checkpoint's";
   const Quantity& other = &primary == &a ? b : a;

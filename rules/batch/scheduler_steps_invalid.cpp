@@ -8,39 +8,30 @@ extern const RuleInfo kSchedulerStepsInvalid;
 
 namespace {
 
-Diagnostic make(const Quantity& primary, std::string message, std::string help,
-                std::initializer_list<const Quantity*> others) {
-  Diagnostic diag = make_diagnostic(kSchedulerStepsInvalid, std::move(message), span_for(primary));
-  add_notes(diag, others, &primary);
-  diag.help = std::move(help);
-  return diag;
-}
-
 // scheduler.max_steps: the length the schedules are laid out for when a
 // short test run (train_iters) is cut from a longer one.
 bool check_max_steps(const Job& job, std::vector<Diagnostic>& out) {
   Field max_steps = read_field(job, "scheduler.max_steps");
   if (!max_steps.set() || !max_steps.number) return false;
   if (*max_steps.number <= 0) {
-    Diagnostic diag = make(max_steps.quantity,
-                           fmt::format("scheduler.max_steps is {}; it must be positive", max_steps.quantity.display),
-                           "set max_steps to the length of the full run the schedule is laid out for, or to null",
-                           {});
-    diag.fixes.push_back(set_null_fix(max_steps.quantity));
-    out.push_back(std::move(diag));
+    report(out,
+           finding_at(kSchedulerStepsInvalid,
+                      fmt::format("scheduler.max_steps is {}; it must be positive", max_steps.quantity.display),
+                      max_steps.quantity, {}),
+           "set max_steps to the length of the full run the schedule is laid out for, or to null",
+           {set_null_fix(max_steps.quantity)});
     return true;
   }
   Field iters = read_field(job, "train.train_iters");
   if (training_unit(job) != TrainingUnit::Iterations || !iters.set() || !iters.number) return false;
   if (*max_steps.number >= *iters.number) return false;
-  const Quantity& primary = most_specific({&max_steps.quantity, &iters.quantity});
-  Diagnostic diag = make(primary,
-                         fmt::format("scheduler.max_steps {} is shorter than train_iters {}: Megatron Bridge rejects "
-                                     "a schedule that ends before the run",
-                                     max_steps.quantity.display, iters.quantity.display),
-                         "set max_steps to at least train_iters (it is the full run's length; train_iters may stop "
-                         "early)",
-                         {&max_steps.quantity, &iters.quantity});
+  Diagnostic diag =
+      finding(kSchedulerStepsInvalid,
+              fmt::format("scheduler.max_steps {} is shorter than train_iters {}: Megatron Bridge rejects "
+                          "a schedule that ends before the run",
+                          max_steps.quantity.display, iters.quantity.display),
+              {&max_steps.quantity, &iters.quantity});
+  diag.help = "set max_steps to at least train_iters (it is the full run's length; train_iters may stop early)";
   if (iters.quantity.value) diag.fixes.push_back(set_value_fix(max_steps.quantity, *iters.quantity.value));
   out.push_back(std::move(diag));
   return true;
@@ -71,9 +62,9 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
     if (&q != primary && span_for(q).valid()) diag.notes.push_back(note_for(q));
   }
   add_notes(diag, {}, primary);
-  diag.help = fmt::format("set {} to a positive count, or to null to decay over the whole run", source.name);
-  diag.fixes.push_back(set_null_fix(source));
-  out.push_back(std::move(diag));
+  report(out, std::move(diag),
+         fmt::format("set {} to a positive count, or to null to decay over the whole run", source.name),
+         {set_null_fix(source)});
 }
 
 }  // namespace

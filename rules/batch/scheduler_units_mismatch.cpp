@@ -28,17 +28,15 @@ bool given(const Field& f) {
   return count ? f.set_to_other_than(0) : f.set();
 }
 
-void report(const Field& offending, const Quantity* reason, std::string message, std::string help,
-            std::vector<Diagnostic>& out) {
-  Diagnostic diag = make_diagnostic(kSchedulerUnitsMismatch, std::move(message), span_for(offending.quantity));
-  add_notes(diag, {}, &offending.quantity);
+void mismatch(const Field& offending, const Quantity* reason, std::string message, std::string help,
+              std::vector<Diagnostic>& out) {
+  Diagnostic diag = finding_at(kSchedulerUnitsMismatch, std::move(message), offending.quantity, {});
   if (reason && (span_for(*reason).valid() || !reason->how.empty())) diag.notes.push_back(note_for(*reason));
-  diag.help = std::move(help);
-  diag.fixes.push_back(offending.quantity.name.find("warmup_") != std::string::npos &&
-                               offending.quantity.name != "lr_warmup_fraction"
-                           ? set_value_fix(offending.quantity, 0)
-                           : set_null_fix(offending.quantity));
-  out.push_back(std::move(diag));
+  report(
+      out, std::move(diag), std::move(help),
+      {offending.quantity.name.find("warmup_") != std::string::npos && offending.quantity.name != "lr_warmup_fraction"
+           ? set_value_fix(offending.quantity, 0)
+           : set_null_fix(offending.quantity)});
 }
 
 // Each field of the wrong unit, against the field that fixes the unit.
@@ -54,22 +52,22 @@ bool check_unit(const Schedule& s, const Field& iters, const Field& samples, boo
     if (!megatron_lm) wrong.push_back({&s.max_steps, "train_samples alone"});
     for (auto [field, instead] : wrong) {
       if (!given(*field)) continue;
-      report(*field, &samples.quantity,
-             fmt::format("{} is an iteration count but training is sample-based (train_samples is set): {} rejects "
-                         "it",
-                         field->quantity.name, program),
-             fmt::format("use {} instead", instead), out);
+      mismatch(*field, &samples.quantity,
+               fmt::format("{} is an iteration count but training is sample-based (train_samples is set): {} rejects "
+                           "it",
+                           field->quantity.name, program),
+               fmt::format("use {} instead", instead), out);
     }
   } else if (iteration_based) {
     for (auto [field, instead] : {std::pair{&s.decay_samples, "lr_decay_iters"},
                                   std::pair{&s.warmup_samples, "lr_warmup_iters"}}) {
       if (!given(*field)) continue;
       const Quantity& reason = megatron_lm ? iters.quantity : samples.quantity;
-      report(*field, &reason,
-             fmt::format("{} is a sample count but training is iteration-based (train_samples is not set): {} "
-                         "rejects it",
-                         field->quantity.name, program),
-             fmt::format("use {} instead", instead), out);
+      mismatch(*field, &reason,
+               fmt::format("{} is a sample count but training is iteration-based (train_samples is not set): {} "
+                           "rejects it",
+                           field->quantity.name, program),
+               fmt::format("use {} instead", instead), out);
     }
   }
   return out.size() > before;
@@ -90,12 +88,12 @@ void check_mixed(const Schedule& s, std::vector<Diagnostic>& out) {
   const Field& offending = &most_specific({&iteration->quantity, &sample->quantity}) == &sample->quantity ? *sample
                                                                                                           : *iteration;
   const Field& other = &offending == sample ? *iteration : *sample;
-  report(offending, &other.quantity,
-         fmt::format("{} and {} mix iteration-based and sample-based scheduler fields: Megatron Bridge rejects the "
-                     "scheduler config",
-                     iteration->quantity.name, sample->quantity.name),
-         "count the whole schedule in the training's unit: *_iters with train_iters, *_samples with train_samples",
-         out);
+  mismatch(offending, &other.quantity,
+           fmt::format("{} and {} mix iteration-based and sample-based scheduler fields: Megatron Bridge rejects the "
+                       "scheduler config",
+                       iteration->quantity.name, sample->quantity.name),
+           "count the whole schedule in the training's unit: *_iters with train_iters, *_samples with train_samples",
+           out);
 }
 
 void check_fraction(const Schedule& s, std::vector<Diagnostic>& out) {
@@ -109,10 +107,8 @@ void check_fraction(const Schedule& s, std::vector<Diagnostic>& out) {
         span_for(most_specific({&s.fraction.quantity, &count->quantity})));
     const Quantity& primary = most_specific({&s.fraction.quantity, &count->quantity});
     add_notes(diag, {&s.fraction.quantity, &count->quantity}, &primary);
-    diag.help = fmt::format("set {} to 0, or lr_warmup_fraction to null", count->quantity.name);
-    diag.fixes.push_back(set_value_fix(count->quantity, 0));
-    diag.fixes.push_back(set_null_fix(s.fraction.quantity));
-    out.push_back(std::move(diag));
+    report(out, std::move(diag), fmt::format("set {} to 0, or lr_warmup_fraction to null", count->quantity.name),
+           {set_value_fix(count->quantity, 0), set_null_fix(s.fraction.quantity)});
   }
 }
 

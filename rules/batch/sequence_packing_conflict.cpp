@@ -17,8 +17,8 @@ Quantity setting(const Job& job, std::string_view path) { return as_quantity(con
 bool on(const Quantity& q) { return q.known() && *q == 1; }
 bool off(const Quantity& q) { return q.known() && *q == 0; }
 
-void report(std::vector<Diagnostic>& out, std::string message, std::string help,
-            std::initializer_list<const Quantity*> involved) {
+void conflict(std::vector<Diagnostic>& out, std::string message, std::string help,
+              std::initializer_list<const Quantity*> involved) {
   const Quantity* primary = nullptr;
   for (const Quantity* q : involved) {
     if (!span_for(*q).valid()) continue;
@@ -27,8 +27,7 @@ void report(std::vector<Diagnostic>& out, std::string message, std::string help,
   Diagnostic diag = make_diagnostic(kSequencePackingConflict, std::move(message),
                                     primary ? span_for(*primary) : Span{});
   add_notes(diag, involved, primary);
-  diag.help = std::move(help);
-  out.push_back(std::move(diag));
+  report(out, std::move(diag), std::move(help));
 }
 
 // dataset.pad_to_max_length, or the same key in dataset.dataset_kwargs.
@@ -58,10 +57,11 @@ void check_offline(const Job& job, std::vector<Diagnostic>& out) {
   Quantity offline = setting(job, "dataset.enable_offline_packing");
   Quantity in_batch = setting(job, "dataset.enable_in_batch_packing");
   if (on(offline) && on(in_batch)) {
-    report(out, "enable_offline_packing and enable_in_batch_packing are both on: Megatron Bridge allows one packing "
-                "mode",
-           "keep offline packing (micro_batch_size 1) or in-batch packing (micro_batch_size >= 2)",
-           {&offline, &in_batch});
+    conflict(out,
+             "enable_offline_packing and enable_in_batch_packing are both on: Megatron Bridge allows one packing "
+             "mode",
+             "keep offline packing (micro_batch_size 1) or in-batch packing (micro_batch_size >= 2)",
+             {&offline, &in_batch});
     return;
   }
   const ConfigValue* specs_node = config_node(job, "dataset.offline_packing_specs");
@@ -69,24 +69,26 @@ void check_offline(const Job& job, std::vector<Diagnostic>& out) {
   Quantity specs = quantity_at("dataset.offline_packing_specs", std::nullopt, specs_node->where);
   specs.display = specs_node->is_null() ? "null" : "set";
   if (on(offline) && specs_node->is_null()) {
-    report(out, "enable_offline_packing is on but offline_packing_specs is null", "set "
-           "dataset.offline_packing_specs (packed_sequence_size, ...) or turn offline packing off",
-           {&offline, &specs});
+    conflict(out, "enable_offline_packing is on but offline_packing_specs is null",
+             "set "
+             "dataset.offline_packing_specs (packed_sequence_size, ...) or turn offline packing off",
+             {&offline, &specs});
     return;
   }
   if (!specs_node->is_map()) return;
   if (off(offline)) {
-    report(out, "offline_packing_specs is set but enable_offline_packing is off: Megatron Bridge refuses the pair",
-           "set enable_offline_packing to true, or offline_packing_specs to null", {&specs, &offline});
+    conflict(out, "offline_packing_specs is set but enable_offline_packing is off: Megatron Bridge refuses the pair",
+             "set enable_offline_packing to true, or offline_packing_specs to null", {&specs, &offline});
     return;
   }
   if (!on(offline)) return;
   Quantity pad_cu = setting(job, "dataset.offline_packing_specs.pad_cu_seqlens");
   Quantity pad_max = pad_to_max_length(job);
   if (on(pad_cu) && off(pad_max)) {
-    report(out, "offline_packing_specs.pad_cu_seqlens needs dataset pad_to_max_length", "set "
-           "dataset.pad_to_max_length (or dataset_kwargs.pad_to_max_length) to true",
-           {&pad_cu, &pad_max});
+    conflict(out, "offline_packing_specs.pad_cu_seqlens needs dataset pad_to_max_length",
+             "set "
+             "dataset.pad_to_max_length (or dataset_kwargs.pad_to_max_length) to true",
+             {&pad_cu, &pad_max});
     return;
   }
   TextSetting impl = config_text(job, "model.cuda_graph_impl");
@@ -100,10 +102,11 @@ void check_offline(const Job& job, std::vector<Diagnostic>& out) {
   bool te = *impl.value == "transformer_engine";
   if (!full && !te) return;
   if (off(pad_max)) {
-    report(out, fmt::format("offline packing with CUDA graphs (cuda_graph_impl {}) needs dataset pad_to_max_length: "
-                            "graphs need a fixed token width",
-                            *impl.value),
-           "set dataset.pad_to_max_length to true", {&impl_q, &pad_max});
+    conflict(out,
+             fmt::format("offline packing with CUDA graphs (cuda_graph_impl {}) needs dataset pad_to_max_length: "
+                         "graphs need a fixed token width",
+                         *impl.value),
+             "set dataset.pad_to_max_length to true", {&impl_q, &pad_max});
     return;
   }
   std::vector<std::string> captured;
@@ -115,8 +118,8 @@ void check_offline(const Job& job, std::vector<Diagnostic>& out) {
   bool modules_known = config_node(job, "model.cuda_graph_modules") || job.config_complete;
   bool attention = full || (te && modules_known && (captured.empty() || contains(captured, "attn")));
   if (attention && off(pad_cu)) {
-    report(out, "CUDA graphs that capture attention over packed sequences need offline_packing_specs.pad_cu_seqlens",
-           "set offline_packing_specs.pad_cu_seqlens to true", {&impl_q, &pad_cu});
+    conflict(out, "CUDA graphs that capture attention over packed sequences need offline_packing_specs.pad_cu_seqlens",
+             "set offline_packing_specs.pad_cu_seqlens to true", {&impl_q, &pad_cu});
   }
 }
 
@@ -133,16 +136,16 @@ void check_energon(const Job& job, const Derived& d, std::vector<Diagnostic>& ou
   const Quantity& pp = d.pipeline_parallel;
   const char* help = "turn Energon packing off (packing_buffer_size: null) or change the setting";
   if (off(per_token)) {
-    report(out, "Energon sequence packing needs calculate_per_token_loss", help, {&packing, &per_token});
+    conflict(out, "Energon sequence packing needs calculate_per_token_loss", help, {&packing, &per_token});
   } else if (on(average)) {
-    report(out, "Energon sequence packing needs ddp.average_in_collective off", help, {&packing, &average});
+    conflict(out, "Energon sequence packing needs ddp.average_in_collective off", help, {&packing, &average});
   } else if (mtp.known() && *mtp > 0) {
-    report(out, "Energon sequence packing does not support multi-token prediction (mtp_num_layers > 0)", help,
-           {&packing, &mtp});
+    conflict(out, "Energon sequence packing does not support multi-token prediction (mtp_num_layers > 0)", help,
+             {&packing, &mtp});
   } else if (impl.value && *impl.value != "none") {
-    report(out, "Energon sequence packing does not support CUDA graphs", help, {&packing, &impl_q});
-  } else if (pp.known() && *pp > 1) {
-    report(out, "Energon sequence packing does not support pipeline parallelism yet", help, {&packing, &pp});
+    conflict(out, "Energon sequence packing does not support CUDA graphs", help, {&packing, &impl_q});
+  } else if (splits(pp)) {
+    conflict(out, "Energon sequence packing does not support pipeline parallelism yet", help, {&packing, &pp});
   }
 }
 

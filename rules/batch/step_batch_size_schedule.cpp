@@ -99,8 +99,7 @@ std::string schedule_problem(const std::vector<Entry>& entries) {
 }
 
 Diagnostic make(const Quantity& schedule, std::string message, std::string help) {
-  Diagnostic diag = make_diagnostic(kStepBatchSizeSchedule, std::move(message), span_for(schedule));
-  add_notes(diag, {}, &schedule);
+  Diagnostic diag = finding_at(kStepBatchSizeSchedule, std::move(message), schedule, {});
   diag.help = std::move(help);
   return diag;
 }

@@ -65,9 +65,9 @@ void check_positive(const Field& field, std::vector<Diagnostic>& out) {
                                                 format_number(*field.number)),
                                     span_for(field.quantity));
   add_notes(diag, {}, &field.quantity);
-  diag.help = fmt::format("set {} to the number of {} to train", field.quantity.name,
-                          field.quantity.name == "train_samples" ? "samples" : "passes over the data");
-  out.push_back(std::move(diag));
+  report(out, std::move(diag),
+         fmt::format("set {} to the number of {} to train", field.quantity.name,
+                     field.quantity.name == "train_samples" ? "samples" : "passes over the data"));
 }
 
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {
@@ -94,8 +94,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
     for (const Field* f : {&modes.samples, &modes.epochs}) {
       if (span_for(f->quantity).valid()) diag.notes.push_back(note_for(f->quantity));
     }
-    diag.help = "set train.train_iters (or train_samples, or num_epochs for a finite SFT dataset)";
-    out.push_back(std::move(diag));
+    report(out, std::move(diag), "set train.train_iters (or train_samples, or num_epochs for a finite SFT dataset)");
     return;
   }
   check_positive(modes.samples, out);

@@ -9,14 +9,6 @@ extern const RuleInfo kWeightDecayScheduleInvalid;
 
 namespace {
 
-Diagnostic make(const Quantity& primary, std::string message, std::string help,
-                std::initializer_list<const Quantity*> others) {
-  Diagnostic diag = make_diagnostic(kWeightDecayScheduleInvalid, std::move(message), span_for(primary));
-  add_notes(diag, others, &primary);
-  diag.help = std::move(help);
-  return diag;
-}
-
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   const Job& job = context.job;
   if (job.dialect != Dialect::Bridge) return;
@@ -27,48 +19,49 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
     // Only a null that is written: a trimmed dump that leaves the field out
     // says nothing about it.
     if (!config_node(job, missing.quantity.path)) return;
-    Diagnostic diag = make(missing.quantity,
-                           fmt::format("{} is null: Megatron-Core's parameter scheduler compares it with {} and "
-                                       "fails at start-up",
-                                       missing.quantity.name, start.unset() ? "0" : "start_weight_decay"),
-                           "set start_weight_decay and end_weight_decay (equal for a constant weight decay, e.g. "
-                           "0.1 and 0.1)",
-                           {});
-    out.push_back(std::move(diag));
+    report(out,
+           finding_at(kWeightDecayScheduleInvalid,
+                      fmt::format("{} is null: Megatron-Core's parameter scheduler compares it with {} and "
+                                  "fails at start-up",
+                                  missing.quantity.name, start.unset() ? "0" : "start_weight_decay"),
+                      missing.quantity, {}),
+           "set start_weight_decay and end_weight_decay (equal for a constant weight decay, e.g. "
+           "0.1 and 0.1)");
     return;
   }
   if (!start.set() || !start.number) return;
   if (*start.number < 0) {
-    Diagnostic diag = make(start.quantity,
-                           fmt::format("start_weight_decay is {}; it must not be negative", start.quantity.display),
-                           "use a weight decay of 0 or more", {});
-    out.push_back(std::move(diag));
+    report(out,
+           finding_at(kWeightDecayScheduleInvalid,
+                      fmt::format("start_weight_decay is {}; it must not be negative", start.quantity.display),
+                      start.quantity, {}),
+           "use a weight decay of 0 or more");
     return;
   }
   if (!end.set() || !end.number) return;
   const Quantity& primary = most_specific({&start.quantity, &end.quantity});
   if (*end.number < *start.number) {
-    Diagnostic diag = make(primary,
-                           fmt::format("end_weight_decay {} is below start_weight_decay {}: Megatron Bridge asserts "
-                                       "the weight decay does not shrink",
-                                       end.quantity.display, start.quantity.display),
-                           "set end_weight_decay to at least start_weight_decay",
-                           {&start.quantity, &end.quantity});
-    out.push_back(std::move(diag));
+    report(out,
+           finding_at(kWeightDecayScheduleInvalid,
+                      fmt::format("end_weight_decay {} is below start_weight_decay {}: Megatron Bridge asserts "
+                                  "the weight decay does not shrink",
+                                  end.quantity.display, start.quantity.display),
+                      primary, {&start.quantity, &end.quantity}),
+           "set end_weight_decay to at least start_weight_decay");
     return;
   }
   TextSetting style = config_text(job, "scheduler.weight_decay_incr_style");
   if (style.value == "constant" && *end.number != *start.number) {
     Quantity style_q = quantity_at(style.path, std::nullopt, style.where);
     style_q.display = *style.value;
-    Diagnostic diag = make(primary,
-                           fmt::format("weight_decay_incr_style is constant but start_weight_decay {} and "
-                                       "end_weight_decay {} differ: Megatron-Core asserts they are equal at the "
-                                       "first step",
-                                       start.quantity.display, end.quantity.display),
-                           "make them equal, or use weight_decay_incr_style linear or cosine to move between them",
-                           {&start.quantity, &end.quantity, &style_q});
-    out.push_back(std::move(diag));
+    report(out,
+           finding_at(kWeightDecayScheduleInvalid,
+                      fmt::format("weight_decay_incr_style is constant but start_weight_decay {} and "
+                                  "end_weight_decay {} differ: Megatron-Core asserts they are equal at the "
+                                  "first step",
+                                  start.quantity.display, end.quantity.display),
+                      primary, {&start.quantity, &end.quantity, &style_q}),
+           "make them equal, or use weight_decay_incr_style linear or cosine to move between them");
   }
 }
 

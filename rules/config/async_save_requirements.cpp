@@ -13,30 +13,35 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   if (!is_bridge_job(job)) return;
   Resolved async = resolve(job, "checkpoint.async_save");
   if (!is_on(async)) return;
-  auto report = [&](std::string message, std::string help, const Resolved& other) {
-    Diagnostic diag = finding(kAsyncSaveRequirements, std::move(message), {&other, &async});
-    diag.help = std::move(help);
-    out.push_back(std::move(diag));
-  };
   Resolved save = resolve(job, "checkpoint.save");
   if (save.known() && save.value->is_null()) {
-    report("checkpoint.async_save without checkpoint.save: CheckpointConfig.finalize() asserts \"async_save is "
-           "enabled, but save is not set. Set save to a valid path.\"",
-           "set checkpoint.save, or turn async_save off", save);
+    report(out,
+           finding(kAsyncSaveRequirements,
+                   "checkpoint.async_save without checkpoint.save: CheckpointConfig.finalize() asserts \"async_save is "
+                   "enabled, but save is not set. Set save to a valid path.\"",
+                   {&save, &async}),
+           "set checkpoint.save, or turn async_save off");
   }
   Resolved worker = resolve(job, "checkpoint.use_persistent_ckpt_worker");
   if (is_off(worker)) {
-    report("checkpoint.async_save with use_persistent_ckpt_worker false: CheckpointConfig.finalize() asserts "
-           "\"async_save requires use_persistent_ckpt_worker=True.\"",
-           "set checkpoint.use_persistent_ckpt_worker to true", worker);
+    report(out,
+           finding(kAsyncSaveRequirements,
+                   "checkpoint.async_save with use_persistent_ckpt_worker false: CheckpointConfig.finalize() asserts "
+                   "\"async_save requires use_persistent_ckpt_worker=True.\"",
+                   {&worker, &async}),
+           "set checkpoint.use_persistent_ckpt_worker to true");
   }
   Resolved format = resolve(job, "checkpoint.ckpt_format");
   if (format.known() && format.value->kind == ValueKind::String && format.value->text != "torch_dist" &&
       format.value->text != "fsdp_dtensor") {
-    report(fmt::format("checkpoint.async_save with ckpt_format {}: Megatron Bridge asserts \"async_save is only "
-                       "supported with ckpt_format='torch_dist','fsdp_dtensor'\"",
-                       format.value->text),
-           "use ckpt_format torch_dist, or turn async_save off", format);
+    report(
+        out,
+        finding(kAsyncSaveRequirements,
+                fmt::format("checkpoint.async_save with ckpt_format {}: Megatron Bridge asserts \"async_save is only "
+                            "supported with ckpt_format='torch_dist','fsdp_dtensor'\"",
+                            format.value->text),
+                {&format, &async}),
+        "use ckpt_format torch_dist, or turn async_save off");
   }
 }
 

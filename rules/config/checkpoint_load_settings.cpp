@@ -7,37 +7,41 @@ extern const RuleInfo kCheckpointLoadSettings;
 
 namespace {
 
+// The pairs CheckpointConfig.finalize() refuses together.
+constexpr BothOn kMainParamsWithOptimizer = {
+    .first = "checkpoint.load_main_params_from_ckpt",
+    .second = "checkpoint.load_optim",
+    .message =
+        "load_main_params_from_ckpt with load_optim: CheckpointConfig.finalize() asserts "
+        "\"load_main_params_from_ckpt must be used with load_optim=False\"",
+    .help = "set checkpoint.load_optim to false (it defaults to true)",
+};
+constexpr BothOn kReshardableMemEfficient = {
+    .first = "checkpoint.distrib_optim_fully_reshardable_mem_efficient",
+    .second = "checkpoint.dist_ckpt_optim_fully_reshardable",
+    .message =
+        "dist_ckpt_optim_fully_reshardable with distrib_optim_fully_reshardable_mem_efficient: "
+        "CheckpointConfig.finalize() asserts \"distrib_optim_fully_reshardable_mem_efficient requires "
+        "use_gloo_process_groups\"",
+    .help = "turn distrib_optim_fully_reshardable_mem_efficient off",
+};
+
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   const Job& job = context.job;
   if (!is_bridge_job(job)) return;
-  auto report = [&](std::string message, std::string help, std::initializer_list<const Resolved*> values) {
-    Diagnostic diag = finding(kCheckpointLoadSettings, std::move(message), values);
-    diag.help = std::move(help);
-    out.push_back(std::move(diag));
-  };
-  Resolved main_params = resolve(job, "checkpoint.load_main_params_from_ckpt");
-  Resolved load_optim = resolve(job, "checkpoint.load_optim");
-  if (is_on(main_params) && is_on(load_optim)) {
-    report("load_main_params_from_ckpt with load_optim: CheckpointConfig.finalize() asserts "
-           "\"load_main_params_from_ckpt must be used with load_optim=False\"",
-           "set checkpoint.load_optim to false (it defaults to true)", {&main_params, &load_optim});
-  }
+  check_both_on(job, kCheckpointLoadSettings, kMainParamsWithOptimizer, out);
   Resolved step = resolve(job, "checkpoint.ckpt_step");
   Resolved load = resolve(job, "checkpoint.load");
   if (step.known() && !step.value->is_null() && load.known() && load.value->is_null()) {
-    report(fmt::format("checkpoint.ckpt_step {} without checkpoint.load: CheckpointConfig.finalize() raises "
-                       "\"ckpt_step={} specified but checkpoint.load is None\"",
-                       display(step), display(step)),
-           "set checkpoint.load to the base checkpoint directory", {&step, &load});
+    report(out,
+           finding(kCheckpointLoadSettings,
+                   fmt::format("checkpoint.ckpt_step {} without checkpoint.load: CheckpointConfig.finalize() raises "
+                               "\"ckpt_step={} specified but checkpoint.load is None\"",
+                               display(step), display(step)),
+                   {&step, &load}),
+           "set checkpoint.load to the base checkpoint directory");
   }
-  Resolved reshardable = resolve(job, "checkpoint.dist_ckpt_optim_fully_reshardable");
-  Resolved mem_efficient = resolve(job, "checkpoint.distrib_optim_fully_reshardable_mem_efficient");
-  if (is_on(reshardable) && is_on(mem_efficient)) {
-    report("dist_ckpt_optim_fully_reshardable with distrib_optim_fully_reshardable_mem_efficient: "
-           "CheckpointConfig.finalize() asserts \"distrib_optim_fully_reshardable_mem_efficient requires "
-           "use_gloo_process_groups\"",
-           "turn distrib_optim_fully_reshardable_mem_efficient off", {&mem_efficient, &reshardable});
-  }
+  check_both_on(job, kCheckpointLoadSettings, kReshardableMemEfficient, out);
 }
 
 }  // namespace

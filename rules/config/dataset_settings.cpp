@@ -26,36 +26,42 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   std::string cls = dataset_class(job);
   bool gpt = cls == "GPTDatasetConfig" || cls == "MockGPTDatasetConfig" || cls == "GPTFIMDatasetConfig";
   if (!gpt) return;
-  auto report = [&](std::string message, std::string help, std::initializer_list<const Resolved*> values) {
-    Diagnostic diag = finding(kDatasetSettings, std::move(message), values);
-    diag.help = std::move(help);
-    out.push_back(std::move(diag));
-  };
   for (std::string_view field : {"reset_position_ids", "reset_attention_mask", "eod_mask_loss"}) {
     Resolved r = resolve(job, fmt::format("dataset.{}", field));
     if (!r.known() || !r.value->is_null()) continue;
     if (!job.config_complete && !written_by_user(r.where())) continue;
-    report(fmt::format("dataset.{} is null: GPTDatasetConfig.finalize() asserts \"{} must be defined.\"", field,
-                       field),
-           fmt::format("set dataset.{} to true or false", field), {&r});
+    report(out,
+           finding(kDatasetSettings,
+                   fmt::format("dataset.{} is null: GPTDatasetConfig.finalize() asserts \"{} must be defined.\"", field,
+                               field),
+                   {&r}),
+           fmt::format("set dataset.{} to true or false", field));
   }
   if (job.config_complete) {
     Resolved seq = resolve(job, "dataset.seq_length");
     Resolved sequence = resolve(job, "dataset.sequence_length");
     if (seq.known() && seq.value->is_null() && (!sequence.known() || sequence.value->is_null())) {
-      report("dataset.seq_length is null: GPTDatasetConfig raises \"Either `seq_length` or `sequence_length` must be "
-             "provided.\"",
-             "set dataset.seq_length (equal to model.seq_length)", {&seq});
+      report(
+          out,
+          finding(
+              kDatasetSettings,
+              "dataset.seq_length is null: GPTDatasetConfig raises \"Either `seq_length` or `sequence_length` must be "
+              "provided.\"",
+              {&seq}),
+          "set dataset.seq_length (equal to model.seq_length)");
     }
   }
   if (cls != "MockGPTDatasetConfig") return;
   for (std::string_view field : {"blend", "blend_per_split"}) {
     Resolved r = resolve(job, fmt::format("dataset.{}", field));
     if (!is_on(r)) continue;
-    report(fmt::format("a mock dataset (MockGPTDatasetConfig) with dataset.{}: its finalize() raises \"got an "
-                       "unexpected keyword argument '{}'\"",
-                       field, field),
-           fmt::format("remove dataset.{}, or use GPTDatasetConfig to train on real data", field), {&r});
+    report(out,
+           finding(kDatasetSettings,
+                   fmt::format("a mock dataset (MockGPTDatasetConfig) with dataset.{}: its finalize() raises \"got an "
+                               "unexpected keyword argument '{}'\"",
+                               field, field),
+                   {&r}),
+           fmt::format("remove dataset.{}, or use GPTDatasetConfig to train on real data", field));
   }
 }
 

@@ -7,19 +7,18 @@ extern const RuleInfo kDecentralizedPgWithGloo;
 
 namespace {
 
+constexpr BothOn kPair = {
+    .first = "dist.use_decentralized_pg",
+    .second = "dist.use_gloo_process_groups",
+    .message =
+        "dist.use_decentralized_pg with Gloo process groups: Megatron Bridge asserts \"Gloo process groups are "
+        "not supported when use_decentralized_pg=True. Decentralized process groups only support NCCL "
+        "backend.\"",
+    .help = "set dist.use_gloo_process_groups to false (it defaults to true)",
+};
+
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {
-  const Job& job = context.job;
-  if (!is_bridge_job(job)) return;
-  Resolved decentralized = resolve(job, "dist.use_decentralized_pg");
-  Resolved gloo = resolve(job, "dist.use_gloo_process_groups");
-  if (!is_on(decentralized) || !is_on(gloo)) return;
-  Diagnostic diag = finding(kDecentralizedPgWithGloo,
-                            "dist.use_decentralized_pg with Gloo process groups: Megatron Bridge asserts \"Gloo "
-                            "process groups are not supported when use_decentralized_pg=True. Decentralized process "
-                            "groups only support NCCL backend.\"",
-                            {&decentralized, &gloo});
-  diag.help = "set dist.use_gloo_process_groups to false (it defaults to true)";
-  out.push_back(std::move(diag));
+  if (is_bridge_job(context.job)) check_both_on(context.job, kDecentralizedPgWithGloo, kPair, out);
 }
 
 }  // namespace

@@ -17,12 +17,12 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   if (!is_on(mode)) return;
   Resolved fusion = resolve(job, "model.cross_entropy_loss_fusion");
   if (is_on(fusion)) {
-    Diagnostic diag = finding(kDeterministicModeRequirements,
-                              "deterministic_mode with cross_entropy_loss_fusion: Megatron Bridge asserts \"Cross "
-                              "Entropy Fusion is currently not deterministic.\"",
-                              {&fusion, &mode});
-    diag.help = "set model.cross_entropy_loss_fusion to false";
-    out.push_back(std::move(diag));
+    report(out,
+           finding(kDeterministicModeRequirements,
+                   "deterministic_mode with cross_entropy_loss_fusion: Megatron Bridge asserts \"Cross "
+                   "Entropy Fusion is currently not deterministic.\"",
+                   {&fusion, &mode}),
+           "set model.cross_entropy_loss_fusion to false");
   }
   EnvLookup algo = lookup_launch_env(job, "NCCL_ALGO");
   if (algo.state == EnvState::Unknown || (algo.state == EnvState::Set && !algo.value)) return;
@@ -40,8 +40,8 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
       algo.state == EnvState::Set ? primary_span(algo.where) : span_for(mode));
   if (algo.state == EnvState::Set) diag.notes.push_back(note_for(mode));
   if (algo.from_config) diag.notes.push_back(note_for(algo, "NCCL_ALGO"));
-  diag.help = "export NCCL_ALGO=Ring (or add it to env_vars, as Megatron Bridge's deterministic recipes do)";
-  out.push_back(std::move(diag));
+  report(out, std::move(diag),
+         "export NCCL_ALGO=Ring (or add it to env_vars, as Megatron Bridge's deterministic recipes do)");
 }
 
 }  // namespace

@@ -28,9 +28,9 @@ void check_pair(const RuleContext& context, std::string_view field, std::string_
                                                                                   : "overlap_param_gather"),
       {&off, &on});
   if (undone) diag.severity = Severity::Warning;
-  diag.help = undone ? fmt::format("to turn it off, set both {} and {} to false", ddp.path, optimizer.path)
-                     : fmt::format("set {} to true as well", off.path);
-  out.push_back(std::move(diag));
+  report(out, std::move(diag),
+         undone ? fmt::format("to turn it off, set both {} and {} to false", ddp.path, optimizer.path)
+                : fmt::format("set {} to true as well", off.path));
 }
 
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {

@@ -34,8 +34,8 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
                             "ckpt_format fsdp_dtensor without Megatron-FSDP: Megatron Bridge asserts \"fsdp_dtensor "
                             "checkpoint format only supports Megatron FSDP\" when the job saves or loads",
                             {&format, uses, &fsdp});
-  diag.help = megatron_on ? "turn dist.use_torch_fsdp2 off" : "use ckpt_format torch_dist, or turn Megatron-FSDP on";
-  out.push_back(std::move(diag));
+  report(out, std::move(diag),
+         megatron_on ? "turn dist.use_torch_fsdp2 off" : "use ckpt_format torch_dist, or turn Megatron-FSDP on");
 }
 
 }  // namespace

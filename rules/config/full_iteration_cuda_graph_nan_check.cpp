@@ -39,8 +39,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
                     "a full-iteration CUDA graph with rerun_state_machine.check_for_nan_in_loss: Megatron Bridge "
                     "asserts \"check_for_nan_in_loss must be disabled when using full_iteration CUDA graph\"",
                     {&nan_check, &impl});
-  diag.help = "set rerun_state_machine.check_for_nan_in_loss to false (it defaults to true)";
-  out.push_back(std::move(diag));
+  report(out, std::move(diag), "set rerun_state_machine.check_for_nan_in_loss to false (it defaults to true)");
 }
 
 }  // namespace

@@ -16,22 +16,23 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   if (!is_bridge_job(job)) return;
   Resolved export_hf = resolve(job, "checkpoint.also_save_hf_checkpoint");
   if (!is_on(export_hf)) return;
-  auto report = [&](std::string message, std::string help, std::initializer_list<const Resolved*> values) {
-    Diagnostic diag = finding(kHfCheckpointExport, std::move(message), values);
-    diag.help = std::move(help);
-    out.push_back(std::move(diag));
-  };
   Resolved format = resolve(job, "checkpoint.ckpt_format");
   if (format.known() && format.value->kind == ValueKind::String && format.value->text == "fsdp_dtensor") {
-    report("also_save_hf_checkpoint with ckpt_format fsdp_dtensor: CheckpointConfig.finalize() raises "
-           "\"also_save_hf_checkpoint=True is not supported together with ckpt_format='fsdp_dtensor'\"",
-           "use ckpt_format torch_dist when exporting HF weights during training", {&format, &export_hf});
+    report(out,
+           finding(kHfCheckpointExport,
+                   "also_save_hf_checkpoint with ckpt_format fsdp_dtensor: CheckpointConfig.finalize() raises "
+                   "\"also_save_hf_checkpoint=True is not supported together with ckpt_format='fsdp_dtensor'\"",
+                   {&format, &export_hf}),
+           "use ckpt_format torch_dist when exporting HF weights during training");
   }
   Resolved local = resolve(job, "checkpoint.non_persistent_ckpt_type");
   if (local.known() && local.value->kind == ValueKind::String && local.value->text == "local") {
-    report("also_save_hf_checkpoint with local non-persistent checkpoints: CheckpointConfig.finalize() raises "
-           "\"also_save_hf_checkpoint=True is not compatible with local non-persistent checkpoints\"",
-           "use non_persistent_ckpt_type global, or disable non-persistent saving", {&local, &export_hf});
+    report(out,
+           finding(kHfCheckpointExport,
+                   "also_save_hf_checkpoint with local non-persistent checkpoints: CheckpointConfig.finalize() raises "
+                   "\"also_save_hf_checkpoint=True is not compatible with local non-persistent checkpoints\"",
+                   {&local, &export_hf}),
+           "use non_persistent_ckpt_type global, or disable non-persistent saving");
   }
   Resolved source = resolve(job, "checkpoint.hf_source_path");
   Resolved model_id = resolve(job, "model.hf_model_id");
@@ -39,10 +40,13 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   // A builder-backed model has no hf_model_id attribute (Bridge's getattr gives None).
   bool no_model_id = known_null(model_id) || (builder_backed_model(job) && !find_path(job.config, "model.hf_model_id"));
   if (known_null(source) && no_model_id && known_null(tokenizer)) {
-    report("also_save_hf_checkpoint without an HF source: Megatron Bridge raises \"also_save_hf_checkpoint=True "
-           "requires an HF source to template config/tokenizer files\"",
-           "set checkpoint.hf_source_path to the HF model id or directory the model came from",
-           {&export_hf, &source, &model_id, &tokenizer});
+    report(
+        out,
+        finding(kHfCheckpointExport,
+                "also_save_hf_checkpoint without an HF source: Megatron Bridge raises \"also_save_hf_checkpoint=True "
+                "requires an HF source to template config/tokenizer files\"",
+                {&export_hf, &source, &model_id, &tokenizer}),
+        "set checkpoint.hf_source_path to the HF model id or directory the model came from");
   }
 }
 

@@ -61,15 +61,16 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   std::string listed;
   for (const std::string& name : graph) listed += (listed.empty() ? "" : ", ") + name;
   const Resolved& where = !module_names->empty() ? modules : scope;
-  Diagnostic diag = finding(
-      kLocalCudaGraphScope,
-      fmt::format("cuda_graph_impl local{}: Megatron Bridge supports model.cuda_graph_impl=\"local\" only for "
-                  "full-iteration CUDA graphs",
-                  listed.empty() ? std::string(" without the full_iteration scope") : fmt::format(" with scopes {}", listed)),
-      {&impl, &where});
-  diag.help = listed.empty() ? "add the full_iteration scope, or use cuda_graph_impl transformer_engine"
-                             : "use cuda_graph_impl transformer_engine for per-layer scopes such as attn or mlp";
-  out.push_back(std::move(diag));
+  report(
+      out,
+      finding(kLocalCudaGraphScope,
+              fmt::format("cuda_graph_impl local{}: Megatron Bridge supports model.cuda_graph_impl=\"local\" only for "
+                          "full-iteration CUDA graphs",
+                          listed.empty() ? std::string(" without the full_iteration scope")
+                                         : fmt::format(" with scopes {}", listed)),
+              {&impl, &where}),
+      listed.empty() ? "add the full_iteration scope, or use cuda_graph_impl transformer_engine"
+                     : "use cuda_graph_impl transformer_engine for per-layer scopes such as attn or mlp");
 }
 
 }  // namespace

@@ -16,13 +16,13 @@ void check_pair(const RuleContext& context, std::string_view enabling, std::stri
   Resolved on = resolve(context.job, enabling);
   Resolved named = resolve(context.job, name);
   if (!is_on(on) || !empty_name(named)) return;
-  Diagnostic diag = finding(kLoggerRunNameMissing,
-                            fmt::format("{} is set but {} is empty: LoggerConfig.finalize() raises \"Set {} when "
-                                        "enabling {} logging.\"",
-                                        on.path, named.path, named.path, tool),
-                            {&on, &named});
-  diag.help = fmt::format("set {} (for example the experiment's run name)", named.path);
-  out.push_back(std::move(diag));
+  report(out,
+         finding(kLoggerRunNameMissing,
+                 fmt::format("{} is set but {} is empty: LoggerConfig.finalize() raises \"Set {} when "
+                             "enabling {} logging.\"",
+                             on.path, named.path, named.path, tool),
+                 {&on, &named}),
+         fmt::format("set {} (for example the experiment's run name)", named.path));
 }
 
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {

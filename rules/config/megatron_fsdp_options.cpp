@@ -30,33 +30,38 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   if (!is_bridge_job(job)) return;
   auto fsdp = megatron_fsdp(job);
   if (!fsdp || v2_path(job)) return;
-  auto report = [&](std::string message, std::string help, const Resolved& a, const Resolved* b = nullptr) {
-    Diagnostic diag = b ? finding(kMegatronFsdpOptions, std::move(message), {&a, b, &*fsdp})
-                        : finding(kMegatronFsdpOptions, std::move(message), {&a, &*fsdp});
-    diag.help = std::move(help);
-    out.push_back(std::move(diag));
-  };
   Resolved manual = resolve(job, "ddp.fsdp_manual_registration");
   Resolved nccl_ub = resolve(job, "ddp.nccl_ub");
   if (is_on(manual) && is_off(nccl_ub)) {
-    report("ddp.fsdp_manual_registration without ddp.nccl_ub: Megatron Bridge's Megatron-FSDP set-up asserts "
-           "\"DDP.fsdp_manual_registration requires DDP.nccl_ub!\"",
-           "set ddp.nccl_ub to true, or fsdp_manual_registration to false", manual, &nccl_ub);
+    report(out,
+           finding(kMegatronFsdpOptions,
+                   "ddp.fsdp_manual_registration without ddp.nccl_ub: Megatron Bridge's Megatron-FSDP set-up asserts "
+                   "\"DDP.fsdp_manual_registration requires DDP.nccl_ub!\"",
+                   {&manual, &nccl_ub, &*fsdp}),
+           "set ddp.nccl_ub to true, or fsdp_manual_registration to false");
   }
   Resolved mapping = resolve(job, "dist.use_tp_pp_dp_mapping");
   if (is_on(mapping)) {
-    report("dist.use_tp_pp_dp_mapping with Megatron-FSDP: Megatron Bridge asserts \"use_tp_pp_dp_mapping is not "
-           "supported with Megatron FSDP\"",
-           "set dist.use_tp_pp_dp_mapping to false", mapping);
+    report(
+        out,
+        finding(kMegatronFsdpOptions,
+                "dist.use_tp_pp_dp_mapping with Megatron-FSDP: Megatron Bridge asserts \"use_tp_pp_dp_mapping is not "
+                "supported with Megatron FSDP\"",
+                {&mapping, &*fsdp}),
+        "set dist.use_tp_pp_dp_mapping to false");
   }
   Resolved strategy = resolve(job, "ddp.data_parallel_sharding_strategy");
   Resolved hash = resolve(job, "train.check_weight_hash_across_dp_replicas_interval");
   if (strategy.known() && strategy.value->kind == ValueKind::String && strategy.value->text == "optim_grads_params" &&
       hash.known() && !hash.value->is_null()) {
-    report("train.check_weight_hash_across_dp_replicas_interval with Megatron-FSDP's optim_grads_params sharding: "
-           "Megatron Bridge asserts it \"is not supported with the Megatron-FSDP optim_grads_params sharding "
-           "strategy\"",
-           "set train.check_weight_hash_across_dp_replicas_interval to null", hash, &strategy);
+    report(
+        out,
+        finding(kMegatronFsdpOptions,
+                "train.check_weight_hash_across_dp_replicas_interval with Megatron-FSDP's optim_grads_params sharding: "
+                "Megatron Bridge asserts it \"is not supported with the Megatron-FSDP optim_grads_params sharding "
+                "strategy\"",
+                {&hash, &strategy, &*fsdp}),
+        "set train.check_weight_hash_across_dp_replicas_interval to null");
   }
 }
 

@@ -72,8 +72,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
                                                 list),
                                     span_for(version));
   for (const Violation& v : found) diag.notes.push_back(note_for(v.value));
-  diag.help = "set ddp.megatron_fsdp_version to 1, or drop what v2 does not support";
-  out.push_back(std::move(diag));
+  report(out, std::move(diag), "set ddp.megatron_fsdp_version to 1, or drop what v2 does not support");
 }
 
 }  // namespace

@@ -7,18 +7,17 @@ extern const RuleInfo kMegatronFsdpWithTorchFsdp2;
 
 namespace {
 
+constexpr BothOn kPair = {
+    .first = "dist.use_torch_fsdp2",
+    .second = "dist.use_megatron_fsdp",
+    .message =
+        "dist.use_megatron_fsdp and dist.use_torch_fsdp2 are both true: Megatron Bridge raises "
+        "\"use_megatron_fsdp and use_torch_fsdp2 are mutually exclusive.\"",
+    .help = "keep one of them (NVIDIA's FSDP notes recommend Megatron-FSDP)",
+};
+
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {
-  const Job& job = context.job;
-  if (!is_bridge_job(job)) return;
-  Resolved megatron = resolve(job, "dist.use_megatron_fsdp");
-  Resolved torch = resolve(job, "dist.use_torch_fsdp2");
-  if (!is_on(megatron) || !is_on(torch)) return;
-  Diagnostic diag = finding(kMegatronFsdpWithTorchFsdp2,
-                            "dist.use_megatron_fsdp and dist.use_torch_fsdp2 are both true: Megatron Bridge raises "
-                            "\"use_megatron_fsdp and use_torch_fsdp2 are mutually exclusive.\"",
-                            {&torch, &megatron});
-  diag.help = "keep one of them (NVIDIA's FSDP notes recommend Megatron-FSDP)";
-  out.push_back(std::move(diag));
+  if (is_bridge_job(context.job)) check_both_on(context.job, kMegatronFsdpWithTorchFsdp2, kPair, out);
 }
 
 }  // namespace

@@ -15,12 +15,12 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   if (!is_on(restore)) return;
   Resolved fusion = resolve(job, "model.gradient_accumulation_fusion");
   if (!is_on(fusion)) return;
-  Diagnostic diag = finding(kModeloptGradientAccumulationFusion,
-                            "model.restore_modelopt_state with gradient_accumulation_fusion: Megatron Bridge asserts "
-                            "\"Gradient accumulation fusion is not supported with ModelOpt/Quantized models\"",
-                            {&fusion, &restore});
-  diag.help = "set model.gradient_accumulation_fusion to false";
-  out.push_back(std::move(diag));
+  report(out,
+         finding(kModeloptGradientAccumulationFusion,
+                 "model.restore_modelopt_state with gradient_accumulation_fusion: Megatron Bridge asserts "
+                 "\"Gradient accumulation fusion is not supported with ModelOpt/Quantized models\"",
+                 {&fusion, &restore}),
+         "set model.gradient_accumulation_fusion to false");
 }
 
 }  // namespace

@@ -44,13 +44,13 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   if (switch_value(job, "ddp.use_megatron_fsdp") != false || switch_value(job, "dist.use_megatron_fsdp") != false) {
     return;
   }
-  Diagnostic diag = finding(kMxfp8ParamGatherBufferReuse,
-                            "fp8_param_gather with fp8_recipe mxfp8 needs reuse_grad_buf_for_mxfp8_param_ag: Megatron "
-                            "Bridge asserts \"When fp8_param_gather=True and fp8_recipe='mxfp8', "
-                            "reuse_grad_buf_for_mxfp8_param_ag must be set to True\"",
-                            {&reuse, &gather, &recipe});
-  diag.help = "set mixed_precision.reuse_grad_buf_for_mxfp8_param_ag to true (the bf16_with_mxfp8_mixed preset does)";
-  out.push_back(std::move(diag));
+  report(out,
+         finding(kMxfp8ParamGatherBufferReuse,
+                 "fp8_param_gather with fp8_recipe mxfp8 needs reuse_grad_buf_for_mxfp8_param_ag: Megatron "
+                 "Bridge asserts \"When fp8_param_gather=True and fp8_recipe='mxfp8', "
+                 "reuse_grad_buf_for_mxfp8_param_ag must be set to True\"",
+                 {&reuse, &gather, &recipe}),
+         "set mixed_precision.reuse_grad_buf_for_mxfp8_param_ag to true (the bf16_with_mxfp8_mixed preset does)");
 }
 
 }  // namespace

@@ -47,8 +47,8 @@ std::string recipe_value(const Job& job, const OptionalSection& section) {
   return "";
 }
 
-void report(const RuleContext& context, const MapEntry& entry, std::string help, std::string why,
-            std::vector<Diagnostic>& out) {
+void missing_target(const RuleContext& context, const MapEntry& entry, std::string help, std::string why,
+                    std::vector<Diagnostic>& out) {
   Span where = entry.value.where.statement.valid() ? entry.value.where.statement
                : entry.value.where.key.valid()     ? entry.value.where.key
                                                    : first_span(entry.value);
@@ -62,8 +62,7 @@ void report(const RuleContext& context, const MapEntry& entry, std::string help,
     diag.notes.push_back(Note{fmt::format("recipe {} leaves {} unset (None)", context.job.recipe->name, entry.key),
                               primary_span(context.job.recipe_where)});
   }
-  diag.help = std::move(help);
-  out.push_back(std::move(diag));
+  report(out, std::move(diag), std::move(help));
 }
 
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {
@@ -75,12 +74,12 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
     if (const OptionalSection* section = optional_section(entry.key)) {
       std::string help = fmt::format("add `_target_: {}` to the {} mapping", section->target, entry.key);
       if (job.config_complete) {
-        report(context, entry, std::move(help), "a dump is instantiated from _target_ keys", out);
+        missing_target(context, entry, std::move(help), "a dump is instantiated from _target_ keys", out);
       } else if (recipe_value(job, *section) == "null") {
         std::string why = section->recipes_set_it
                               ? fmt::format("{} is None in recipe {}", entry.key, job.recipe->name)
                               : fmt::format("{} is None in every recipe", entry.key);
-        report(context, entry, std::move(help), std::move(why), out);
+        missing_target(context, entry, std::move(help), std::move(why), out);
       }
       continue;
     }
@@ -88,8 +87,9 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
     // instantiates what names a class); env_vars is a plain dict.
     const SchemaField* field = find_schema_field("", entry.key);
     if (!job.config_complete || !field || is_free_form_field(*field) || entry.key == "env_vars") continue;
-    report(context, entry, fmt::format("add `_target_:` naming the {} class to the {} mapping", field->type, entry.key),
-           "a dump is instantiated from _target_ keys", out);
+    missing_target(context, entry,
+                   fmt::format("add `_target_:` naming the {} class to the {} mapping", field->type, entry.key),
+                   "a dump is instantiated from _target_ keys", out);
   }
 }
 

@@ -30,39 +30,45 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   Resolved opt_bf16 = effective(job, "optimizer", "bf16");
   Resolved opt_fp16 = effective(job, "optimizer", "fp16");
   if (is_on(opt_bf16) && is_on(opt_fp16)) {
-    Diagnostic diag = finding(kOptimizerPrecisionMismatch,
-                              "optimizer.bf16 and optimizer.fp16 are both true: Megatron Bridge asserts \"Optimizer "
-                              "config cannot have both bf16=True and fp16=True\"",
-                              {&opt_bf16, &opt_fp16});
-    diag.help = "keep one of them (bf16 for bf16 training)";
-    out.push_back(std::move(diag));
+    report(out,
+           finding(kOptimizerPrecisionMismatch,
+                   "optimizer.bf16 and optimizer.fp16 are both true: Megatron Bridge asserts \"Optimizer "
+                   "config cannot have both bf16=True and fp16=True\"",
+                   {&opt_bf16, &opt_fp16}),
+           "keep one of them (bf16 for bf16 training)");
     return;
   }
   Resolved aware = resolve(job, "optimizer.use_precision_aware_optimizer");
   if (!is_on(aware)) return;
   Resolved model_bf16 = effective(job, "model", "bf16");
   Resolved model_fp16 = effective(job, "model", "fp16");
-  auto fail = [&](std::string message, std::string help, std::initializer_list<const Resolved*> values) {
-    Diagnostic diag = finding(kOptimizerPrecisionMismatch, std::move(message), values);
-    diag.help = std::move(help);
-    out.push_back(std::move(diag));
-  };
   if (is_on(model_bf16) && is_off(opt_bf16)) {
-    fail("model.bf16 is true but optimizer.bf16 is false with use_precision_aware_optimizer: Megatron Bridge asserts "
-         "\"optimizer.bf16=True must be set when model.bf16=True and use_precision_aware_optimizer=True.\"",
-         "set optimizer.bf16 to true", {&opt_bf16, &model_bf16, &aware});
+    report(out,
+           finding(kOptimizerPrecisionMismatch,
+                   "model.bf16 is true but optimizer.bf16 is false with use_precision_aware_optimizer: Megatron Bridge "
+                   "asserts "
+                   "\"optimizer.bf16=True must be set when model.bf16=True and use_precision_aware_optimizer=True.\"",
+                   {&opt_bf16, &model_bf16, &aware}),
+           "set optimizer.bf16 to true");
   } else if (is_on(model_fp16) && is_off(opt_fp16)) {
-    fail("model.fp16 is true but optimizer.fp16 is false with use_precision_aware_optimizer: Megatron Bridge asserts "
-         "\"optimizer.fp16=True must be set when model.fp16=True and use_precision_aware_optimizer=True.\"",
-         "set optimizer.fp16 to true", {&opt_fp16, &model_fp16, &aware});
+    report(out,
+           finding(kOptimizerPrecisionMismatch,
+                   "model.fp16 is true but optimizer.fp16 is false with use_precision_aware_optimizer: Megatron Bridge "
+                   "asserts "
+                   "\"optimizer.fp16=True must be set when model.fp16=True and use_precision_aware_optimizer=True.\"",
+                   {&opt_fp16, &model_fp16, &aware}),
+           "set optimizer.fp16 to true");
   } else if (is_off(model_bf16) && is_off(model_fp16) && (is_on(opt_bf16) || is_on(opt_fp16))) {
     const Resolved& on = is_on(opt_bf16) ? opt_bf16 : opt_fp16;
-    fail(fmt::format("the model trains in fp32 but {} is true with use_precision_aware_optimizer: Megatron Bridge "
-                     "asserts \"optimizer.bf16 and optimizer.fp16 must both be False when model is using fp32 "
-                     "precision\"",
-                     on.path),
-         fmt::format("set {} to false, or train the model in that precision", on.path),
-         {&on, &model_bf16, &model_fp16, &aware});
+    report(out,
+           finding(kOptimizerPrecisionMismatch,
+                   fmt::format(
+                       "the model trains in fp32 but {} is true with use_precision_aware_optimizer: Megatron Bridge "
+                       "asserts \"optimizer.bf16 and optimizer.fp16 must both be False when model is using fp32 "
+                       "precision\"",
+                       on.path),
+                   {&on, &model_bf16, &model_fp16, &aware}),
+           fmt::format("set {} to false, or train the model in that precision", on.path));
   }
 }
 

@@ -28,8 +28,8 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
                             "\"PEFT requires a pretrained checkpoint path\"",
                             {&checkpoint, &section});
   if (!diag.where.valid()) diag.where = first_span(*peft);
-  diag.help = "set checkpoint.pretrained_checkpoint to the converted Megatron checkpoint of the base model";
-  out.push_back(std::move(diag));
+  report(out, std::move(diag),
+         "set checkpoint.pretrained_checkpoint to the converted Megatron checkpoint of the base model");
 }
 
 }  // namespace

@@ -127,9 +127,9 @@ void visit(const RuleContext& context, const ConfigValue& value, std::string& pa
                                                 effect.what),
                                     primary_span(value.where));
   diag.severity = effect.fatal ? Severity::Error : Severity::Warning;
-  diag.help = value.text == "???" ? fmt::format("set {} to a real value, or remove the key to keep the recipe's", key)
-                                  : fmt::format("replace the placeholder in {} with a real value", key);
-  out.push_back(std::move(diag));
+  report(out, std::move(diag),
+         value.text == "???" ? fmt::format("set {} to a real value, or remove the key to keep the recipe's", key)
+                             : fmt::format("replace the placeholder in {} with a real value", key));
 }
 
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {

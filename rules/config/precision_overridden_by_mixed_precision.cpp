@@ -70,8 +70,8 @@ void check_field(const RuleContext& context, std::string_view section, std::stri
   } else {
     diag.notes.push_back(Note{fmt::format("{} is set here", source), mixed_span});
   }
-  diag.help = fmt::format("set mixed_precision.{} instead (or choose a mixed_precision preset that has it)", field);
-  out.push_back(std::move(diag));
+  report(out, std::move(diag),
+         fmt::format("set mixed_precision.{} instead (or choose a mixed_precision preset that has it)", field));
 }
 
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {

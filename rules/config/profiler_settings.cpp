@@ -8,23 +8,21 @@ extern const RuleInfo kProfilerSettings;
 
 namespace {
 
+constexpr BothOn kBothProfilers = {
+    .first = "profiling.use_pytorch_profiler",
+    .second = "profiling.use_nsys_profiler",
+    .message =
+        "profiling.use_pytorch_profiler and use_nsys_profiler are both on: ProfilingConfig.finalize() asserts "
+        "\"Exactly one of pytorch or nsys profiler should be enabled, not both\"",
+    .help = "keep one profiler",
+};
+
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   const Job& job = context.job;
   if (!is_bridge_job(job)) return;
   const ConfigValue* section = find_path(job.config, "profiling");
   if (section && section->is_null()) return;  // profiling: null skips finalize()
-  auto report = [&](std::string message, std::string help, std::initializer_list<const Resolved*> values) {
-    Diagnostic diag = finding(kProfilerSettings, std::move(message), values);
-    diag.help = std::move(help);
-    out.push_back(std::move(diag));
-  };
-  Resolved torch = resolve(job, "profiling.use_pytorch_profiler");
-  Resolved nsys = resolve(job, "profiling.use_nsys_profiler");
-  if (is_on(torch) && is_on(nsys)) {
-    report("profiling.use_pytorch_profiler and use_nsys_profiler are both on: ProfilingConfig.finalize() asserts "
-           "\"Exactly one of pytorch or nsys profiler should be enabled, not both\"",
-           "keep one profiler", {&torch, &nsys});
-  }
+  check_both_on(job, kProfilerSettings, kBothProfilers, out);
   Resolved start = resolve(job, "profiling.profile_step_start");
   Resolved end = resolve(job, "profiling.profile_step_end");
   // Plain integers: GCC 12 misreads optionals here (-Wmaybe-uninitialized).
@@ -35,24 +33,35 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   const int64_t* a = has_a ? &a_value : nullptr;
   const int64_t* b = has_b ? &b_value : nullptr;
   if (a && *a < 0) {
-    report(fmt::format("profiling.profile_step_start is {}: ProfilingConfig.finalize() asserts \"profile_step_start "
+    report(out,
+           finding(kProfilerSettings,
+                   fmt::format(
+                       "profiling.profile_step_start is {}: ProfilingConfig.finalize() asserts \"profile_step_start "
                        "must be >= 0\"",
                        *a),
-           "use a step number of 0 or more", {&start});
+                   {&start}),
+           "use a step number of 0 or more");
   }
   if (b && *b < 0) {
-    report(fmt::format("profiling.profile_step_end is {}: ProfilingConfig.finalize() asserts \"profile_step_end must "
+    report(out,
+           finding(kProfilerSettings,
+                   fmt::format(
+                       "profiling.profile_step_end is {}: ProfilingConfig.finalize() asserts \"profile_step_end must "
                        "be >= 0\"",
                        *b),
-           "use a step number of 0 or more", {&end});
+                   {&end}),
+           "use a step number of 0 or more");
   }
   if (a && b && *a >= 0 && *b >= 0 && *b < *a) {
-    report(fmt::format("profiling.profile_step_end {} is before profile_step_start {}: ProfilingConfig.finalize() "
-                       "asserts \"profile_step_end ({}) must be >= profile_step_start ({})\"",
-                       *b, *a, *b, *a),
-           fmt::format("set profile_step_end to {} or later{}", *a,
-                       end.defaulted ? " (its default is 12, even when no profiler is on)" : ""),
-           {&start, &end});
+    report(
+        out,
+        finding(kProfilerSettings,
+                fmt::format("profiling.profile_step_end {} is before profile_step_start {}: ProfilingConfig.finalize() "
+                            "asserts \"profile_step_end ({}) must be >= profile_step_start ({})\"",
+                            *b, *a, *b, *a),
+                {&start, &end}),
+        fmt::format("set profile_step_end to {} or later{}", *a,
+                    end.defaulted ? " (its default is 12, even when no profiler is on)" : ""));
   }
 }
 

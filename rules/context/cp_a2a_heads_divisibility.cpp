@@ -23,7 +23,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   const Job& job = context.job;
   const Derived& d = context.derived;
   const Quantity& cp = d.context_parallel;
-  if (!cp.known() || *cp <= 1) return;
+  if (!splits(cp)) return;
   CpCommType comm = read_cp_comm_type(job);
   if (!comm.known || comm.not_text) return;
   bool a2a = false;

@@ -38,16 +38,15 @@ void report_length(const RuleContext& context, const CpCommType& cp, std::vector
 
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   const Quantity& cps = context.derived.context_parallel;
-  if (!cps.known() || *cps <= 1) return;  // only read with context parallelism
+  if (!splits(cps)) return;  // only read with context parallelism
   CpCommType cp = read_cp_comm_type(context.job);
   if (!cp.known || cp.null) return;
   if (cp.not_text) {
-    Diagnostic diag = make_diagnostic(
-        kCpCommTypeInvalid,
-        fmt::format("cp_comm_type {} is neither a string nor a list of strings", cp.display),
-        primary_span(cp.where));
-    diag.help = "use p2p, a2a, allgather or a2a+p2p, or a list with one of them per layer";
-    out.push_back(std::move(diag));
+    report(out,
+           make_diagnostic(kCpCommTypeInvalid,
+                           fmt::format("cp_comm_type {} is neither a string nor a list of strings", cp.display),
+                           primary_span(cp.where)),
+           "use p2p, a2a, allgather or a2a+p2p, or a list with one of them per layer");
     return;
   }
   for (size_t i = 0; i < cp.types.size(); ++i) {
@@ -60,8 +59,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
                     cp.types[i]),
         where.valid() ? where : primary_span(cp.where));
     add_notes(diag, {&cps}, nullptr);
-    diag.help = "use p2p (the default), a2a, allgather or a2a+p2p";
-    out.push_back(std::move(diag));
+    report(out, std::move(diag), "use p2p (the default), a2a, allgather or a2a+p2p");
     return;
   }
   if (cp.is_list) report_length(context, cp, out);

@@ -32,7 +32,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   // run_recipe.py (and train.sh) set both for fine-tuning with CP > 1.
   if (job.entry == EntryPoint::RunRecipe || job.entry == EntryPoint::TrainSh) return;
   const Quantity& cp = context.derived.context_parallel;
-  if (!cp.known() || *cp <= 1) return;
+  if (!splits(cp)) return;
   auto dataset = finetuning_dataset(job);
   if (!dataset) return;
   Setting per_token = config_bool(job, "model.calculate_per_token_loss");

@@ -12,7 +12,7 @@ namespace {
 int64_t sequence_step(const Derived& d) {
   int64_t cp = *d.context_parallel;
   int64_t step = 2 * cp;
-  bool sp = d.sequence_parallel.value.value_or(false) && d.tensor_parallel.known() && *d.tensor_parallel > 1;
+  bool sp = d.sequence_parallel.value.value_or(false) && splits(d.tensor_parallel);
   if (sp) step = lcm64(step, cp * *d.tensor_parallel);
   return step;
 }
@@ -29,20 +29,15 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   const Derived& d = context.derived;
   const Quantity& cp = d.context_parallel;
   const Quantity& seq = d.seq_length;
-  if (!cp.known() || !seq.known() || *cp <= 1 || *seq <= 0) return;
-  if (*seq % (2 * *cp) == 0) return;
-  const Quantity& primary = most_specific({&seq, &cp});
-  Diagnostic diag = make_diagnostic(
+  if (!splits_unevenly(seq, cp, 2)) return;
+  Diagnostic diag = finding(
       kCpSeqLengthDivisibility,
-      fmt::format("sequence length {} is not divisible by 2*context_parallel_size = {}", *seq, 2 * *cp),
-      span_for(primary));
-  add_notes(diag, {&seq, &cp}, &primary);
+      fmt::format("sequence length {} is not divisible by 2*context_parallel_size = {}", *seq, 2 * *cp), {&seq, &cp});
   int64_t valid_seq = nearest_multiple(*seq, sequence_step(d));
   int64_t valid_cp = smaller_context_parallel(*seq, *cp);
-  diag.help = fmt::format("use seq_length {} (nearest valid), or context_parallel_size {}", valid_seq, valid_cp);
-  diag.fixes.push_back(set_value_fix(seq, valid_seq));
-  diag.fixes.push_back(set_value_fix(cp, valid_cp));
-  out.push_back(std::move(diag));
+  report(out, std::move(diag),
+         fmt::format("use seq_length {} (nearest valid), or context_parallel_size {}", valid_seq, valid_cp),
+         {set_value_fix(seq, valid_seq), set_value_fix(cp, valid_cp)});
 }
 
 }  // namespace

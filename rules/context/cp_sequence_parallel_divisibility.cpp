@@ -19,20 +19,16 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   if (*seq % *cp != 0) return;  // the split along CP is already broken: cp-seq-length-divisibility
   int64_t per_rank = *seq / *cp;
   if (per_rank % *tp == 0) return;
-  const Quantity& primary = most_specific({&seq, &tp, &cp});
   std::string split = *cp > 1 ? fmt::format("{} / context_parallel_size {} = {} tokens per rank", *seq, *cp, per_rank)
                              : fmt::format("sequence length {}", *seq);
-  Diagnostic diag = make_diagnostic(
+  Diagnostic diag = finding(
       kCpSequenceParallelDivisibility,
       fmt::format("with sequence parallelism, {} is not divisible by tensor_model_parallel_size {}", split, *tp),
-      span_for(primary));
-  add_notes(diag, {&seq, &tp, &cp}, &primary);
+      {&seq, &tp, &cp});
   diag.notes.push_back(note_for(sp));
   int64_t step = lcm64(*cp > 1 ? 2 * *cp : 1, *cp * *tp);
   int64_t valid = nearest_multiple(*seq, step);
-  diag.help = fmt::format("use seq_length {} (nearest valid)", valid);
-  diag.fixes.push_back(set_value_fix(seq, valid));
-  out.push_back(std::move(diag));
+  report(out, std::move(diag), fmt::format("use seq_length {} (nearest valid)", valid), {set_value_fix(seq, valid)});
 }
 
 }  // namespace

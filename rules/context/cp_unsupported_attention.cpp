@@ -64,7 +64,7 @@ std::optional<Reason> batch_invariant(const Job& job) {
 
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   const Quantity& cp = context.derived.context_parallel;
-  if (!cp.known() || *cp <= 1) return;
+  if (!splits(cp)) return;
   for (auto reason : {local_attention(context.job), sparse_attention(context.job), batch_invariant(context.job)}) {
     if (!reason) continue;
     Span where = primary_span(reason->where);
@@ -73,9 +73,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
         fmt::format("context_parallel_size {} cannot be used here: {}", *cp, reason->message),
         where.valid() ? where : span_for(cp));
     add_notes(diag, {&cp}, where.valid() ? nullptr : &cp);
-    diag.help = std::move(reason->help);
-    diag.fixes.push_back(set_value_fix(cp, 1));
-    out.push_back(std::move(diag));
+    report(out, std::move(diag), std::move(reason->help), {set_value_fix(cp, 1)});
   }
 }
 

@@ -13,7 +13,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   const Job& job = context.job;
   const Derived& d = context.derived;
   Quantity eval_cp = config_int(job, "dist.eval_context_parallel_size");
-  if (!eval_cp.known() || *eval_cp <= 1) return;
+  if (!splits(eval_cp)) return;
   // The training size is checked by cp-seq-length-divisibility and
   // cp-sequence-parallel-divisibility.
   if (d.context_parallel.known() && *d.context_parallel == *eval_cp) return;
@@ -25,26 +25,24 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   int64_t multiple = 2 * *eval_cp;
   if (*sp) multiple = lcm64(multiple, *eval_cp * *d.tensor_parallel);
   if (*seq % multiple == 0) return;
-  const Quantity& primary = most_specific({&eval_cp, &seq});
   std::string why = *sp ? fmt::format("lcm(2 x {}, {} x tensor_model_parallel_size {})", *eval_cp, *eval_cp,
                                       *d.tensor_parallel)
                         : fmt::format("2 x {}", *eval_cp);
-  Diagnostic diag = make_diagnostic(
+  Diagnostic diag = finding(
       kEvalCpSeqLengthDivisibility,
       fmt::format("sequence length {} is not divisible by {} = {}, which evaluation with eval_context_parallel_size "
                   "{} needs",
                   *seq, why, multiple, *eval_cp),
-      span_for(primary));
-  add_notes(diag, {&eval_cp, &seq}, &primary);
+      {&eval_cp, &seq});
   if (*sp) add_notes(diag, {&d.tensor_parallel}, nullptr);
   int64_t valid_seq = nearest_multiple(*seq, lcm64(multiple, d.context_parallel.known()
                                                                  ? 2 * *d.context_parallel
                                                                  : 1));
-  diag.help = fmt::format("use seq_length {} (nearest valid for training and evaluation), or an "
-                          "eval_context_parallel_size that divides it",
-                          valid_seq);
-  diag.fixes.push_back(set_value_fix(seq, valid_seq));
-  out.push_back(std::move(diag));
+  report(out, std::move(diag),
+         fmt::format("use seq_length {} (nearest valid for training and evaluation), or an "
+                     "eval_context_parallel_size that divides it",
+                     valid_seq),
+         {set_value_fix(seq, valid_seq)});
 }
 
 }  // namespace

@@ -20,7 +20,7 @@ bool hierarchical(const CpCommType& cp, bool megatron_lm) {
 // tensor-parallel rank and one node allow.
 std::optional<std::pair<int64_t, int64_t>> suggested_sizes(const RuleContext& context) {
   const Derived& d = context.derived;
-  if (!d.context_parallel.known() || *d.context_parallel <= 1) return std::nullopt;
+  if (!splits(d.context_parallel)) return std::nullopt;
   int64_t cp = *d.context_parallel;
   auto heads = heads_per_rank(context);
   int64_t best = 1;

@@ -41,13 +41,11 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   list.where = sizes.where;
   list.value = product;
   list.display = sizes.display;
-  const Quantity& primary = most_specific({&list, &cp});
-  Diagnostic diag = make_diagnostic(
+  Diagnostic diag = finding(
       kHierarchicalCpSizesProduct,
       fmt::format("the product of hierarchical_context_parallel_sizes {} is {}, but context_parallel_size is {}",
                   sizes.display, product, *cp),
-      span_for(primary));
-  add_notes(diag, {&list, &cp}, &primary);
+      {&list, &cp});
   std::vector<int64_t> fixed = fixed_sizes(*sizes.values, *cp);
   if (!fixed.empty()) {
     diag.help = fmt::format("use hierarchical_context_parallel_sizes {}, or context_parallel_size {}", list_text(fixed),

@@ -24,10 +24,10 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
                   sizes.display),
       where);
   diag.notes.push_back(note_for(decentralized));
-  diag.help = "set dist.use_decentralized_pg to false (the default process groups support a2a+p2p), or use "
-              "cp_comm_type a2a or p2p without hierarchical sizes";
-  diag.fixes.push_back(set_setting_fix(decentralized, false, FixSafety::Unsafe));
-  out.push_back(std::move(diag));
+  report(out, std::move(diag),
+         "set dist.use_decentralized_pg to false (the default process groups support a2a+p2p), or use "
+         "cp_comm_type a2a or p2p without hierarchical sizes",
+         {set_setting_fix(decentralized, false, FixSafety::Unsafe)});
 }
 
 }  // namespace

@@ -9,7 +9,7 @@ extern const RuleInfo kHybridContextParallelUnsupported;
 
 namespace {
 
-void report(const Setting& hybrid, std::string message, std::string help, const Quantity* involved,
+void refuse(const Setting& hybrid, std::string message, std::string help, const Quantity* involved,
             std::vector<Diagnostic>& out) {
   Span where = span_for(hybrid).valid() ? span_for(hybrid) : (involved ? span_for(*involved) : Span{});
   Diagnostic diag = make_diagnostic(kHybridContextParallelUnsupported, std::move(message), where);
@@ -18,40 +18,51 @@ void report(const Setting& hybrid, std::string message, std::string help, const 
   } else if (involved) {
     add_notes(diag, {involved}, nullptr);
   }
-  diag.help = std::move(help);
-  diag.fixes.push_back(set_setting_fix(hybrid, false, FixSafety::Unsafe));
-  out.push_back(std::move(diag));
+  report(out, std::move(diag), std::move(help), {set_setting_fix(hybrid, false, FixSafety::Unsafe)});
 }
+
+// Switches validate_args refuses next to --hybrid-context-parallel.
+struct RefusedSwitch {
+  std::string_view path;
+  std::string_view message;
+  std::string_view help;
+};
+
+constexpr RefusedSwitch kRefusedSwitches[] = {
+    {"model.enable_cuda_graph",
+     "hybrid context parallelism is not supported with CUDA graphs (--enable-cuda-graph): Megatron-LM asserts it at "
+     "start-up",
+     "drop --enable-cuda-graph or --hybrid-context-parallel"},
+    {"dist.use_megatron_fsdp",
+     "hybrid context parallelism is not supported with Megatron FSDP (--use-megatron-fsdp): Megatron-LM asserts it "
+     "at start-up",
+     "drop --use-megatron-fsdp or --hybrid-context-parallel"},
+};
 
 // Megatron-LM's validate_args restrictions, the first that applies.
 void check_megatron_lm(const RuleContext& context, const Setting& hybrid, std::vector<Diagnostic>& out) {
   const Job& job = context.job;
   const Quantity& pp = context.derived.pipeline_parallel;
-  if (pp.known() && *pp > 1) {
-    report(hybrid, fmt::format("hybrid context parallelism is not supported with pipeline parallelism "
-                               "(pipeline_model_parallel_size {}): Megatron-LM asserts it at start-up",
-                               *pp),
+  if (splits(pp)) {
+    refuse(hybrid,
+           fmt::format("hybrid context parallelism is not supported with pipeline parallelism "
+                       "(pipeline_model_parallel_size {}): Megatron-LM asserts it at start-up",
+                       *pp),
            "use --pipeline-model-parallel-size 1, or drop --hybrid-context-parallel", &pp, out);
     return;
   }
-  Setting graphs = read_flag(job, "model.enable_cuda_graph");
-  if (graphs.value && *graphs.value) {
-    report(hybrid, "hybrid context parallelism is not supported with CUDA graphs (--enable-cuda-graph): Megatron-LM "
-                   "asserts it at start-up",
-           "drop --enable-cuda-graph or --hybrid-context-parallel", nullptr, out);
-    return;
-  }
-  Setting fsdp = read_flag(job, "dist.use_megatron_fsdp");
-  if (fsdp.value && *fsdp.value) {
-    report(hybrid, "hybrid context parallelism is not supported with Megatron FSDP (--use-megatron-fsdp): "
-                   "Megatron-LM asserts it at start-up",
-           "drop --use-megatron-fsdp or --hybrid-context-parallel", nullptr, out);
-    return;
+  for (const RefusedSwitch& row : kRefusedSwitches) {
+    Setting flag = read_flag(job, row.path);
+    if (flag.value && *flag.value) {
+      refuse(hybrid, std::string(row.message), std::string(row.help), nullptr, out);
+      return;
+    }
   }
   Setting per_token = read_flag(job, "model.calculate_per_token_loss");
   if (per_token.value && !*per_token.value) {
-    report(hybrid, "hybrid context parallelism must be used with --calculate-per-token-loss: Megatron-LM asserts "
-                   "it at start-up",
+    refuse(hybrid,
+           "hybrid context parallelism must be used with --calculate-per-token-loss: Megatron-LM asserts "
+           "it at start-up",
            "add --calculate-per-token-loss", nullptr, out);
   }
 }
@@ -69,10 +80,11 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
       group.value = ranks;
       group.how = fmt::format("data-parallel size {} x context_parallel_size {} ({})", *d.data_parallel,
                               *d.context_parallel, d.data_parallel.how);
-      report(hybrid, fmt::format("hybrid context parallelism needs an even number of data-parallel x context-parallel "
-                                 "ranks, but there are {}: Megatron-Core asserts \"Hybrid context parallel requires an "
-                                 "even number of ranks\"",
-                                 ranks),
+      refuse(hybrid,
+             fmt::format("hybrid context parallelism needs an even number of data-parallel x context-parallel "
+                         "ranks, but there are {}: Megatron-Core asserts \"Hybrid context parallel requires an "
+                         "even number of ranks\"",
+                         ranks),
              "use a world size that gives an even DP x CP, or turn hybrid_context_parallel off", &group, out);
       return;
     }

@@ -78,17 +78,14 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   if (chosen_by_recipe({&seq.where, &cp.where})) return;  // NVIDIA's tuned choice
   auto a = advice(d);
   if (!a || !feasible(d, a->suggested)) return;
-  const Quantity& primary = most_specific({&seq, &cp});
-  Diagnostic diag = make_diagnostic(
-      kLongSequenceWithoutContextParallel,
-      fmt::format("sequence length {} with context_parallel_size {}: {}", *seq, *cp, a->rule_of_thumb),
-      span_for(primary));
-  add_notes(diag, {&seq, &cp}, &primary);
-  diag.help = fmt::format("consider context_parallel_size {} (the world size still fits it{}), and compare memory "
-                          "and step time",
-                          a->suggested, predicted_effect(context, a->suggested));
-  diag.fixes.push_back(set_value_fix(cp, a->suggested));
-  out.push_back(std::move(diag));
+  report(out,
+         finding(kLongSequenceWithoutContextParallel,
+                 fmt::format("sequence length {} with context_parallel_size {}: {}", *seq, *cp, a->rule_of_thumb),
+                 {&seq, &cp}),
+         fmt::format("consider context_parallel_size {} (the world size still fits it{}), and compare memory "
+                     "and step time",
+                     a->suggested, predicted_effect(context, a->suggested)),
+         {set_value_fix(cp, a->suggested)});
 }
 
 }  // namespace

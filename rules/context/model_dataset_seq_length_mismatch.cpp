@@ -34,19 +34,17 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   dataset.name = "dataset.seq_length";
   const Quantity& primary = most_specific({&model, &dataset});
   const Quantity& other = &primary == &model ? dataset : model;
-  Diagnostic diag = make_diagnostic(
+  Diagnostic diag = finding_at(
       kModelDatasetSeqLengthMismatch,
       fmt::format("model.seq_length {} and dataset.seq_length {} differ: Megatron Bridge asserts \"Please ensure "
                   "sequence length configuration in model config and dataset config match.\"",
                   *model, *dataset),
-      span_for(primary));
-  add_notes(diag, {&model, &dataset}, &primary);
-  diag.help = fmt::format("set {} to {} as well (under run_recipe.py, dataset.seq_length alone is enough: it is "
-                          "copied into the model)",
-                          other.name, *primary);
-  diag.fixes.push_back(set_value_fix(other, *primary));
-  diag.fixes.push_back(set_value_fix(primary, *other));
-  out.push_back(std::move(diag));
+      primary, {&model, &dataset});
+  report(out, std::move(diag),
+         fmt::format("set {} to {} as well (under run_recipe.py, dataset.seq_length alone is enough: it is "
+                     "copied into the model)",
+                     other.name, *primary),
+         {set_value_fix(other, *primary), set_value_fix(primary, *other)});
 }
 
 }  // namespace

@@ -32,15 +32,15 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   Field variable = read_field(job, "model.variable_seq_lengths");
   Field dispatcher = dispatcher_of(job);
   if (variable.boolean() != true || dispatcher.text() != "allgather") return;
-  Diagnostic diag = diagnostic_at(
-      kAllgatherDispatcherVariableSeqLengths,
-      "variable_seq_lengths is true with the allgather token dispatcher: Megatron-Core raises ValueError (\"Token "
-      "dispatcher type: allgather does not support variable sequence length, please use alltoall dispatcher "
-      "instead.\")",
-      {&variable, &dispatcher});
-  diag.help = "use moe_token_dispatcher_type alltoall";
-  diag.fixes.push_back(set_field_fix(dispatcher, "alltoall"));
-  out.push_back(std::move(diag));
+  report(
+      out,
+      diagnostic_at(
+          kAllgatherDispatcherVariableSeqLengths,
+          "variable_seq_lengths is true with the allgather token dispatcher: Megatron-Core raises ValueError (\"Token "
+          "dispatcher type: allgather does not support variable sequence length, please use alltoall dispatcher "
+          "instead.\")",
+          {&variable, &dispatcher}),
+      "use moe_token_dispatcher_type alltoall", {set_field_fix(dispatcher, "alltoall")});
 }
 
 }  // namespace

@@ -20,20 +20,20 @@ void check_ep_overlap(const Job& job, const Switch& delay, std::vector<Diagnosti
   bool bridge_asserts = job.dialect == Dialect::Bridge && delay.from.path == "comm_overlap.delay_wgrad_compute" &&
                         read_field(job, "model.overlap_moe_expert_parallel_comm").boolean() != true;
   if (job.versions.megatron_core < kNeedsOverlapFrom && !bridge_asserts) return;
-  Diagnostic diag = diagnostic_at(
-      kDelayWgradWithoutEpOverlap,
-      fmt::format("delay_wgrad_compute is on but overlap_moe_expert_parallel_comm is off: {}",
-                  bridge_asserts ? "Megatron Bridge's CommOverlapConfig asserts \"overlap_moe_expert_parallel_comm is "
-                                   "required for delay_wgrad_compute\""
-                                 : "Megatron-Core asserts \"overlap_moe_expert_parallel_comm must be enabled when "
-                                   "enabling delay_wgrad_compute\""),
-      {&delay.from, &overlap.from});
-  diag.help = job.dialect == Dialect::MegatronLM
-                  ? "add --overlap-moe-expert-parallel-comm, or drop --delay-wgrad-compute"
-                  : "turn on comm_overlap.overlap_moe_expert_parallel_comm, or set delay_wgrad_compute to false";
-  diag.fixes.push_back(set_field_fix(overlap.from, "true"));
-  diag.fixes.push_back(set_field_fix(delay.from, "false"));
-  out.push_back(std::move(diag));
+  report(out,
+         diagnostic_at(
+             kDelayWgradWithoutEpOverlap,
+             fmt::format("delay_wgrad_compute is on but overlap_moe_expert_parallel_comm is off: {}",
+                         bridge_asserts
+                             ? "Megatron Bridge's CommOverlapConfig asserts \"overlap_moe_expert_parallel_comm is "
+                               "required for delay_wgrad_compute\""
+                             : "Megatron-Core asserts \"overlap_moe_expert_parallel_comm must be enabled when "
+                               "enabling delay_wgrad_compute\""),
+             {&delay.from, &overlap.from}),
+         job.dialect == Dialect::MegatronLM
+             ? "add --overlap-moe-expert-parallel-comm, or drop --delay-wgrad-compute"
+             : "turn on comm_overlap.overlap_moe_expert_parallel_comm, or set delay_wgrad_compute to false",
+         {set_field_fix(overlap.from, "true"), set_field_fix(delay.from, "false")});
 }
 
 // Megatron-LM's validate_args adds its own conditions.
@@ -41,27 +41,28 @@ void check_megatron_lm(const Job& job, const Switch& delay, std::vector<Diagnost
   if (!runs_validate_args(job)) return;
   Field impl = read_field(job, "model.transformer_impl");
   if (auto name = impl.text(); name && *name != "transformer_engine") {
-    Diagnostic diag = diagnostic_at(
-        kDelayWgradWithoutEpOverlap,
-        fmt::format("delay_wgrad_compute with transformer_impl {}: validate_args asserts \"Delaying wgrad compute is "
-                    "only supported with transformer_engine implementation\"",
-                    *name),
-        {&delay.from, &impl});
-    diag.help = "use --transformer-impl transformer_engine, or drop --delay-wgrad-compute";
-    diag.fixes.push_back(set_field_fix(impl, "transformer_engine"));
-    out.push_back(std::move(diag));
+    report(out,
+           diagnostic_at(
+               kDelayWgradWithoutEpOverlap,
+               fmt::format(
+                   "delay_wgrad_compute with transformer_impl {}: validate_args asserts \"Delaying wgrad compute is "
+                   "only supported with transformer_engine implementation\"",
+                   *name),
+               {&delay.from, &impl}),
+           "use --transformer-impl transformer_engine, or drop --delay-wgrad-compute",
+           {set_field_fix(impl, "transformer_engine")});
   }
   Field overlap_grad = read_field(job, "ddp.overlap_grad_reduce");
   if (job.versions.megatron_core < kNeedsOverlapFrom && overlap_grad.boolean() == true) {
-    Diagnostic diag = diagnostic_at(
-        kDelayWgradWithoutEpOverlap,
-        fmt::format("delay_wgrad_compute with overlap_grad_reduce on Megatron-Core {}: validate_args asserts "
-                    "\"delay_wgrad_compute is not supported with overlap_grad_reduce\" (allowed from 0.14)",
-                    to_string(job.versions.megatron_core)),
-        {&delay.from, &overlap_grad});
-    diag.help = "drop --overlap-grad-reduce or --delay-wgrad-compute, or use Megatron-Core 0.14 or newer";
-    diag.fixes.push_back(set_field_fix(overlap_grad, "false"));
-    out.push_back(std::move(diag));
+    report(out,
+           diagnostic_at(
+               kDelayWgradWithoutEpOverlap,
+               fmt::format("delay_wgrad_compute with overlap_grad_reduce on Megatron-Core {}: validate_args asserts "
+                           "\"delay_wgrad_compute is not supported with overlap_grad_reduce\" (allowed from 0.14)",
+                           to_string(job.versions.megatron_core)),
+               {&delay.from, &overlap_grad}),
+           "drop --overlap-grad-reduce or --delay-wgrad-compute, or use Megatron-Core 0.14 or newer",
+           {set_field_fix(overlap_grad, "false")});
   }
 }
 

@@ -57,8 +57,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
                           "to {} domains per group",
                           c.crossing, c.groups, *ep, *etp, extent, c.max_blocks);
   }
-  Diagnostic diag = make_diagnostic(kEpCrossesNvlinkDomain, std::move(message), span_for(ep));
-  add_notes(diag, {&ep, &etp, &domain}, &ep);
+  Diagnostic diag = finding_at(kEpCrossesNvlinkDomain, std::move(message), ep, {&ep, &etp, &domain});
   Field dispatcher = read_field(context.job, "model.moe_token_dispatcher_type");
   bool flex = dispatcher.text() == "flex";
   std::vector<int64_t> fitting;
@@ -66,13 +65,13 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
     if (e > 1 && e * *etp <= *domain && *domain % (e * *etp) == 0) fitting.push_back(e);
   }
   std::string within = fitting.empty() ? "" : fmt::format(" (expert_model_parallel_size {} fits)", fitting.back());
-  diag.help = flex ? fmt::format("keep EP x ETP within {} GPUs where memory allows{}; otherwise the flex dispatcher "
-                                 "already suits inter-node all-to-all, and the EP A2A overlap hides it",
-                                 *domain, within)
-                   : fmt::format("keep EP x ETP within {} GPUs where memory allows{}, or use the flex dispatcher "
-                                 "(DeepEP/HybridEP) and the EP A2A overlap",
-                                 *domain, within);
-  out.push_back(std::move(diag));
+  report(out, std::move(diag),
+         flex ? fmt::format("keep EP x ETP within {} GPUs where memory allows{}; otherwise the flex dispatcher "
+                            "already suits inter-node all-to-all, and the EP A2A overlap hides it",
+                            *domain, within)
+              : fmt::format("keep EP x ETP within {} GPUs where memory allows{}, or use the flex dispatcher "
+                            "(DeepEP/HybridEP) and the EP A2A overlap",
+                            *domain, within));
 }
 
 }  // namespace

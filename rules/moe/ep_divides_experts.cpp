@@ -11,27 +11,16 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   const Derived& d = context.derived;
   const Quantity& ep = d.expert_parallel;
   const Quantity& experts = d.num_moe_experts;
-  if (!ep.known() || !experts.known() || *ep <= 1 || *experts <= 0) return;
-  if (*experts % *ep == 0) return;
-  const Quantity& primary = most_specific({&ep, &experts});
-  Diagnostic diag = make_diagnostic(
-      kEpDividesExperts,
-      fmt::format("num_moe_experts {} is not divisible by expert_model_parallel_size {}", *experts, *ep),
-      span_for(primary));
-  add_notes(diag, {&ep, &experts}, &primary);
-  std::vector<int64_t> below, above;
-  for (int64_t e : divisors(*experts)) {
-    if (e > 1 && e < *ep) below.push_back(e);
-    if (e > *ep) above.push_back(e);
-  }
-  std::vector<int64_t> choices;
-  if (!below.empty()) choices.push_back(below.back());
-  if (!above.empty()) choices.push_back(above.front());
-  diag.help = choices.empty() ? "use expert_model_parallel_size 1"
-                              : fmt::format("use expert_model_parallel_size {} (a divisor of {})", join_or(choices),
-                                            *experts);
-  for (int64_t e : choices) diag.fixes.push_back(set_value_fix(ep, e));
-  out.push_back(std::move(diag));
+  if (!splits_unevenly(experts, ep)) return;
+  std::vector<int64_t> choices = closest_around(divisors_above_one(*experts), *ep);
+  report(out,
+         finding(kEpDividesExperts,
+                 fmt::format("num_moe_experts {} is not divisible by expert_model_parallel_size {}", *experts, *ep),
+                 {&ep, &experts}),
+         choices.empty()
+             ? "use expert_model_parallel_size 1"
+             : fmt::format("use expert_model_parallel_size {} (a divisor of {})", join_or(choices), *experts),
+         set_value_fixes(ep, choices));
 }
 
 }  // namespace

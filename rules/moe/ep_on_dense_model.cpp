@@ -11,17 +11,15 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   const Derived& d = context.derived;
   const Quantity& ep = d.expert_parallel;
   const Quantity& experts = d.num_moe_experts;
-  if (!ep.known() || *ep <= 1 || !experts.known() || *experts != 0) return;
-  Diagnostic diag = make_diagnostic(
-      kEpOnDenseModel,
-      fmt::format("expert_model_parallel_size {} on a dense model: num_moe_experts is not set, and Megatron-Core "
-                  "refuses expert parallelism without experts",
-                  *ep),
-      span_for(ep));
-  add_notes(diag, {&ep, &experts}, &ep);
-  diag.help = "set expert_model_parallel_size to 1";
-  diag.fixes.push_back(set_value_fix(ep, 1));
-  out.push_back(std::move(diag));
+  if (!splits(ep) || !experts.known() || *experts != 0) return;
+  report(out,
+         finding_at(kEpOnDenseModel,
+                    fmt::format(
+                        "expert_model_parallel_size {} on a dense model: num_moe_experts is not set, and Megatron-Core "
+                        "refuses expert parallelism without experts",
+                        *ep),
+                    ep, {&ep, &experts}),
+         "set expert_model_parallel_size to 1", {set_value_fix(ep, 1)});
 }
 
 }  // namespace

@@ -15,39 +15,38 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   Field dispatch_wgrad = read_field(job, "model.overlap_dispatch_backward_with_experts_wgrad");
   if (dispatch_wgrad.boolean() == true) {
     if (overlap.value == true) {
-      Diagnostic diag = diagnostic_at(
-          kEpOverlapOptionConflict,
-          "overlap_dispatch_backward_with_experts_wgrad and overlap_moe_expert_parallel_comm are both on: Megatron-Core "
-          "asserts \"overlap_moe_expert_parallel_comm must be disabled when enabling "
-          "overlap_dispatch_backward_with_experts_wgrad.\"",
-          {&dispatch_wgrad, &overlap.from});
-      diag.help = "keep one of the two overlaps";
-      diag.fixes.push_back(set_field_fix(dispatch_wgrad, "false"));
-      out.push_back(std::move(diag));
+      report(out,
+             diagnostic_at(kEpOverlapOptionConflict,
+                           "overlap_dispatch_backward_with_experts_wgrad and overlap_moe_expert_parallel_comm are both "
+                           "on: Megatron-Core "
+                           "asserts \"overlap_moe_expert_parallel_comm must be disabled when enabling "
+                           "overlap_dispatch_backward_with_experts_wgrad.\"",
+                           {&dispatch_wgrad, &overlap.from}),
+             "keep one of the two overlaps", {set_field_fix(dispatch_wgrad, "false")});
     }
     Switch delay = overlap_switch(job, "delay_wgrad_compute");
     if (delay.value == true) {
-      Diagnostic diag = diagnostic_at(
-          kEpOverlapOptionConflict,
-          "overlap_dispatch_backward_with_experts_wgrad and delay_wgrad_compute are both on: Megatron-Core asserts they "
-          "\"are mutually exclusive; use only one\"",
-          {&dispatch_wgrad, &delay.from});
-      diag.help = "keep one of the two";
-      diag.fixes.push_back(set_field_fix(dispatch_wgrad, "false"));
-      diag.fixes.push_back(set_field_fix(delay.from, "false"));
-      out.push_back(std::move(diag));
+      report(out,
+             diagnostic_at(kEpOverlapOptionConflict,
+                           "overlap_dispatch_backward_with_experts_wgrad and delay_wgrad_compute are both on: "
+                           "Megatron-Core asserts they "
+                           "\"are mutually exclusive; use only one\"",
+                           {&dispatch_wgrad, &delay.from}),
+             "keep one of the two", {set_field_fix(dispatch_wgrad, "false"), set_field_fix(delay.from, "false")});
     }
   }
   Field early_release = read_field(job, "model.ep_overlap_early_attn_memory_release");
   if (early_release.boolean() == true && overlap.value == false) {
-    Diagnostic diag = diagnostic_at(
-        kEpOverlapOptionConflict,
-        "ep_overlap_early_attn_memory_release is on but overlap_moe_expert_parallel_comm is off: Megatron-Core asserts "
-        "\"overlap_moe_expert_parallel_comm must be enabled when enabling ep_overlap_early_attn_memory_release\"",
-        {&early_release, &overlap.from});
-    diag.help = "set ep_overlap_early_attn_memory_release to false, or turn on the EP overlap";
-    diag.fixes.push_back(set_field_fix(early_release, "false"));
-    out.push_back(std::move(diag));
+    report(
+        out,
+        diagnostic_at(
+            kEpOverlapOptionConflict,
+            "ep_overlap_early_attn_memory_release is on but overlap_moe_expert_parallel_comm is off: Megatron-Core "
+            "asserts "
+            "\"overlap_moe_expert_parallel_comm must be enabled when enabling ep_overlap_early_attn_memory_release\"",
+            {&early_release, &overlap.from}),
+        "set ep_overlap_early_attn_memory_release to false, or turn on the EP overlap",
+        {set_field_fix(early_release, "false")});
   }
 }
 

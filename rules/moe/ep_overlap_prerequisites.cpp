@@ -148,7 +148,7 @@ std::vector<Finding> schedule_findings(const RuleContext& context, const Switch&
   std::vector<Finding> found;
   Field vpp = read_field(job, "model.virtual_pipeline_model_parallel_size");
   // A pipeline layout can set the virtual stages itself: not decided here.
-  if (d.pipeline_parallel.known() && *d.pipeline_parallel > 1 && vpp.is_null() && !d.pipeline_layout) {
+  if (splits(d.pipeline_parallel) && vpp.is_null() && !d.pipeline_layout) {
     Field pp = from_quantity(d.pipeline_parallel);
     found.push_back({fmt::format("pipeline_model_parallel_size is {} without virtual_pipeline_model_parallel_size (the "
                                  "overlap needs the interleaved schedule)",

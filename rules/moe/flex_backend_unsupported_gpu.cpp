@@ -41,9 +41,9 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
         "falls back to the alltoall dispatcher",
         {&backend, &dispatcher});
     diag.severity = Severity::Warning;
-    diag.help = "set moe_flex_dispatcher_backend to deepep or hybridep, or moe_token_dispatcher_type to alltoall";
-    diag.fixes.push_back(set_field_fix(dispatcher, "alltoall", FixSafety::Safe));
-    out.push_back(std::move(diag));
+    report(out, std::move(diag),
+           "set moe_flex_dispatcher_backend to deepep or hybridep, or moe_token_dispatcher_type to alltoall",
+           {set_field_fix(dispatcher, "alltoall", FixSafety::Safe)});
     return;
   }
   const GpuType* gpu = context.derived.gpu;
@@ -57,10 +57,9 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
                   *name, gpu->display),
       {&backend, &dispatcher});
   diag.notes.push_back(gpu_note(job, *gpu));
-  diag.help = "use moe_flex_dispatcher_backend hybridep (supported on GB200/GB300 NVL72), or the alltoall dispatcher";
-  diag.fixes.push_back(set_field_fix(backend, "hybridep"));
-  diag.fixes.push_back(set_field_fix(dispatcher, "alltoall"));
-  out.push_back(std::move(diag));
+  report(out, std::move(diag),
+         "use moe_flex_dispatcher_backend hybridep (supported on GB200/GB300 NVL72), or the alltoall dispatcher",
+         {set_field_fix(backend, "hybridep"), set_field_fix(dispatcher, "alltoall")});
 }
 
 }  // namespace

@@ -35,10 +35,10 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
                   *name, *type),
       span_for(backend));
   add_field_notes(diag, {&backend, &dispatcher}, &backend);
-  diag.help = "set moe_token_dispatcher_type to flex as well (what Megatron Bridge's apply_flex_dispatcher_backend "
-              "does), or drop the backend setting";
-  diag.fixes.push_back(set_field_fix(dispatcher, "flex"));
-  out.push_back(std::move(diag));
+  report(out, std::move(diag),
+         "set moe_token_dispatcher_type to flex as well (what Megatron Bridge's apply_flex_dispatcher_backend "
+         "does), or drop the backend setting",
+         {set_field_fix(dispatcher, "flex")});
 }
 
 }  // namespace

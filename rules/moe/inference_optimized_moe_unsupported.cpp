@@ -12,16 +12,16 @@ using namespace moe;
 
 void report(std::vector<Diagnostic>& out, const Field& impl, const Field& option, std::string what,
             std::string upstream, std::string help, std::string fix_value) {
-  Diagnostic diag = diagnostic_at(
-      kInferenceOptimizedMoeUnsupported,
-      fmt::format("transformer_impl inference_optimized with {}: Megatron-Core raises ValueError (\"{}\") when the model "
-                  "config is finalized",
-                  what, upstream),
-      {&option, &impl});
-  diag.help = std::move(help);
-  diag.fixes.push_back(set_field_fix(option, std::move(fix_value)));
-  diag.fixes.push_back(set_field_fix(impl, "transformer_engine"));
-  out.push_back(std::move(diag));
+  report(
+      out,
+      diagnostic_at(
+          kInferenceOptimizedMoeUnsupported,
+          fmt::format(
+              "transformer_impl inference_optimized with {}: Megatron-Core raises ValueError (\"{}\") when the model "
+              "config is finalized",
+              what, upstream),
+          {&option, &impl}),
+      std::move(help), {set_field_fix(option, std::move(fix_value)), set_field_fix(impl, "transformer_engine")});
 }
 
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {
@@ -29,7 +29,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   const Derived& d = context.derived;
   Field impl = read_field(job, "model.transformer_impl");
   if (impl.text() != "inference_optimized" || !is_moe(d)) return;
-  if (d.expert_tensor_parallel.known() && *d.expert_tensor_parallel > 1) {
+  if (splits(d.expert_tensor_parallel)) {
     Field etp = from_quantity(d.expert_tensor_parallel);
     report(out, impl, etp, fmt::format("expert_tensor_parallel_size {}", *d.expert_tensor_parallel),
            "Inference-optimized MoE layers does not support expert tensor parallelism.",

@@ -44,17 +44,18 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   std::optional<double> cf = factor.number();
   if (cf) {
     if (std::optional<std::string> type = unsupported_type(balancing)) {
-      Diagnostic diag = diagnostic_at(
-          kMoeCapacityFactorInvalid,
-          fmt::format("moe_expert_capacity_factor {} with load balancing \"{}\": Megatron-Core raises ValueError "
-                      "(\"moe_expert_capacity_factor only works with aux_loss, seq_aux_loss, global_aux_loss or none "
-                      "load balancing\") when the model config is finalized",
-                      factor.display(), *type),
-          {&factor, &balancing});
-      diag.help = "use an aux-loss load-balancing type (aux_loss, seq_aux_loss, global_aux_loss or none), or remove "
-                  "the capacity factor (dropless)";
-      diag.fixes.push_back(set_field_fix(factor, "null"));
-      out.push_back(std::move(diag));
+      report(out,
+             diagnostic_at(
+                 kMoeCapacityFactorInvalid,
+                 fmt::format(
+                     "moe_expert_capacity_factor {} with load balancing \"{}\": Megatron-Core raises ValueError "
+                     "(\"moe_expert_capacity_factor only works with aux_loss, seq_aux_loss, global_aux_loss or none "
+                     "load balancing\") when the model config is finalized",
+                     factor.display(), *type),
+                 {&factor, &balancing}),
+             "use an aux-loss load-balancing type (aux_loss, seq_aux_loss, global_aux_loss or none), or remove "
+             "the capacity factor (dropless)",
+             {set_field_fix(factor, "null")});
     }
   }
   bool negative = cf && *cf < 0;
@@ -66,22 +67,21 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
                     factor.display()),
         {&factor});
     diag.severity = Severity::Warning;
-    diag.help = "write null for dropless MoE, or a positive capacity factor (e.g. 1.0) to drop tokens";
-    diag.fixes.push_back(set_field_fix(factor, "null", FixSafety::Safe));
-    out.push_back(std::move(diag));
+    report(out, std::move(diag), "write null for dropless MoE, or a positive capacity factor (e.g. 1.0) to drop tokens",
+           {set_field_fix(factor, "null", FixSafety::Safe)});
   }
   if (pad.boolean() == true && factor.known() && (factor.is_null() || negative)) {
-    Diagnostic diag = diagnostic_at(
-        kMoeCapacityFactorInvalid,
-        fmt::format("moe_pad_expert_input_to_capacity is true but moe_expert_capacity_factor is {}: Megatron-Core "
-                    "raises ValueError (\"moe_expert_capacity_factor must be set to use "
-                    "moe_pad_expert_input_to_capacity\")",
-                    negative ? factor.display() + " (treated as None)" : factor.display()),
-        {&pad, &factor});
-    diag.help = "set moe_expert_capacity_factor (e.g. 1.0), or moe_pad_expert_input_to_capacity to false";
-    diag.fixes.push_back(set_field_fix(factor, "1.0"));
-    diag.fixes.push_back(set_field_fix(pad, "false"));
-    out.push_back(std::move(diag));
+    report(
+        out,
+        diagnostic_at(
+            kMoeCapacityFactorInvalid,
+            fmt::format("moe_pad_expert_input_to_capacity is true but moe_expert_capacity_factor is {}: Megatron-Core "
+                        "raises ValueError (\"moe_expert_capacity_factor must be set to use "
+                        "moe_pad_expert_input_to_capacity\")",
+                        negative ? factor.display() + " (treated as None)" : factor.display()),
+            {&pad, &factor}),
+        "set moe_expert_capacity_factor (e.g. 1.0), or moe_pad_expert_input_to_capacity to false",
+        {set_field_fix(factor, "1.0"), set_field_fix(pad, "false")});
   }
 }
 

@@ -16,18 +16,18 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   Field score = read_field(job, "model.moe_router_score_function");
   std::optional<std::string> function = score.text();
   if (bias.boolean() != true || !function || *function == "sigmoid" || *function == "sqrtsoftplus") return;
-  Diagnostic diag = diagnostic_at(
-      kMoeExpertBiasScoreFunction,
-      fmt::format("moe_router_enable_expert_bias is true with the {} score function: Megatron-Core raises ValueError "
-                  "(\"Expert bias for aux-loss-free routing only supports 'sigmoid' and 'sqrtsoftplus' score "
-                  "functions\") when the model config is finalized",
-                  *function),
-      {&bias, &score});
-  diag.help = "set moe_router_score_function to sigmoid (as DeepSeek-V3 does), or moe_router_enable_expert_bias to "
-              "false";
-  diag.fixes.push_back(set_field_fix(score, "sigmoid"));
-  diag.fixes.push_back(set_field_fix(bias, "false"));
-  out.push_back(std::move(diag));
+  report(out,
+         diagnostic_at(
+             kMoeExpertBiasScoreFunction,
+             fmt::format(
+                 "moe_router_enable_expert_bias is true with the {} score function: Megatron-Core raises ValueError "
+                 "(\"Expert bias for aux-loss-free routing only supports 'sigmoid' and 'sqrtsoftplus' score "
+                 "functions\") when the model config is finalized",
+                 *function),
+             {&bias, &score}),
+         "set moe_router_score_function to sigmoid (as DeepSeek-V3 does), or moe_router_enable_expert_bias to "
+         "false",
+         {set_field_fix(score, "sigmoid"), set_field_fix(bias, "false")});
 }
 
 }  // namespace

@@ -93,9 +93,9 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
                       *ffn.integer(), none),
           {&ffn, &experts, &freq});
       diag.severity = Severity::Warning;
-      diag.help = "remove moe_ffn_hidden_size, or set num_moe_experts if the model should have experts";
-      diag.fixes.push_back(set_field_fix(ffn, "null", FixSafety::Safe));
-      out.push_back(std::move(diag));
+      report(out, std::move(diag),
+             "remove moe_ffn_hidden_size, or set num_moe_experts if the model should have experts",
+             {set_field_fix(ffn, "null", FixSafety::Safe)});
       return;
     }
     failure = "Megatron-Core raises ValueError when the model config is finalized";
@@ -105,9 +105,8 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
       fmt::format("moe_ffn_hidden_size {} is set but num_moe_experts is {}: {}", *ffn.integer(), none, failure),
       {&ffn, &experts});
   if (core >= kCoreMixedExceptionFrom) add_field_notes(diag, {&freq}, nullptr);  // why it is not the exception
-  diag.help = "remove moe_ffn_hidden_size (a dense model), or set num_moe_experts";
-  diag.fixes.push_back(set_field_fix(ffn, "null"));
-  out.push_back(std::move(diag));
+  report(out, std::move(diag), "remove moe_ffn_hidden_size (a dense model), or set num_moe_experts",
+         {set_field_fix(ffn, "null")});
 }
 
 }  // namespace

@@ -56,10 +56,9 @@ void check_groups(const Routing& r, int64_t group_topk, std::vector<Diagnostic>&
                     *topk, group_topk, *topk, group_topk),
         {&r.topk, &r.group_topk});
     diag.severity = Severity::Warning;
-    diag.help = fmt::format("use moe_router_group_topk of at most {} (DeepSeek-V3: top-8 experts in 4 of 8 groups)",
-                            *topk);
-    diag.fixes.push_back(set_field_fix(r.group_topk, std::to_string(*topk)));
-    out.push_back(std::move(diag));
+    report(out, std::move(diag),
+           fmt::format("use moe_router_group_topk of at most {} (DeepSeek-V3: top-8 experts in 4 of 8 groups)", *topk),
+           {set_field_fix(r.group_topk, std::to_string(*topk))});
   }
 }
 

@@ -18,19 +18,19 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
                            "model.moe_single_grouped_bias"}) {
     Field option = read_field(job, path);
     if (option.boolean() != true) continue;
-    Diagnostic diag = diagnostic_at(
-        kMoeGroupedWeightsRequireGroupedGemm,
-        fmt::format("{} is true but moe_grouped_gemm is false: Megatron-Core raises ValueError (\"{} require{} "
-                    "moe_grouped_gemm=True.\") when the model config is finalized",
-                    option.name,
-                    option.name == "moe_use_grouped_tensor" ? "moe_use_grouped_tensor=True"
-                                                             : "moe_single_grouped_weight and moe_single_grouped_bias",
-                    option.name == "moe_use_grouped_tensor" ? "s" : ""),
-        {&option, &grouped});
-    diag.help = fmt::format("set moe_grouped_gemm to true, or {} to false", option.name);
-    diag.fixes.push_back(set_field_fix(grouped, "true"));
-    diag.fixes.push_back(set_field_fix(option, "false"));
-    out.push_back(std::move(diag));
+    report(out,
+           diagnostic_at(
+               kMoeGroupedWeightsRequireGroupedGemm,
+               fmt::format("{} is true but moe_grouped_gemm is false: Megatron-Core raises ValueError (\"{} require{} "
+                           "moe_grouped_gemm=True.\") when the model config is finalized",
+                           option.name,
+                           option.name == "moe_use_grouped_tensor"
+                               ? "moe_use_grouped_tensor=True"
+                               : "moe_single_grouped_weight and moe_single_grouped_bias",
+                           option.name == "moe_use_grouped_tensor" ? "s" : ""),
+               {&option, &grouped}),
+           fmt::format("set moe_grouped_gemm to true, or {} to false", option.name),
+           {set_field_fix(grouped, "true"), set_field_fix(option, "false")});
   }
 }
 

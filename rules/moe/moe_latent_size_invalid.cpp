@@ -19,29 +19,30 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   Field experts = from_quantity(d.num_moe_experts);
   bool dense = d.num_moe_experts.known() && *d.num_moe_experts <= 0;
   if (*size <= 0 && (is_moe(d) || runs_validate_args(job))) {
-    Diagnostic diag = diagnostic_at(
-        kMoeLatentSizeInvalid,
-        fmt::format("moe_latent_size is {}: {}", *size,
-                    runs_validate_args(job)
-                        ? "validate_args asserts \"MoE latent projection dimension has to be greater than zero.\""
-                        : "the experts are built with that width while the MoE layer skips the latent projection, so "
-                          "the model fails when it is built or at the first step"),
-        {&latent});
-    diag.help = "use null (no latent projection) or a positive width smaller than hidden_size";
-    diag.fixes.push_back(set_field_fix(latent, "null"));
-    out.push_back(std::move(diag));
+    report(out,
+           diagnostic_at(
+               kMoeLatentSizeInvalid,
+               fmt::format(
+                   "moe_latent_size is {}: {}", *size,
+                   runs_validate_args(job)
+                       ? "validate_args asserts \"MoE latent projection dimension has to be greater than zero.\""
+                       : "the experts are built with that width while the MoE layer skips the latent projection, so "
+                         "the model fails when it is built or at the first step"),
+               {&latent}),
+           "use null (no latent projection) or a positive width smaller than hidden_size",
+           {set_field_fix(latent, "null")});
     return;
   }
   if (*size > 0 && dense && runs_validate_args(job)) {
-    Diagnostic diag = diagnostic_at(
-        kMoeLatentSizeInvalid,
-        fmt::format("moe_latent_size {} on a model without experts: validate_args asserts \"MoE latent projections are "
-                    "applicable only for MoE models.\"",
-                    *size),
-        {&latent, &experts});
-    diag.help = "remove --moe-latent-size, or add --num-experts";
-    diag.fixes.push_back(set_field_fix(latent, "null"));
-    out.push_back(std::move(diag));
+    report(out,
+           diagnostic_at(
+               kMoeLatentSizeInvalid,
+               fmt::format(
+                   "moe_latent_size {} on a model without experts: validate_args asserts \"MoE latent projections are "
+                   "applicable only for MoE models.\"",
+                   *size),
+               {&latent, &experts}),
+           "remove --moe-latent-size, or add --num-experts", {set_field_fix(latent, "null")});
   }
 }
 

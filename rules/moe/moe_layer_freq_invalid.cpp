@@ -12,9 +12,7 @@ using namespace moe;
 
 void report(std::vector<Diagnostic>& out, std::string message, std::initializer_list<const Field*> fields,
             std::string help) {
-  Diagnostic diag = diagnostic_at(kMoeLayerFreqInvalid, std::move(message), fields);
-  diag.help = std::move(help);
-  out.push_back(std::move(diag));
+  report(out, diagnostic_at(kMoeLayerFreqInvalid, std::move(message), fields), std::move(help));
 }
 
 void check_list(const RuleContext& context, const Field& freq, std::vector<Diagnostic>& out) {

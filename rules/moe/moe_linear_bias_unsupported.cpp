@@ -29,25 +29,24 @@ void check_expert_tensor_parallel(const RuleContext& context, const Field& bias,
     diag.where = span_for(tp_field);
     add_field_notes(diag, {&tp_field}, &tp_field);
   }
-  diag.help = "set add_bias_linear to false (Megatron-LM: --disable-bias-linear), or expert_tensor_parallel_size 1";
-  diag.fixes.push_back(set_field_fix(bias, "false"));
-  diag.fixes.push_back(set_value_fix(etp, 1));
-  out.push_back(std::move(diag));
+  report(out, std::move(diag),
+         "set add_bias_linear to false (Megatron-LM: --disable-bias-linear), or expert_tensor_parallel_size 1",
+         {set_field_fix(bias, "false"), set_value_fix(etp, 1)});
 }
 
 void check_shared_experts(const Job& job, const Field& bias, std::vector<Diagnostic>& out) {
   Field shared = read_field(job, "model.moe_shared_expert_intermediate_size");
   std::optional<int64_t> size = shared.integer();
   if (!size || *size <= 0) return;
-  Diagnostic diag = diagnostic_at(
-      kMoeLinearBiasUnsupported,
-      fmt::format("add_bias_linear is true with shared experts (moe_shared_expert_intermediate_size {}): the shared "
-                  "experts assert \"bias is not supported in the shared experts\" when the model is built",
-                  *size),
-      {&bias, &shared});
-  diag.help = "set add_bias_linear to false (Megatron-LM: --disable-bias-linear)";
-  diag.fixes.push_back(set_field_fix(bias, "false"));
-  out.push_back(std::move(diag));
+  report(out,
+         diagnostic_at(
+             kMoeLinearBiasUnsupported,
+             fmt::format(
+                 "add_bias_linear is true with shared experts (moe_shared_expert_intermediate_size {}): the shared "
+                 "experts assert \"bias is not supported in the shared experts\" when the model is built",
+                 *size),
+             {&bias, &shared}),
+         "set add_bias_linear to false (Megatron-LM: --disable-bias-linear)", {set_field_fix(bias, "false")});
 }
 
 void check_grouped_mlp_fusion(const Job& job, const Field& bias, std::vector<Diagnostic>& out) {
@@ -63,10 +62,9 @@ void check_grouped_mlp_fusion(const Job& job, const Field& bias, std::vector<Dia
       "\"bias_dropout_fusion is not supported in TEGroupedMLP when add_bias_linear=True\" when the model is built",
       {&bias, &fusion, &grouped});
   add_field_notes(diag, {&impl}, nullptr);
-  diag.help = "set bias_dropout_fusion to false (GPT-OSS's provider does), or add_bias_linear to false";
-  diag.fixes.push_back(set_field_fix(fusion, "false"));
-  diag.fixes.push_back(set_field_fix(bias, "false"));
-  out.push_back(std::move(diag));
+  report(out, std::move(diag),
+         "set bias_dropout_fusion to false (GPT-OSS's provider does), or add_bias_linear to false",
+         {set_field_fix(fusion, "false"), set_field_fix(bias, "false")});
 }
 
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {

@@ -19,56 +19,58 @@ void check_list_lengths(const Job& job, const Field& balancing, const Field& coe
   if (coeff.value.is_list() && coeff.value.items.size() == types) return;
   std::string got = coeff.value.is_list() ? fmt::format("a list of {}", coeff.value.items.size())
                                           : fmt::format("{}", coeff.display());
-  Diagnostic diag = diagnostic_at(
-      kMoeLoadBalancingInvalid,
-      fmt::format("moe_router_load_balancing_type is a list of {} but moe_aux_loss_coeff is {}: Megatron-Core asserts "
-                  "\"moe_aux_loss_coeff must be a list of the same length as moe_router_load_balancing_type\"",
-                  types, got),
-      {&coeff, &balancing});
-  diag.help = types == 1 ? "write the load-balancing type as a plain string, or moe_aux_loss_coeff as a one-element list"
-                         : fmt::format("give moe_aux_loss_coeff {} values, one per load-balancing type", types);
-  out.push_back(std::move(diag));
+  report(out,
+         diagnostic_at(
+             kMoeLoadBalancingInvalid,
+             fmt::format(
+                 "moe_router_load_balancing_type is a list of {} but moe_aux_loss_coeff is {}: Megatron-Core asserts "
+                 "\"moe_aux_loss_coeff must be a list of the same length as moe_router_load_balancing_type\"",
+                 types, got),
+             {&coeff, &balancing}),
+         types == 1 ? "write the load-balancing type as a plain string, or moe_aux_loss_coeff as a one-element list"
+                    : fmt::format("give moe_aux_loss_coeff {} values, one per load-balancing type", types));
 }
 
 void check_sinkhorn(const Field& balancing, const Field& coeff, std::vector<Diagnostic>& out) {
   std::optional<double> value = coeff.number();
   if (balancing.text() != "sinkhorn" || !value || *value == 0.0) return;
-  Diagnostic diag = diagnostic_at(
-      kMoeLoadBalancingInvalid,
-      fmt::format("sinkhorn load balancing with moe_aux_loss_coeff {}: the router asserts \"Sinkhorn routing does not "
-                  "support aux loss.\" at the first step",
-                  coeff.display()),
-      {&coeff, &balancing});
-  diag.help = "set moe_aux_loss_coeff to 0 (sinkhorn balances the load itself), or use aux_loss balancing";
-  diag.fixes.push_back(set_field_fix(coeff, "0.0"));
-  out.push_back(std::move(diag));
+  report(out,
+         diagnostic_at(
+             kMoeLoadBalancingInvalid,
+             fmt::format(
+                 "sinkhorn load balancing with moe_aux_loss_coeff {}: the router asserts \"Sinkhorn routing does not "
+                 "support aux loss.\" at the first step",
+                 coeff.display()),
+             {&coeff, &balancing}),
+         "set moe_aux_loss_coeff to 0 (sinkhorn balances the load itself), or use aux_loss balancing",
+         {set_field_fix(coeff, "0.0")});
 }
 
 void check_quantile(const Job& job, const Field& balancing, std::vector<Diagnostic>& out) {
   if (balancing.text() != "quantile_balancing") return;
   Field fusion = read_field(job, "model.moe_router_fusion");
   if (fusion.boolean() == true) {
-    Diagnostic diag = diagnostic_at(
-        kMoeLoadBalancingInvalid,
-        "quantile_balancing with moe_router_fusion: the router asserts \"Quantile balancing routing does not support "
-        "moe_router_fusion.\" at the first step",
-        {&fusion, &balancing});
-    diag.help = "set moe_router_fusion to false";
-    diag.fixes.push_back(set_field_fix(fusion, "false"));
-    out.push_back(std::move(diag));
+    report(out,
+           diagnostic_at(kMoeLoadBalancingInvalid,
+                         "quantile_balancing with moe_router_fusion: the router asserts \"Quantile balancing routing "
+                         "does not support "
+                         "moe_router_fusion.\" at the first step",
+                         {&fusion, &balancing}),
+           "set moe_router_fusion to false", {set_field_fix(fusion, "false")});
   }
   for (const char* path : {"model.moe_router_num_groups", "model.moe_router_group_topk"}) {
     Field group = read_field(job, path);
     if (!group.known() || group.is_null()) continue;
-    Diagnostic diag = diagnostic_at(
-        kMoeLoadBalancingInvalid,
-        fmt::format("quantile_balancing with {} {}: the router asserts \"Quantile balancing routing does not support "
-                    "group-limited routing.\" at the first step",
-                    group.name, group.display()),
-        {&group, &balancing});
-    diag.help = "remove moe_router_num_groups and moe_router_group_topk, or use another load balancing";
-    diag.fixes.push_back(set_field_fix(group, "null"));
-    out.push_back(std::move(diag));
+    report(out,
+           diagnostic_at(
+               kMoeLoadBalancingInvalid,
+               fmt::format(
+                   "quantile_balancing with {} {}: the router asserts \"Quantile balancing routing does not support "
+                   "group-limited routing.\" at the first step",
+                   group.name, group.display()),
+               {&group, &balancing}),
+           "remove moe_router_num_groups and moe_router_group_topk, or use another load balancing",
+           {set_field_fix(group, "null")});
     return;
   }
 }

@@ -17,15 +17,15 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   if (!count || *count > 0) return;
   // validate_args turns `--num-experts 0` into None: a dense model, no error.
   if (runs_validate_args(context.job) && *count == 0) return;
-  Diagnostic diag = diagnostic_at(
-      kMoeNumExpertsNotPositive,
-      fmt::format("num_moe_experts is {}: Megatron-Core raises ValueError (\"num_moe_experts must be non-negative.\") "
-                  "when the model config is finalized",
-                  *count),
-      {&experts});
-  diag.help = "use null for a dense model, or the number of experts (a positive count)";
-  diag.fixes.push_back(set_field_fix(experts, "null"));
-  out.push_back(std::move(diag));
+  report(out,
+         diagnostic_at(
+             kMoeNumExpertsNotPositive,
+             fmt::format(
+                 "num_moe_experts is {}: Megatron-Core raises ValueError (\"num_moe_experts must be non-negative.\") "
+                 "when the model config is finalized",
+                 *count),
+             {&experts}),
+         "use null for a dense model, or the number of experts (a positive count)", {set_field_fix(experts, "null")});
 }
 
 }  // namespace

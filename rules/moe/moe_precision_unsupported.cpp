@@ -21,27 +21,27 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   Field fp16 = read_field(job, "model.fp16");
   Field grouped = read_field(job, "model.moe_grouped_gemm");
   if (grouped.boolean() == true && bf16.boolean() == false) {
-    Diagnostic diag = diagnostic_at(
-        kMoePrecisionUnsupported,
-        fmt::format("moe_grouped_gemm without bf16 on Megatron-Core {}: validate_args asserts \"Currently GroupedGEMM "
-                    "for MoE only supports bf16 dtype.\" (lifted in 0.16)",
-                    to_string(job.versions.megatron_core)),
-        {&grouped, &bf16});
-    diag.help = "train in bf16 (--bf16), or drop --moe-grouped-gemm";
-    diag.fixes.push_back(set_field_fix(grouped, "false"));
-    out.push_back(std::move(diag));
+    report(out,
+           diagnostic_at(
+               kMoePrecisionUnsupported,
+               fmt::format(
+                   "moe_grouped_gemm without bf16 on Megatron-Core {}: validate_args asserts \"Currently GroupedGEMM "
+                   "for MoE only supports bf16 dtype.\" (lifted in 0.16)",
+                   to_string(job.versions.megatron_core)),
+               {&grouped, &bf16}),
+           "train in bf16 (--bf16), or drop --moe-grouped-gemm", {set_field_fix(grouped, "false")});
   }
-  if (fp16.boolean() == true && d.expert_parallel.known() && *d.expert_parallel > 1) {
+  if (fp16.boolean() == true && splits(d.expert_parallel)) {
     Field ep = from_quantity(d.expert_parallel);
-    Diagnostic diag = diagnostic_at(
-        kMoePrecisionUnsupported,
-        fmt::format("expert_model_parallel_size {} with fp16 on Megatron-Core {}: validate_args asserts \"Expert "
-                    "parallelism is not supported with fp16 training.\" (lifted in 0.16)",
-                    *d.expert_parallel, to_string(job.versions.megatron_core)),
-        {&fp16, &ep});
-    diag.help = "train in bf16 (--bf16), or use Megatron-Core 0.16 or newer";
-    diag.fixes.push_back(set_value_fix(d.expert_parallel, 1));
-    out.push_back(std::move(diag));
+    report(
+        out,
+        diagnostic_at(
+            kMoePrecisionUnsupported,
+            fmt::format("expert_model_parallel_size {} with fp16 on Megatron-Core {}: validate_args asserts \"Expert "
+                        "parallelism is not supported with fp16 training.\" (lifted in 0.16)",
+                        *d.expert_parallel, to_string(job.versions.megatron_core)),
+            {&fp16, &ep}),
+        "train in bf16 (--bf16), or use Megatron-Core 0.16 or newer", {set_value_fix(d.expert_parallel, 1)});
   }
 }
 

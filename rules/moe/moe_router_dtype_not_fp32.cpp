@@ -18,15 +18,15 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   Field dtype = read_field(context.job, "model.moe_router_dtype");
   if (!dtype.is_null()) return;
   Field experts_field = from_quantity(experts);
-  Diagnostic diag = diagnostic_at(
-      kMoeRouterDtypeNotFp32,
-      fmt::format("{} experts routed without fp32 routing (moe_router_dtype is {}): the router's scores and top-k run "
-                  "in the model's 16-bit dtype and Megatron-Core warns about numerical stability",
-                  *experts, dtype.defaulted ? "unset" : "null"),
-      {&dtype, &experts_field});
-  diag.help = "set moe_router_dtype to fp32 (DeepSeek, GLM and Kimi recipes do)";
-  diag.fixes.push_back(set_field_fix(dtype, "fp32"));
-  out.push_back(std::move(diag));
+  report(out,
+         diagnostic_at(
+             kMoeRouterDtypeNotFp32,
+             fmt::format(
+                 "{} experts routed without fp32 routing (moe_router_dtype is {}): the router's scores and top-k run "
+                 "in the model's 16-bit dtype and Megatron-Core warns about numerical stability",
+                 *experts, dtype.defaulted ? "unset" : "null"),
+             {&dtype, &experts_field}),
+         "set moe_router_dtype to fp32 (DeepSeek, GLM and Kimi recipes do)", {set_field_fix(dtype, "fp32")});
 }
 
 }  // namespace

@@ -32,23 +32,22 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
                     padding.name),
         {&padding});
     diag.notes.push_back(note_for(precision));
-    diag.help = fmt::format("set {} to false (it only aligns FP8/FP4 expert GEMMs), or train in FP8/FP4", padding.name);
-    diag.fixes.push_back(set_field_fix(padding, "false"));
-    out.push_back(std::move(diag));
+    report(out, std::move(diag),
+           fmt::format("set {} to false (it only aligns FP8/FP4 expert GEMMs), or train in FP8/FP4", padding.name),
+           {set_field_fix(padding, "false")});
   }
   Field dispatcher = read_field(job, "model.moe_token_dispatcher_type");
   std::optional<std::string> type = dispatcher.text();
   if (type && (*type == "allgather" || *type == "alltoall_seq")) {
-    Diagnostic diag = diagnostic_at(
-        kMoeRouterPaddingInvalid,
-        fmt::format("{} is true with the {} token dispatcher: Megatron-Core raises ValueError (\"allgather and "
-                    "alltoall_seq dispatcher does not support moe_router_padding_for_quantization.\")",
-                    padding.name, *type),
-        {&padding, &dispatcher});
-    diag.help = "use moe_token_dispatcher_type alltoall (or flex)";
-    diag.fixes.push_back(set_field_fix(dispatcher, "alltoall"));
-    diag.fixes.push_back(set_field_fix(padding, "false"));
-    out.push_back(std::move(diag));
+    report(out,
+           diagnostic_at(
+               kMoeRouterPaddingInvalid,
+               fmt::format("{} is true with the {} token dispatcher: Megatron-Core raises ValueError (\"allgather and "
+                           "alltoall_seq dispatcher does not support moe_router_padding_for_quantization.\")",
+                           padding.name, *type),
+               {&padding, &dispatcher}),
+           "use moe_token_dispatcher_type alltoall (or flex)",
+           {set_field_fix(dispatcher, "alltoall"), set_field_fix(padding, "false")});
   }
 }
 

@@ -18,14 +18,14 @@ void check_top1_softmax(const Job& job, const Field& topk, std::vector<Diagnosti
   Field balancing = read_field(job, "model.moe_router_load_balancing_type");
   if (topk.integer() != 1 || score.text() != "softmax" || pre_softmax.boolean() != false) return;
   if (!balancing.known() || balancing.text() == "sinkhorn") return;
-  Diagnostic diag = diagnostic_at(
-      kMoeRouterTopkInvalid,
-      "moe_router_topk is 1 with the softmax score function applied after the top-k: Megatron-Core raises "
-      "ValueError (\"Please use --moe-router-pre-softmax when topk is 1.\") when the model config is finalized",
-      {&topk, &score, &pre_softmax});
-  diag.help = "set moe_router_pre_softmax to true (a softmax over one expert has zero gradient), or use top-k > 1";
-  diag.fixes.push_back(set_field_fix(pre_softmax, "true"));
-  out.push_back(std::move(diag));
+  report(out,
+         diagnostic_at(
+             kMoeRouterTopkInvalid,
+             "moe_router_topk is 1 with the softmax score function applied after the top-k: Megatron-Core raises "
+             "ValueError (\"Please use --moe-router-pre-softmax when topk is 1.\") when the model config is finalized",
+             {&topk, &score, &pre_softmax}),
+         "set moe_router_pre_softmax to true (a softmax over one expert has zero gradient), or use top-k > 1",
+         {set_field_fix(pre_softmax, "true")});
 }
 
 void check_topk_exceeds_experts(const RuleContext& context, const Field& topk, std::vector<Diagnostic>& out) {
@@ -33,31 +33,31 @@ void check_topk_exceeds_experts(const RuleContext& context, const Field& topk, s
   std::optional<int64_t> k = topk.integer();
   if (!k || *k <= *experts) return;
   Field experts_field = from_quantity(experts);
-  Diagnostic diag = diagnostic_at(
-      kMoeRouterTopkInvalid,
-      fmt::format("moe_router_topk {} is larger than num_moe_experts {}: torch.topk fails in the router at the first "
-                  "step",
-                  *k, *experts),
-      {&topk, &experts_field});
-  diag.help = fmt::format("use moe_router_topk of at most {}", *experts);
-  diag.fixes.push_back(set_field_fix(topk, std::to_string(*experts)));
-  out.push_back(std::move(diag));
+  report(out,
+         diagnostic_at(
+             kMoeRouterTopkInvalid,
+             fmt::format(
+                 "moe_router_topk {} is larger than num_moe_experts {}: torch.topk fails in the router at the first "
+                 "step",
+                 *k, *experts),
+             {&topk, &experts_field}),
+         fmt::format("use moe_router_topk of at most {}", *experts), {set_field_fix(topk, std::to_string(*experts))});
 }
 
 void check_probs_on_input(const Job& job, const Field& topk, std::vector<Diagnostic>& out) {
   Field on_input = read_field(job, "model.moe_apply_probs_on_input");
   std::optional<int64_t> k = topk.integer();
   if (on_input.boolean() != true || !k || *k == 1) return;
-  Diagnostic diag = diagnostic_at(
-      kMoeRouterTopkInvalid,
-      fmt::format("moe_apply_probs_on_input is true with moe_router_topk {}: the experts assert \"moe_apply_probs_on_"
-                  "input only works with moe_router_topk=1\" at the first step",
-                  *k),
-      {&on_input, &topk});
-  diag.help = "set moe_apply_probs_on_input to false, or moe_router_topk 1";
-  diag.fixes.push_back(set_field_fix(on_input, "false"));
-  diag.fixes.push_back(set_field_fix(topk, "1"));
-  out.push_back(std::move(diag));
+  report(out,
+         diagnostic_at(
+             kMoeRouterTopkInvalid,
+             fmt::format(
+                 "moe_apply_probs_on_input is true with moe_router_topk {}: the experts assert \"moe_apply_probs_on_"
+                 "input only works with moe_router_topk=1\" at the first step",
+                 *k),
+             {&on_input, &topk}),
+         "set moe_apply_probs_on_input to false, or moe_router_topk 1",
+         {set_field_fix(on_input, "false"), set_field_fix(topk, "1")});
 }
 
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {

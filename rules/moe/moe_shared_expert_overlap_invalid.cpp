@@ -16,31 +16,32 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   std::optional<int64_t> size = shared.integer();
   if (!size) return;
   if (*size <= 0) {
-    Diagnostic diag = diagnostic_at(
-        kMoeSharedExpertOverlapInvalid,
-        fmt::format("moe_shared_expert_intermediate_size is {}: Megatron-Core raises ValueError (it must be a positive "
-                    "size, or None for no shared experts) when the model config is finalized",
-                    *size),
-        {&shared});
-    diag.help = "use null for no shared experts, or the shared experts' total intermediate size";
-    diag.fixes.push_back(set_field_fix(shared, "null"));
-    out.push_back(std::move(diag));
+    report(out,
+           diagnostic_at(
+               kMoeSharedExpertOverlapInvalid,
+               fmt::format(
+                   "moe_shared_expert_intermediate_size is {}: Megatron-Core raises ValueError (it must be a positive "
+                   "size, or None for no shared experts) when the model config is finalized",
+                   *size),
+               {&shared}),
+           "use null for no shared experts, or the shared experts' total intermediate size",
+           {set_field_fix(shared, "null")});
     return;
   }
   Field overlap = read_field(job, "model.moe_shared_expert_overlap");
   Field dispatcher = read_field(job, "model.moe_token_dispatcher_type");
   std::optional<std::string> type = dispatcher.text();
   if (overlap.boolean() != true || !type || *type == "alltoall" || *type == "flex") return;
-  Diagnostic diag = diagnostic_at(
-      kMoeSharedExpertOverlapInvalid,
-      fmt::format("moe_shared_expert_overlap is true with the {} token dispatcher: Megatron-Core raises ValueError "
-                  "(\"moe_shared_expert_overlap only works with alltoall or flex token dispatcher.\")",
-                  *type),
-      {&overlap, &dispatcher, &shared});
-  diag.help = "use moe_token_dispatcher_type alltoall (or flex), or set moe_shared_expert_overlap to false";
-  diag.fixes.push_back(set_field_fix(dispatcher, "alltoall"));
-  diag.fixes.push_back(set_field_fix(overlap, "false"));
-  out.push_back(std::move(diag));
+  report(
+      out,
+      diagnostic_at(
+          kMoeSharedExpertOverlapInvalid,
+          fmt::format("moe_shared_expert_overlap is true with the {} token dispatcher: Megatron-Core raises ValueError "
+                      "(\"moe_shared_expert_overlap only works with alltoall or flex token dispatcher.\")",
+                      *type),
+          {&overlap, &dispatcher, &shared}),
+      "use moe_token_dispatcher_type alltoall (or flex), or set moe_shared_expert_overlap to false",
+      {set_field_fix(dispatcher, "alltoall"), set_field_fix(overlap, "false")});
 }
 
 }  // namespace

@@ -18,15 +18,15 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   std::optional<int64_t> layers = mtp.integer();
   std::optional<std::string> type = position.text();
   if (!layers || *layers <= 0 || !type || *type == "rope" || *type == "none") return;
-  Diagnostic diag = diagnostic_at(
-      kMtpPositionEmbeddingUnsupported,
-      fmt::format("mtp_num_layers {} with {} position embeddings: validate_args asserts \"Multi-Token Prediction (MTP) "
-                  "is not supported with {} position embedding type.\" (rope and none are supported)",
-                  *layers, *type, *type),
-      {&position, &mtp});
-  diag.help = "use --position-embedding-type rope (or none), or drop --mtp-num-layers";
-  diag.fixes.push_back(set_field_fix(position, "rope"));
-  out.push_back(std::move(diag));
+  report(out,
+         diagnostic_at(
+             kMtpPositionEmbeddingUnsupported,
+             fmt::format(
+                 "mtp_num_layers {} with {} position embeddings: validate_args asserts \"Multi-Token Prediction (MTP) "
+                 "is not supported with {} position embedding type.\" (rope and none are supported)",
+                 *layers, *type, *type),
+             {&position, &mtp}),
+         "use --position-embedding-type rope (or none), or drop --mtp-num-layers", {set_field_fix(position, "rope")});
 }
 
 }  // namespace

@@ -15,7 +15,7 @@ const Version kSupported{0, 14, 0};
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   const Job& job = context.job;
   const Quantity& cp = context.derived.context_parallel;
-  if (job.versions.megatron_core >= kSupported || !cp.known() || *cp <= 1) return;
+  if (job.versions.megatron_core >= kSupported || !splits(cp)) return;
   Field mtp = read_field(job, "model.mtp_num_layers");
   std::optional<int64_t> layers = mtp.integer();
   if (!layers || *layers <= 0) return;
@@ -33,9 +33,9 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
                             *layers, *cp, version),
       {&mtp, &cp_field});
   if (!asserts) diag.severity = Severity::Warning;
-  diag.help = "use Megatron-Core 0.14 or newer (MTP supports context parallelism there), or context_parallel_size 1";
-  diag.fixes.push_back(set_value_fix(cp, 1));
-  out.push_back(std::move(diag));
+  report(out, std::move(diag),
+         "use Megatron-Core 0.14 or newer (MTP supports context parallelism there), or context_parallel_size 1",
+         {set_value_fix(cp, 1)});
 }
 
 }  // namespace

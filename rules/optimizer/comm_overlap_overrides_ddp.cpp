@@ -71,9 +71,9 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
       } else {
         diag.notes.push_back(Note{fmt::format("data-parallel size {} = {}", *d.data_parallel, d.data_parallel.how), {}});
       }
-      diag.help = fmt::format("set {} instead (CommOverlapConfig owns the data-parallel overlap settings)", comm_path);
-      diag.fixes.push_back(advice_fix(fmt::format("set {} to {} and remove {}", comm_path, display(*node), path)));
-      out.push_back(std::move(diag));
+      report(out, std::move(diag),
+             fmt::format("set {} instead (CommOverlapConfig owns the data-parallel overlap settings)", comm_path),
+             {advice_fix(fmt::format("set {} to {} and remove {}", comm_path, display(*node), path))});
     }
   }
 }

@@ -29,7 +29,7 @@ constexpr Version kPrecedenceFixed{0, 13, 0};
 
 bool every_gpu_asserts(const Job& job, const Derived& d) {
   return job.dialect == Dialect::MegatronLM && job.versions.megatron_core < kPrecedenceFixed &&
-         d.tensor_parallel.known() && *d.tensor_parallel > 1;
+         splits(d.tensor_parallel);
 }
 
 void require_one(const RuleContext& context, const EnvLookup& env, std::vector<Diagnostic>& out) {
@@ -37,7 +37,7 @@ void require_one(const RuleContext& context, const EnvLookup& env, std::vector<D
   const Derived& d = context.derived;
   const Quantity& tp = d.tensor_parallel;
   const Quantity& cp = d.context_parallel;
-  bool tp_on = tp.known() && *tp > 1;
+  bool tp_on = splits(tp);
   bool megatron_lm = job.dialect == Dialect::MegatronLM;
   bool any_gpu = every_gpu_asserts(job, d);
   std::string setting = env.state == EnvState::Unset ? std::string("is not set")
@@ -71,10 +71,10 @@ void require_one(const RuleContext& context, const EnvLookup& env, std::vector<D
                                   : job.cluster.gpu_where.origin,
                               primary_span(job.cluster.gpu_where)});
   }
-  diag.help = any_gpu ? "export CUDA_DEVICE_MAX_CONNECTIONS=1 in the launch script (Megatron-LM core_v0.13.0 and newer "
-                        "no longer require it on Blackwell)"
-                      : "export CUDA_DEVICE_MAX_CONNECTIONS=1 in the launch script";
-  out.push_back(std::move(diag));
+  report(out, std::move(diag),
+         any_gpu ? "export CUDA_DEVICE_MAX_CONNECTIONS=1 in the launch script (Megatron-LM core_v0.13.0 and newer "
+                   "no longer require it on Blackwell)"
+                 : "export CUDA_DEVICE_MAX_CONNECTIONS=1 in the launch script");
 }
 
 void forbid_one_with_fsdp(const RuleContext& context, const EnvLookup& env, bool megatron_fsdp,
@@ -97,8 +97,7 @@ void forbid_one_with_fsdp(const RuleContext& context, const EnvLookup& env, bool
   Resolved fsdp = resolve(job, megatron_fsdp ? "ddp.use_megatron_fsdp" : "dist.use_torch_fsdp2");
   if (megatron_fsdp && !(fsdp.known() && truthy(fsdp).value_or(false))) fsdp = resolve(job, "dist.use_megatron_fsdp");
   if (fsdp.known() && !fsdp.defaulted) diag.notes.push_back(note_for(fsdp));
-  diag.help = fmt::format("unset {} or set it above 1 (8 or 32) for FSDP runs", kVariable);
-  out.push_back(std::move(diag));
+  report(out, std::move(diag), fmt::format("unset {} or set it above 1 (8 or 32) for FSDP runs", kVariable));
 }
 
 void not_needed(const RuleContext& context, const EnvLookup& env, std::vector<Diagnostic>& out) {
@@ -111,9 +110,9 @@ void not_needed(const RuleContext& context, const EnvLookup& env, std::vector<Di
       primary_span(env.where));
   diag.severity = Severity::Note;
   if (env.from_config) diag.notes.push_back(note_for(env, kVariable));
-  diag.help = "unset it, or use what Megatron Bridge's performance recipes use on Blackwell (8, or 32 with TP/CP "
-              "and DP/PP or with DeepEP/HybridEP)";
-  out.push_back(std::move(diag));
+  report(out, std::move(diag),
+         "unset it, or use what Megatron Bridge's performance recipes use on Blackwell (8, or 32 with TP/CP "
+         "and DP/PP or with DeepEP/HybridEP)");
 }
 
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {
@@ -141,8 +140,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
     return;
   }
   if (one) return;
-  bool parallel = (d.tensor_parallel.known() && *d.tensor_parallel > 1) ||
-                  (d.context_parallel.known() && *d.context_parallel > 1);
+  bool parallel = splits(d.tensor_parallel) || splits(d.context_parallel);
   auto ep_overlap = any_of(flag(job, "model.overlap_moe_expert_parallel_comm"),
                            flag(job, "comm_overlap.overlap_moe_expert_parallel_comm"));
   // With FSDP or EP-communication overlap Megatron-LM only warns: those want more connections.

@@ -67,8 +67,8 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
     if (note.where != diag.where) diag.notes.push_back(std::move(note));
   }
   if (graph.from_config) diag.notes.push_back(note_for(graph, "NCCL_GRAPH_REGISTER"));
-  diag.help = "export NCCL_GRAPH_REGISTER=0 (Megatron Bridge's recipes set it together with expandable_segments)";
-  out.push_back(std::move(diag));
+  report(out, std::move(diag),
+         "export NCCL_GRAPH_REGISTER=0 (Megatron Bridge's recipes set it together with expandable_segments)");
 }
 
 }  // namespace

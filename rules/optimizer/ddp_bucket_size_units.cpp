@@ -17,15 +17,16 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   for (std::string_view path : {"ddp.bucket_size", "comm_overlap.bucket_size"}) {
     Quantity size = config_int(job, path);
     if (!size.known() || *size < kImplausible || size.defaulted) continue;
-    Diagnostic diag = make_diagnostic(
-        kDdpBucketSizeUnits,
-        fmt::format("{} {} is a number of parameters ({:.1f} GB of fp32 gradients per bucket); it looks like a byte "
-                    "count",
-                    path, *size, static_cast<double>(*size) * 4.0 / 1e9),
-        first_span(job, {span_for(size)}));
-    diag.help = "give bucket_size in parameters: Megatron Bridge's default is 134217728 (128 Mi), Megatron-LM's "
-                "max(40000000, 1000000 x data-parallel size)";
-    out.push_back(std::move(diag));
+    report(out,
+           make_diagnostic(
+               kDdpBucketSizeUnits,
+               fmt::format(
+                   "{} {} is a number of parameters ({:.1f} GB of fp32 gradients per bucket); it looks like a byte "
+                   "count",
+                   path, *size, static_cast<double>(*size) * 4.0 / 1e9),
+               first_span(job, {span_for(size)})),
+           "give bucket_size in parameters: Megatron Bridge's default is 134217728 (128 Mi), Megatron-LM's "
+           "max(40000000, 1000000 x data-parallel size)");
   }
 }
 

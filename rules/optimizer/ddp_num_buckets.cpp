@@ -15,11 +15,11 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   Quantity count = config_int(job, "ddp.num_buckets");
   if (!count.known()) return;
   if (*count <= 0) {
-    Diagnostic diag = make_diagnostic(kDdpNumBuckets, fmt::format("num_buckets {} must be greater than 0", *count),
-                                      first_span(job, {span_for(count)}));
-    diag.help = "use a positive bucket count, or remove num_buckets";
-    diag.fixes.push_back(unset_fix(job, count.path, count.where, FixSafety::Unsafe));
-    out.push_back(std::move(diag));
+    report(out,
+           make_diagnostic(kDdpNumBuckets, fmt::format("num_buckets {} must be greater than 0", *count),
+                           first_span(job, {span_for(count)})),
+           "use a positive bucket count, or remove num_buckets",
+           {unset_fix(job, count.path, count.where, FixSafety::Unsafe)});
     return;
   }
   Quantity size = config_int(job, "ddp.bucket_size");
@@ -31,10 +31,9 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
                   *count, *size),
       first_span(job, {size_last ? span_for(size) : span_for(count)}));
   add_notes(diag, {&count, &size}, size_last ? &size : &count);
-  diag.help = "keep one of num_buckets and bucket_size";
-  diag.fixes.push_back(unset_fix(job, size.path, size.where, FixSafety::Unsafe));
-  diag.fixes.push_back(unset_fix(job, count.path, count.where, FixSafety::Unsafe));
-  out.push_back(std::move(diag));
+  report(out, std::move(diag), "keep one of num_buckets and bucket_size",
+         {unset_fix(job, size.path, size.where, FixSafety::Unsafe),
+          unset_fix(job, count.path, count.where, FixSafety::Unsafe)});
 }
 
 }  // namespace

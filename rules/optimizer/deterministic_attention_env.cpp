@@ -32,8 +32,8 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
       env.state == EnvState::Set ? primary_span(env.where) : span_for(mode));
   if (env.state == EnvState::Set) diag.notes.push_back(note_for(mode));
   if (env.from_config) diag.notes.push_back(note_for(env, kVariable));
-  diag.help = fmt::format("export {}=0 (Megatron Bridge's deterministic recipes set it in env_vars)", kVariable);
-  out.push_back(std::move(diag));
+  report(out, std::move(diag),
+         fmt::format("export {}=0 (Megatron Bridge's deterministic recipes set it in env_vars)", kVariable));
 }
 
 }  // namespace

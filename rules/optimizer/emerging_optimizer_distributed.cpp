@@ -16,8 +16,7 @@ void push(const RuleContext& context, std::vector<Diagnostic>& out, const Choice
       make_diagnostic(kEmergingOptimizerDistributed, std::move(message), first_span(context.job, {span_for(optimizer)}));
   diag.severity = severity;
   diag.notes.push_back(std::move(note));
-  diag.help = std::move(help);
-  out.push_back(std::move(diag));
+  report(out, std::move(diag), std::move(help));
 }
 
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {

@@ -31,10 +31,10 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
       first_span(job, {primary_span(alloc.where), span_for(ub)}));
   if (torch_dependent) diag.severity = Severity::Warning;
   diag.notes.push_back(note_for(ub));
-  diag.help = fmt::format("drop expandable_segments:True from PYTORCH_CUDA_ALLOC_CONF, or {}",
-                          for_dialect(job, "set ddp.nccl_ub to false", "drop --use-nccl-ub"));
-  diag.fixes.push_back(flag_fix(job, ub, false));
-  out.push_back(std::move(diag));
+  report(out, std::move(diag),
+         fmt::format("drop expandable_segments:True from PYTORCH_CUDA_ALLOC_CONF, or {}",
+                     for_dialect(job, "set ddp.nccl_ub to false", "drop --use-nccl-ub")),
+         {flag_fix(job, ub, false)});
 }
 
 }  // namespace

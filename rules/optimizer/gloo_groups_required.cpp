@@ -28,10 +28,8 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
       first_span(job, {rank_of(format.where) > rank_of(gloo.where) ? span_for(format) : span_for(gloo)}));
   diag.notes.push_back(rank_of(format.where) > rank_of(gloo.where) ? note_for(gloo) : note_for(format));
   diag.notes.push_back(note_for(dist));
-  diag.help = "use ckpt_format torch_dist (distributed checkpointing), or keep Gloo process groups";
-  diag.fixes.push_back(text_fix(job, format, "torch_dist"));
-  diag.fixes.push_back(flag_fix(job, gloo, true));
-  out.push_back(std::move(diag));
+  report(out, std::move(diag), "use ckpt_format torch_dist (distributed checkpointing), or keep Gloo process groups",
+         {text_fix(job, format, "torch_dist"), flag_fix(job, gloo, true)});
 }
 
 }  // namespace

@@ -50,9 +50,9 @@ void check_tasks_times_torchrun(const LauncherRequests& r, std::vector<Diagnosti
       primary_span(r.torchrun_nproc_per_node.where));
   diag.severity = Severity::Error;
   diag.notes.push_back(note_at(*tasks_source, fmt::format("Slurm starts {} tasks per node here", *tasks)));
-  diag.help = "with torchrun use one Slurm task per node (--ntasks-per-node=1); or drop torchrun and let srun start "
-              "one task per GPU";
-  out.push_back(std::move(diag));
+  report(out, std::move(diag),
+         "with torchrun use one Slurm task per node (--ntasks-per-node=1); or drop torchrun and let srun start "
+         "one task per GPU");
 }
 
 void check_processes_against_gpus(const LauncherRequests& r, std::vector<Diagnostic>& out) {
@@ -97,10 +97,10 @@ void check_processes_against_gpus(const LauncherRequests& r, std::vector<Diagnos
   diag.severity = over ? Severity::Error : Severity::Warning;
   diag.notes.push_back(note_at(r.slurm_gpus_per_node, fmt::format("Slurm allocates {} per node here",
                                                                   count_of(gpus, "GPU"))));
-  diag.help = over ? fmt::format("start at most {} processes per node (one per GPU)", gpus)
-                   : fmt::format("start {} processes per node, or request only {} per node", gpus,
-                                 count_of(*processes, "GPU"));
-  out.push_back(std::move(diag));
+  report(out, std::move(diag),
+         over ? fmt::format("start at most {} processes per node (one per GPU)", gpus)
+              : fmt::format("start {} processes per node, or request only {} per node", gpus,
+                            count_of(*processes, "GPU")));
 }
 
 void check_node_counts(const LauncherRequests& r, std::vector<Diagnostic>& out) {
@@ -127,9 +127,9 @@ void check_node_counts(const LauncherRequests& r, std::vector<Diagnostic>& out) 
   Diagnostic diag = make_diagnostic(kLauncherGpuMismatch, std::move(message), primary_span(r.torchrun_nnodes.where));
   diag.severity = Severity::Warning;
   diag.notes.push_back(note_at(r.slurm_nodes, fmt::format("Slurm allocates {} here", count_of(slurm_nodes, "node"))));
-  diag.help = "pass --nnodes $SLURM_NNODES (or the same number as #SBATCH --nodes) and start torchrun on every node "
-              "with srun";
-  out.push_back(std::move(diag));
+  report(out, std::move(diag),
+         "pass --nnodes $SLURM_NNODES (or the same number as #SBATCH --nodes) and start torchrun on every node "
+         "with srun");
 }
 
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {

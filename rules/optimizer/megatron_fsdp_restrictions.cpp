@@ -35,9 +35,9 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
         fmt::format("Megatron-FSDP requires the fsdp_dtensor checkpoint format, not {}", *format.value),
         first_span(job, {format_written ? span_for(format) : span_for(fsdp)}));
     diag.notes.push_back(format_written ? note_for(fsdp) : note_for(format));
-    diag.help = for_dialect(job, "set checkpoint.ckpt_format to fsdp_dtensor", "pass --ckpt-format fsdp_dtensor");
-    diag.fixes.push_back(text_fix(job, format, "fsdp_dtensor"));
-    out.push_back(std::move(diag));
+    report(out, std::move(diag),
+           for_dialect(job, "set checkpoint.ckpt_format to fsdp_dtensor", "pass --ckpt-format fsdp_dtensor"),
+           {text_fix(job, format, "fsdp_dtensor")});
   }
   if (job.dialect != Dialect::MegatronLM) return;
   Choice optimizer = read_choice(job, "optimizer.optimizer");
@@ -47,9 +47,8 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
         fmt::format("Megatron-FSDP does not support the {} optimizer (only adam and sgd)", *optimizer.value),
         first_span(job, {span_for(optimizer), span_for(fsdp)}));
     diag.notes.push_back(note_for(fsdp));
-    diag.help = "use --optimizer adam, or drop --use-megatron-fsdp";
-    diag.fixes.push_back(text_fix(job, optimizer, "adam"));
-    out.push_back(std::move(diag));
+    report(out, std::move(diag), "use --optimizer adam, or drop --use-megatron-fsdp",
+           {text_fix(job, optimizer, "adam")});
   }
 }
 

@@ -33,12 +33,11 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   Provenance fraction_where;
   if (auto fraction = read_number(job, "optimizer.optimizer_offload_fraction", &fraction_where);
       fraction && (*fraction < 0.0 || *fraction > 1.0)) {
-    Diagnostic diag = make_diagnostic(
-        kOptimizerCpuOffload,
-        fmt::format("optimizer_offload_fraction {} is not a fraction between 0 and 1", *fraction),
-        first_span(job, {primary_span(fraction_where), span_for(offload)}));
-    diag.help = "use a value from 0.0 (nothing offloaded) to 1.0 (all optimizer state on the host)";
-    out.push_back(std::move(diag));
+    report(out,
+           make_diagnostic(kOptimizerCpuOffload,
+                           fmt::format("optimizer_offload_fraction {} is not a fraction between 0 and 1", *fraction),
+                           first_span(job, {primary_span(fraction_where), span_for(offload)})),
+           "use a value from 0.0 (nothing offloaded) to 1.0 (all optimizer state on the host)");
   }
   if (job.dialect != Dialect::MegatronLM) return;
   Setting aware = read_flag(job, "optimizer.use_precision_aware_optimizer");

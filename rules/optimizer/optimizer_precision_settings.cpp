@@ -24,16 +24,15 @@ void dtypes_without_precision_aware(const RuleContext& context, const Setting& a
                     dtype.name, *dtype.value, dtype.name),
         first_span(job, {span_for(dtype)}));
     diag.notes.push_back(note_for(aware));
-    diag.help = for_dialect(job,
-                            fmt::format("set use_precision_aware_optimizer to true (Adam with the distributed "
-                                        "optimizer), or {} to fp32",
-                                        dtype.name),
-                            fmt::format("pass --use-precision-aware-optimizer (Adam with the distributed optimizer), "
-                                        "or {} fp32",
-                                        setting_name(job, dtype.path)));
-    diag.fixes.push_back(flag_fix(job, aware, true));
-    diag.fixes.push_back(text_fix(job, dtype, "fp32"));
-    out.push_back(std::move(diag));
+    report(out, std::move(diag),
+           for_dialect(job,
+                       fmt::format("set use_precision_aware_optimizer to true (Adam with the distributed "
+                                   "optimizer), or {} to fp32",
+                                   dtype.name),
+                       fmt::format("pass --use-precision-aware-optimizer (Adam with the distributed optimizer), "
+                                   "or {} fp32",
+                                   setting_name(job, dtype.path))),
+           {flag_fix(job, aware, true), text_fix(job, dtype, "fp32")});
   }
 }
 
@@ -46,10 +45,10 @@ void precision_aware_requirements(const RuleContext& context, const Setting& awa
         fmt::format("use_precision_aware_optimizer only works with optimizer adam, not {}", *optimizer.value),
         first_span(job, {span_for(aware), span_for(optimizer)}));
     diag.notes.push_back(note_for(optimizer));
-    diag.help = for_dialect(job, "set use_precision_aware_optimizer to false, or use optimizer adam",
-                            "drop --use-precision-aware-optimizer, or pass --optimizer adam");
-    diag.fixes.push_back(flag_fix(job, aware, false));
-    out.push_back(std::move(diag));
+    report(out, std::move(diag),
+           for_dialect(job, "set use_precision_aware_optimizer to false, or use optimizer adam",
+                       "drop --use-precision-aware-optimizer, or pass --optimizer adam"),
+           {flag_fix(job, aware, false)});
   }
   Setting dist = distributed_optimizer(job);
   if (dist.value && !*dist.value) {
@@ -59,11 +58,10 @@ void precision_aware_requirements(const RuleContext& context, const Setting& awa
         "false",
         first_span(job, {span_for(aware)}));
     diag.notes.push_back(note_for(dist));
-    diag.help = for_dialect(job, "set use_distributed_optimizer to true, or use_precision_aware_optimizer to false",
-                            "pass --use-distributed-optimizer, or drop --use-precision-aware-optimizer");
-    diag.fixes.push_back(flag_fix(job, dist, true));
-    diag.fixes.push_back(flag_fix(job, aware, false));
-    out.push_back(std::move(diag));
+    report(out, std::move(diag),
+           for_dialect(job, "set use_distributed_optimizer to true, or use_precision_aware_optimizer to false",
+                       "pass --use-distributed-optimizer, or drop --use-precision-aware-optimizer"),
+           {flag_fix(job, dist, true), flag_fix(job, aware, false)});
   }
 }
 
@@ -84,9 +82,8 @@ void accumulate_in_fp32(const RuleContext& context, std::vector<Diagnostic>& out
                   *grads.value),
       first_span(job, {span_for(grads)}));
   diag.notes.push_back(Note{"--accumulate-allreduce-grads-in-fp32 given here", primary_span(accumulate->where)});
-  diag.help = "drop --accumulate-allreduce-grads-in-fp32, or use --main-grads-dtype fp32";
-  diag.fixes.push_back(text_fix(job, grads, "fp32"));
-  out.push_back(std::move(diag));
+  report(out, std::move(diag), "drop --accumulate-allreduce-grads-in-fp32, or use --main-grads-dtype fp32",
+         {text_fix(job, grads, "fp32")});
 }
 
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {

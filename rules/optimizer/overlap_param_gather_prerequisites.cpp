@@ -29,11 +29,11 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
         first_span(job, {span_for(gather)}));
     if (!megatron_lm) diag.severity = Severity::Warning;
     diag.notes.push_back(note_for(dist));
-    diag.help = for_dialect(job, "set use_distributed_optimizer to true, or overlap_param_gather to false",
-                            "pass --use-distributed-optimizer, or drop --overlap-param-gather");
-    diag.fixes.push_back(flag_fix(job, dist, true));
-    diag.fixes.push_back(flag_fix(job, gather, false, megatron_lm ? FixSafety::Unsafe : FixSafety::Safe));
-    out.push_back(std::move(diag));
+    report(
+        out, std::move(diag),
+        for_dialect(job, "set use_distributed_optimizer to true, or overlap_param_gather to false",
+                    "pass --use-distributed-optimizer, or drop --overlap-param-gather"),
+        {flag_fix(job, dist, true), flag_fix(job, gather, false, megatron_lm ? FixSafety::Unsafe : FixSafety::Safe)});
   }
   if (!megatron_lm) return;
   Setting reduce = read_flag(job, "ddp.overlap_grad_reduce");
@@ -43,9 +43,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
                                       "rejects it alone",
                                       first_span(job, {span_for(gather)}));
     diag.notes.push_back(note_for(reduce));
-    diag.help = "pass --overlap-grad-reduce as well";
-    diag.fixes.push_back(flag_fix(job, reduce, true));
-    out.push_back(std::move(diag));
+    report(out, std::move(diag), "pass --overlap-grad-reduce as well", {flag_fix(job, reduce, true)});
   }
 }
 

@@ -39,11 +39,11 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
       span_for(scaling).valid() ? span_for(scaling) : primary_span(env.where));
   if (env.state == EnvState::Set) diag.notes.push_back(note_for(env, kVariable));
   if (!span_for(scaling).valid()) diag.notes.push_back(note_for(scaling));
-  diag.help = *config ? fmt::format("export {}=1 in the launch script, or set apply_query_key_layer_scaling to "
-                                    "false",
-                                    kVariable)
-                      : fmt::format("unset {} (or set it to 0)", kVariable);
-  out.push_back(std::move(diag));
+  report(out, std::move(diag),
+         *config ? fmt::format("export {}=1 in the launch script, or set apply_query_key_layer_scaling to "
+                               "false",
+                               kVariable)
+                 : fmt::format("unset {} (or set it to 0)", kVariable));
 }
 
 }  // namespace

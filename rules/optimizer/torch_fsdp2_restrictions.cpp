@@ -18,13 +18,13 @@ struct Finding {
 void collect_common(const RuleContext& context, std::vector<Finding>& found) {
   const Job& job = context.job;
   const Derived& d = context.derived;
-  if (d.pipeline_parallel.known() && *d.pipeline_parallel > 1) {
+  if (splits(d.pipeline_parallel)) {
     found.push_back({fmt::format("torch FSDP2 does not support pipeline parallelism (pipeline_model_parallel_size {})",
                                  *d.pipeline_parallel),
                      note_for(d.pipeline_parallel), "use pipeline_model_parallel_size 1, or Megatron-FSDP",
                      {set_value_fix(d.pipeline_parallel, 1)}});
   }
-  if (d.expert_parallel.known() && *d.expert_parallel > 1) {
+  if (splits(d.expert_parallel)) {
     found.push_back({fmt::format("torch FSDP2 does not support expert parallelism (expert_model_parallel_size {})",
                                  *d.expert_parallel),
                      note_for(d.expert_parallel), "use expert_model_parallel_size 1, or Megatron-FSDP",

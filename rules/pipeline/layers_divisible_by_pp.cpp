@@ -25,7 +25,7 @@ void check_middle_virtual_stages(const RuleContext& context, int64_t middle_laye
                                  const Quantity& edge, std::vector<Diagnostic>& out) {
   const Derived& d = context.derived;
   const Quantity& vpp = d.virtual_pipeline;
-  if (middle_stages <= 0 || middle_layers <= 0 || !vpp.known() || *vpp <= 1) return;
+  if (middle_stages <= 0 || middle_layers <= 0 || !splits(vpp)) return;
   int64_t per_rank = middle_layers / middle_stages;
   if (per_rank % *vpp == 0) return;
   const Quantity& primary = most_specific({&vpp, &edge, &d.pipeline_parallel});
@@ -47,13 +47,13 @@ void check_middle_virtual_stages(const RuleContext& context, int64_t middle_laye
     if (v > 1 && v != *vpp) choices.push_back(v);
   }
   if (choices.size() > 3) choices.resize(3);
-  diag.help = choices.empty() ? "drop virtual_pipeline_model_parallel_size (set it to null), or change the "
-                                "first/last stage layer counts"
-                              : fmt::format("use virtual_pipeline_model_parallel_size {}, or change the first/last "
-                                            "stage layer counts",
-                                            join_or(choices));
-  for (int64_t v : choices) diag.fixes.push_back(set_value_fix(vpp, v));
-  out.push_back(std::move(diag));
+  report(out, std::move(diag),
+         choices.empty() ? "drop virtual_pipeline_model_parallel_size (set it to null), or change the "
+                           "first/last stage layer counts"
+                         : fmt::format("use virtual_pipeline_model_parallel_size {}, or change the first/last "
+                                       "stage layer counts",
+                                       join_or(choices)),
+         set_value_fixes(vpp, choices));
 }
 
 // Uneven split: first and/or last stage sizes given, the middle stages
@@ -87,8 +87,7 @@ void check_uneven(const RuleContext& context, std::vector<Diagnostic>& out) {
                         layers - middle_layers, layers),
       span_for(*edge));
   add_notes(diag, {&d.first_stage_layers, &d.last_stage_layers, &d.num_layers, &d.pipeline_parallel}, edge);
-  diag.help = "choose first/last stage layer counts that leave a multiple of the middle stage count";
-  out.push_back(std::move(diag));
+  report(out, std::move(diag), "choose first/last stage layer counts that leave a multiple of the middle stage count");
 }
 
 // First/last stage sizes themselves: more than 0 layers, and whole layers
@@ -104,20 +103,19 @@ bool check_edge_stages(const RuleContext& context, std::vector<Diagnostic>& out)
                                                     stage->name, *stage->value),
                                         span_for(*stage));
       add_notes(diag, {stage}, stage);
-      diag.help = fmt::format("set {} to a positive layer count, or to null for an even split", stage->name);
-      diag.fixes.push_back(set_null_fix(*stage));
-      out.push_back(std::move(diag));
+      report(out, std::move(diag),
+             fmt::format("set {} to a positive layer count, or to null for an even split", stage->name),
+             {set_null_fix(*stage)});
       return true;
     }
-    if (vpp.known() && *vpp > 1 && *stage->value % *vpp != 0) {
+    if (splits(vpp) && *stage->value % *vpp != 0) {
       const Quantity& primary = most_specific({stage, &vpp});
-      Diagnostic diag = make_diagnostic(
+      Diagnostic diag = finding_at(
           kLayersDivisibleByPp,
           fmt::format("{} {} is not divisible by virtual_pipeline_model_parallel_size {}: each of the stage's virtual "
                       "stages must hold whole layers",
                       stage->name, *stage->value, *vpp),
-          span_for(primary));
-      add_notes(diag, {stage, &vpp}, &primary);
+          primary, {stage, &vpp});
       int64_t below = *stage->value / *vpp * *vpp;
       int64_t above = below + *vpp;
       diag.help = below > 0 ? fmt::format("use {} {} or {}", stage->name, below, above)
@@ -147,14 +145,13 @@ bool check_layers_per_virtual_stage(const RuleContext& context, int64_t units, c
   int64_t pp = *d.pipeline_parallel;
   int64_t per_stage = units / pp;
   if (per_stage % *per_virtual == 0) return false;
-  Diagnostic diag = make_diagnostic(
+  Diagnostic diag = finding_at(
       kLayersDivisibleByPp,
       fmt::format("--num-layers-per-virtual-pipeline-stage {} does not divide the {} layers per pipeline stage ({} / "
                   "pipeline_model_parallel_size {}): Megatron-LM's validate_args asserts \"number of layers per "
                   "pipeline stage must be divisible number of layers per virtual pipeline stage\"",
                   *per_virtual, per_stage, counted, pp),
-      span_for(per_virtual));
-  add_notes(diag, {&d.pipeline_parallel, &d.num_layers}, &per_virtual);
+      per_virtual, {&d.pipeline_parallel, &d.num_layers});
   std::vector<int64_t> choices;  // whole layers per virtual stage, at least two virtual stages
   for (int64_t v : divisors(per_stage)) {
     if (v < per_stage && v != *per_virtual) choices.push_back(v);
@@ -191,44 +188,42 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
                               : fmt::format("num_layers {}", *layers);
   if (units % *pp != 0) {
     const Quantity& primary = most_specific({&pp, &layers});
-    Diagnostic diag = make_diagnostic(
-        kLayersDivisibleByPp,
-        fmt::format("{} is not divisible by pipeline_model_parallel_size {} ({:.2f} layers per stage)", counted, *pp,
-                    static_cast<double>(units) / static_cast<double>(*pp)),
-        span_for(primary));
-    add_notes(diag, {&pp, &layers}, &primary);
+    Diagnostic diag =
+        finding_at(kLayersDivisibleByPp,
+                   fmt::format("{} is not divisible by pipeline_model_parallel_size {} ({:.2f} layers per stage)",
+                               counted, *pp, static_cast<double>(units) / static_cast<double>(*pp)),
+                   primary, {&pp, &layers});
     std::vector<int64_t> choices = pipeline_choices(units, *pp);
-    diag.help = choices.empty()
-                    ? "set num_layers_in_first_pipeline_stage / num_layers_in_last_pipeline_stage for an uneven split"
-                    : fmt::format("use pipeline_model_parallel_size {}, or an uneven split with "
-                                  "num_layers_in_first_pipeline_stage / num_layers_in_last_pipeline_stage",
-                                  join_or(choices));
-    for (int64_t p : choices) diag.fixes.push_back(set_value_fix(pp, p));
-    out.push_back(std::move(diag));
+    report(out, std::move(diag),
+           choices.empty()
+               ? "set num_layers_in_first_pipeline_stage / num_layers_in_last_pipeline_stage for an uneven split"
+               : fmt::format("use pipeline_model_parallel_size {}, or an uneven split with "
+                             "num_layers_in_first_pipeline_stage / num_layers_in_last_pipeline_stage",
+                             join_or(choices)),
+           set_value_fixes(pp, choices));
     return;
   }
   if (check_layers_per_virtual_stage(context, units, counted, out)) return;
-  if (!vpp.known() || *vpp <= 1) return;
+  if (!splits(vpp)) return;
   int64_t per_stage = units / *pp;
   if (per_stage % *vpp == 0) return;
   const Quantity& primary = most_specific({&vpp, &pp, &layers});
-  Diagnostic diag = make_diagnostic(
-      kLayersDivisibleByPp,
-      fmt::format("{} / pipeline_model_parallel_size {} = {} layers per stage, not divisible by "
-                  "virtual_pipeline_model_parallel_size {}",
-                  counted, *pp, per_stage, *vpp),
-      span_for(primary));
-  add_notes(diag, {&vpp, &pp, &layers}, &primary);
+  Diagnostic diag =
+      finding_at(kLayersDivisibleByPp,
+                 fmt::format("{} / pipeline_model_parallel_size {} = {} layers per stage, not divisible by "
+                             "virtual_pipeline_model_parallel_size {}",
+                             counted, *pp, per_stage, *vpp),
+                 primary, {&vpp, &pp, &layers});
   std::vector<int64_t> choices;
   for (int64_t v : divisors(per_stage)) {
     if (v > 1 && v != *vpp) choices.push_back(v);
   }
   if (choices.size() > 3) choices.resize(3);
-  diag.help = choices.empty() ? "drop virtual_pipeline_model_parallel_size (set it to null)"
-                              : fmt::format("use virtual_pipeline_model_parallel_size {} (divisors of {})",
-                                            join_or(choices), per_stage);
-  for (int64_t v : choices) diag.fixes.push_back(set_value_fix(vpp, v));
-  out.push_back(std::move(diag));
+  report(out, std::move(diag),
+         choices.empty()
+             ? "drop virtual_pipeline_model_parallel_size (set it to null)"
+             : fmt::format("use virtual_pipeline_model_parallel_size {} (divisors of {})", join_or(choices), per_stage),
+         set_value_fixes(vpp, choices));
 }
 
 }  // namespace

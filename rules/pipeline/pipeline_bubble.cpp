@@ -73,20 +73,19 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   const Quantity& pp = d.pipeline_parallel;
   Quantity m = microbatch_count(context);
   Interleaving schedule = interleaving(context);
-  if (!pp.known() || *pp <= 1 || !m.known() || *m <= 0 || !schedule.known) return;
+  if (!splits(pp) || !m.known() || *m <= 0 || !schedule.known) return;
   int64_t chunks = schedule.interleaved ? std::max<int64_t>(1, schedule.chunks) : 1;
   double idle = bubble_idle_share(*pp, chunks, *m);
   if (idle <= context.thresholds.pipeline_bubble) return;
   const Quantity& vpp = schedule.source.path == "model.pipeline_model_parallel_layout" ? schedule.source
                                                                                          : d.virtual_pipeline;
   const Quantity& primary = most_specific({&pp, &d.global_batch_size, &vpp});
-  Diagnostic diag = make_diagnostic(
+  Diagnostic diag = finding_at(
       kPipelineBubble,
       fmt::format("pipeline bubble: the pipeline idles for {} of every step = (pipeline_model_parallel_size {} - 1) / "
                   "({}{} microbatches + {} - 1)",
                   percent(idle), *pp, chunks > 1 ? fmt::format("{} virtual stages x ", chunks) : "", *m, *pp),
-      span_for(primary));
-  add_notes(diag, {&pp, &vpp}, &primary);
+      primary, {&pp, &vpp});
   diag.notes.push_back(Note{fmt::format("{} microbatches per step = {}", *m, m.how), span_for(d.global_batch_size)});
   std::vector<std::string> remedies;
   std::optional<SpeedEstimate> speed = job_speed(context);
@@ -109,8 +108,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
     if (i) help += i + 1 == remedies.size() ? ", or " : ", ";
     help += remedies[i];
   }
-  diag.help = help;
-  out.push_back(std::move(diag));
+  report(out, std::move(diag), help);
 }
 
 }  // namespace

@@ -68,9 +68,10 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
                                     span_for(layout.quantity));
   for (size_t i = 1; i < problems.size(); ++i) diag.notes.push_back(Note{"also: " + problems[i], {}});
   if (layout.quantity.where.layer == Layer::Recipe) diag.notes.push_back(note_for(layout.quantity));
-  diag.help = "write E and the first stage's layers, `|` between stages, `(...)*n` or `t*n` to repeat, and end the "
-              "last stage with L" + example_for(context, layout);
-  out.push_back(std::move(diag));
+  report(out, std::move(diag),
+         "write E and the first stage's layers, `|` between stages, `(...)*n` or `t*n` to repeat, and end the "
+         "last stage with L" +
+             example_for(context, layout));
 }
 
 }  // namespace

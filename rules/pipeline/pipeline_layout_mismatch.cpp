@@ -33,13 +33,11 @@ void check_stage_count(const RuleContext& context, const Layout& layout, std::ve
   if (!pp.known() || *pp <= 0) return;
   auto stages = static_cast<int64_t>(layout.expanded.stages.size());
   if (stages % *pp == 0) return;
-  const Quantity& primary = most_specific({&layout.quantity, &pp});
-  Diagnostic diag = make_diagnostic(
+  Diagnostic diag = finding(
       kPipelineLayoutMismatch,
       fmt::format("pipeline_model_parallel_layout has {} stages, not a multiple of pipeline_model_parallel_size {}",
                   stages, *pp),
-      span_for(primary));
-  add_notes(diag, {&layout.quantity, &pp}, &primary);
+      {&layout.quantity, &pp});
   std::vector<int64_t> sizes;
   for (int64_t p : divisors(stages)) {
     if (p > 1) sizes.push_back(p);
@@ -51,13 +49,13 @@ void check_stage_count(const RuleContext& context, const Layout& layout, std::ve
       break;
     }
   }
-  diag.help = fmt::format("the layout needs pipeline_model_parallel_size x virtual stages = {} stages{}", stages,
-                          choices.empty() ? std::string(": use a layout with a multiple of PP stages")
-                                          : fmt::format(": use pipeline_model_parallel_size {}, or a layout with a "
-                                                        "multiple of {} stages",
-                                                        join_or(choices), *pp));
-  for (int64_t p : choices) diag.fixes.push_back(set_value_fix(pp, p));
-  out.push_back(std::move(diag));
+  report(out, std::move(diag),
+         fmt::format("the layout needs pipeline_model_parallel_size x virtual stages = {} stages{}", stages,
+                     choices.empty() ? std::string(": use a layout with a multiple of PP stages")
+                                     : fmt::format(": use pipeline_model_parallel_size {}, or a layout with a "
+                                                   "multiple of {} stages",
+                                                   join_or(choices), *pp)),
+         set_value_fixes(pp, choices));
 }
 
 void check_count(const RuleContext& context, const Layout& layout, char code, const Quantity& expected,
@@ -65,19 +63,17 @@ void check_count(const RuleContext& context, const Layout& layout, char code, co
   if (!expected.known() || *expected < 0) return;
   int64_t placed = count_layers(layout.expanded.stages, code);
   if (placed == *expected) return;
-  const Quantity& primary = most_specific({&layout.quantity, &expected});
   std::string what = code == kDecoder ? "transformer layers (t)" : "MTP layers (m)";
-  Diagnostic diag = make_diagnostic(
+  Diagnostic diag = finding(
       kPipelineLayoutMismatch,
       fmt::format("pipeline_model_parallel_layout places {} {} but {} is {}", placed, what, expected.name, *expected),
-      span_for(primary));
-  add_notes(diag, {&layout.quantity, &expected}, &primary);
+      {&layout.quantity, &expected});
   int64_t stages = static_cast<int64_t>(layout.expanded.stages.size());
   std::optional<std::string> example;
   if (code == kDecoder) example = example_layout(*expected, stages, mtp_layers(context.job).value.value_or(0));
-  diag.help = example ? fmt::format("place exactly {} '{}' in the layout, e.g. \"{}\"", *expected, code, *example)
-                      : fmt::format("place exactly {} '{}' in the layout", *expected, code);
-  out.push_back(std::move(diag));
+  report(out, std::move(diag),
+         example ? fmt::format("place exactly {} '{}' in the layout, e.g. \"{}\"", *expected, code, *example)
+                 : fmt::format("place exactly {} '{}' in the layout", *expected, code));
 }
 
 // Megatron-Core keeps the MTP layers together in the last virtual stage of
@@ -109,8 +105,7 @@ void check_mtp_placement(const RuleContext& context, const Layout& layout, const
                                         problem,
                                     span_for(layout.quantity));
   add_notes(diag, {&layout.quantity, &context.derived.pipeline_parallel, &mtp}, &layout.quantity);
-  diag.help = "put all MTP layers (m) just before the L in the last stage";
-  out.push_back(std::move(diag));
+  report(out, std::move(diag), "put all MTP layers (m) just before the L in the last stage");
 }
 
 void check_virtual_pipeline(const RuleContext& context, const Layout& layout, std::vector<Diagnostic>& out) {
@@ -120,17 +115,15 @@ void check_virtual_pipeline(const RuleContext& context, const Layout& layout, st
   if (vpp.where.layer == Layer::Rewrite) return;  // derived from this very layout
   const Quantity& pp = context.derived.pipeline_parallel;
   const Quantity& primary = most_specific({&vpp, &layout.quantity});
-  Diagnostic diag = make_diagnostic(
+  Diagnostic diag = finding_at(
       kPipelineLayoutMismatch,
       fmt::format("virtual_pipeline_model_parallel_size {} conflicts with pipeline_model_parallel_layout: {} stages / "
                   "pipeline_model_parallel_size {} = {}",
                   *vpp, layout.expanded.stages.size(), *pp, count_of(*detected, "virtual stage")),
-      span_for(primary));
-  add_notes(diag, {&vpp, &layout.quantity, &pp}, &primary);
-  diag.help = fmt::format("set virtual_pipeline_model_parallel_size to {}, or to null (the layout decides it)",
-                          *detected);
-  diag.fixes.push_back(set_value_fix(vpp, *detected));
-  out.push_back(std::move(diag));
+      primary, {&vpp, &layout.quantity, &pp});
+  report(out, std::move(diag),
+         fmt::format("set virtual_pipeline_model_parallel_size to {}, or to null (the layout decides it)", *detected),
+         {set_value_fix(vpp, *detected)});
 }
 
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {

@@ -136,7 +136,7 @@ void check_warmup_flush(const P2p& p2p, std::vector<Diagnostic>& out) {
 void check_schedule(const RuleContext& context, const Interleaving& schedule, const P2p& p2p,
                     std::vector<Diagnostic>& out) {
   const Quantity& pp = context.derived.pipeline_parallel;
-  if (context.job.dialect == Dialect::MegatronLM || !schedule.known || !pp.known() || *pp <= 1) return;
+  if (context.job.dialect == Dialect::MegatronLM || !schedule.known || !splits(pp)) return;
   if (!p2p.overlap.value || !*p2p.overlap.value) return;
   if (schedule.interleaved) {
     if (!p2p.batch.value || !*p2p.batch.value) return;

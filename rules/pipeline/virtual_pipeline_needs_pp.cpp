@@ -42,7 +42,6 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   bool overlap = !megatron_lm || overlap_p2p(context.job);
   int64_t minimum = overlap ? 2 : 3;
   if (*pp >= minimum) return;
-  const Quantity& primary = most_specific({&source, &pp});
   std::string message =
       overlap ? fmt::format("virtual_pipeline_model_parallel_size {} needs pipeline parallelism, but "
                             "pipeline_model_parallel_size is {}: {} rejects the interleaved schedule",
@@ -50,8 +49,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
               : fmt::format("virtual_pipeline_model_parallel_size {} with --no-overlap-p2p-communication needs "
                             "pipeline_model_parallel_size > 2, got {}",
                             vpp, *pp);
-  Diagnostic diag = make_diagnostic(kVirtualPipelineNeedsPp, message, span_for(primary));
-  add_notes(diag, {&source, &pp}, &primary);
+  Diagnostic diag = finding(kVirtualPipelineNeedsPp, message, {&source, &pp});
   if (!overlap) diag.notes.push_back(note_for(config_bool(context.job, "model.overlap_p2p_comm")));
   if (megatron_lm) {
     diag.help = overlap ? "drop --num-virtual-stages-per-pipeline-rank / --num-layers-per-virtual-pipeline-stage, or "

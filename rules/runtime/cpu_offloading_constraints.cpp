@@ -56,7 +56,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
          {int_fix(job, layers, *d.num_layers - 1)});
   }
   const Quantity& pp = d.pipeline_parallel;
-  if (pp.known() && *pp > 1) {
+  if (splits(pp)) {
     push(context, out,
          fmt::format("CPU activation offloading does not support pipeline parallelism (pipeline_model_parallel_size "
                      "{})",

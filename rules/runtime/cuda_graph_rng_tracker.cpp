@@ -27,10 +27,9 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
       first_span(job, {span_for(graphs.impl), span_for(model)}));
   diag.notes.push_back(note_for(model));
   diag.notes.push_back(note_for(rng));
-  diag.help = "set model.use_te_rng_tracker to true (Megatron Bridge then sets rng.te_rng_tracker too)";
-  diag.fixes.push_back(flag_fix(job, model, true));
-  diag.fixes.push_back(text_fix(job, graphs.impl, "none"));
-  out.push_back(std::move(diag));
+  report(out, std::move(diag),
+         "set model.use_te_rng_tracker to true (Megatron Bridge then sets rng.te_rng_tracker too)",
+         {flag_fix(job, model, true), text_fix(job, graphs.impl, "none")});
 }
 
 }  // namespace

@@ -135,16 +135,15 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   Scope s{context, graphs, out};
   std::vector<std::string_view> impls = known_impls(version);
   if (std::find(impls.begin(), impls.end(), *graphs.impl.value) == impls.end()) {
-    Diagnostic diag = make_diagnostic(
-        kCudaGraphScope,
-        fmt::format("cuda_graph_impl '{}' is not one of {} (Megatron-Core {})", *graphs.impl.value, join_names(impls),
-                    to_string(version)),
-        first_span(job, {span_for(graphs.impl)}));
-    diag.help = graphs.impl.is("full_iteration")
-                    ? "full_iteration needs Megatron-Core 0.18; before, use cuda_graph_impl local with cuda_graph_scope "
-                      "[full_iteration]"
-                    : "use transformer_engine (per-layer graphs) or none";
-    out.push_back(std::move(diag));
+    report(out,
+           make_diagnostic(kCudaGraphScope,
+                           fmt::format("cuda_graph_impl '{}' is not one of {} (Megatron-Core {})", *graphs.impl.value,
+                                       join_names(impls), to_string(version)),
+                           first_span(job, {span_for(graphs.impl)})),
+           graphs.impl.is("full_iteration")
+               ? "full_iteration needs Megatron-Core 0.18; before, use cuda_graph_impl local with cuda_graph_scope "
+                 "[full_iteration]"
+               : "use transformer_engine (per-layer graphs) or none");
     return;
   }
   if (!graphs.modules.items) return;

@@ -68,8 +68,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
         first_span(job, {span_for(modules), span_for(granularity)}));
     diag.notes.push_back(note_for(graphs.modules));
     diag.notes.push_back(note_for(graphs.impl));
-    diag.help = "recompute 'moe_act' instead of 'moe', or drop moe_router from the graph modules";
-    out.push_back(std::move(diag));
+    report(out, std::move(diag), "recompute 'moe_act' instead of 'moe', or drop moe_router from the graph modules");
   }
 }
 

@@ -18,11 +18,10 @@ void delayed(const RuleContext& context, const Precision& p, std::vector<Diagnos
       first_span(job, {recipe_last ? span_for(p.fp8_recipe) : span_for(p.first_last_layers_bf16),
                        span_for(p.first_last_layers_bf16)}));
   diag.notes.push_back(recipe_last ? note_for(p.first_last_layers_bf16) : note_for(p.fp8_recipe));
-  diag.help = for_dialect(job, "use fp8_recipe tensorwise (current scaling), or set first_last_layers_bf16 to false",
-                          "pass --fp8-recipe tensorwise (current scaling), or drop --first-last-layers-bf16");
-  diag.fixes.push_back(text_fix(job, p.fp8_recipe, "tensorwise"));
-  diag.fixes.push_back(flag_fix(job, p.first_last_layers_bf16, false));
-  out.push_back(std::move(diag));
+  report(out, std::move(diag),
+         for_dialect(job, "use fp8_recipe tensorwise (current scaling), or set first_last_layers_bf16 to false",
+                     "pass --fp8-recipe tensorwise (current scaling), or drop --first-last-layers-bf16"),
+         {text_fix(job, p.fp8_recipe, "tensorwise"), flag_fix(job, p.first_last_layers_bf16, false)});
 }
 
 void counts(const RuleContext& context, const Precision& p, std::vector<Diagnostic>& out) {
@@ -39,9 +38,8 @@ void counts(const RuleContext& context, const Precision& p, std::vector<Diagnost
                     count->name, *count->value, limit, *d.num_layers, *d.pipeline_parallel),
         first_span(job, {span_for(*count)}));
     add_notes(diag, {&d.num_layers, &d.pipeline_parallel}, nullptr);
-    diag.help = fmt::format("use {} between 0 and {}", count->name, limit);
-    diag.fixes.push_back(int_fix(job, *count, *count->value < 0 ? 0 : limit));
-    out.push_back(std::move(diag));
+    report(out, std::move(diag), fmt::format("use {} between 0 and {}", count->name, limit),
+           {int_fix(job, *count, *count->value < 0 ? 0 : limit)});
   }
 }
 

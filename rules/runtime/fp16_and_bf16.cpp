@@ -20,10 +20,8 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
                              : "fp16 and bf16 are both true: a model trains in one 16-bit format",
       first_span(job, {span_for(primary), span_for(other)}));
   diag.notes.push_back(note_for(other));
-  diag.help = "keep bf16 (the usual choice on Ampere and later) and set fp16 to false";
-  diag.fixes.push_back(flag_fix(job, p.fp16, false));
-  diag.fixes.push_back(flag_fix(job, p.bf16, false));
-  out.push_back(std::move(diag));
+  report(out, std::move(diag), "keep bf16 (the usual choice on Ampere and later) and set fp16 to false",
+         {flag_fix(job, p.fp16, false), flag_fix(job, p.bf16, false)});
 }
 
 }  // namespace

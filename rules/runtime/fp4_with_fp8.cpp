@@ -18,21 +18,20 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
                     *p.fp8.value),
         first_span(job, {fp4_last ? span_for(p.fp4) : span_for(p.fp8), span_for(p.fp8)}));
     diag.notes.push_back(fp4_last ? note_for(p.fp8) : note_for(p.fp4));
-    diag.help = for_dialect(job, "set fp8 to null (NVFP4 training) or fp4 to null (FP8 training)",
-                            "drop --fp8-format (NVFP4 training) or --fp4-format (FP8 training)");
-    diag.fixes.push_back(text_fix(job, p.fp8, "null"));
-    diag.fixes.push_back(text_fix(job, p.fp4, "null"));
-    out.push_back(std::move(diag));
+    report(out, std::move(diag),
+           for_dialect(job, "set fp8 to null (NVFP4 training) or fp4 to null (FP8 training)",
+                       "drop --fp8-format (NVFP4 training) or --fp4-format (FP8 training)"),
+           {text_fix(job, p.fp8, "null"), text_fix(job, p.fp4, "null")});
   }
   if (p.fp4_param.value.value_or(false) && p.fp4.is_none()) {
     Diagnostic diag = make_diagnostic(kFp4WithFp8,
                                       "fp4 parameters (fp4_param_gather) need fp4 training, but fp4 is None",
                                       first_span(job, {span_for(p.fp4_param)}));
     diag.notes.push_back(note_for(p.fp4));
-    diag.help = for_dialect(job, "set fp4_param_gather to false, or fp4 to e2m1",
-                            "drop --fp4-param-gather, or pass --fp4-format e2m1");
-    diag.fixes.push_back(flag_fix(job, p.fp4_param, false));
-    out.push_back(std::move(diag));
+    report(out, std::move(diag),
+           for_dialect(job, "set fp4_param_gather to false, or fp4 to e2m1",
+                       "drop --fp4-param-gather, or pass --fp4-format e2m1"),
+           {flag_fix(job, p.fp4_param, false)});
   }
 }
 

@@ -44,7 +44,7 @@ void push(Shapes& s, std::string message, std::initializer_list<const Quantity*>
 }
 
 bool sequence_parallel(const Derived& d) {
-  return d.sequence_parallel.value.value_or(false) && d.tensor_parallel.known() && *d.tensor_parallel > 1;
+  return d.sequence_parallel.value.value_or(false) && splits(d.tensor_parallel);
 }
 
 // Tokens per micro-batch on one rank: the rows of every activation matrix.

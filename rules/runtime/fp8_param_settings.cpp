@@ -18,10 +18,10 @@ void without_fp8(const RuleContext& context, const Precision& p, std::vector<Dia
                                     fmt::format("{} keeps parameters in FP8, but fp8 is None (no FP8 training)", name),
                                     first_span(job, {span_for(param), span_for(p.fp8)}));
   diag.notes.push_back(note_for(p.fp8));
-  diag.help = for_dialect(job, fmt::format("set {} to false, or turn FP8 on (fp8: hybrid)", name),
-                          "drop --fp8-param-gather, or pass --fp8-format hybrid");
-  diag.fixes.push_back(flag_fix(job, param, false));
-  out.push_back(std::move(diag));
+  report(out, std::move(diag),
+         for_dialect(job, fmt::format("set {} to false, or turn FP8 on (fp8: hybrid)", name),
+                     "drop --fp8-param-gather, or pass --fp8-format hybrid"),
+         {flag_fix(job, param, false)});
 }
 
 // Megatron-LM only: validate_args asserts FP8 parameter gathering has a
@@ -40,10 +40,8 @@ void without_sharding(const RuleContext& context, const Precision& p, std::vecto
                                     "Megatron-LM rejects it without",
                                     first_span(job, {span_for(p.fp8_param_gather)}));
   diag.notes.push_back(note_for(dist_opt));
-  diag.help = "pass --use-distributed-optimizer, or drop --fp8-param-gather";
-  diag.fixes.push_back(flag_fix(job, dist_opt, true));
-  diag.fixes.push_back(flag_fix(job, p.fp8_param_gather, false));
-  out.push_back(std::move(diag));
+  report(out, std::move(diag), "pass --use-distributed-optimizer, or drop --fp8-param-gather",
+         {flag_fix(job, dist_opt, true), flag_fix(job, p.fp8_param_gather, false)});
 }
 
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {

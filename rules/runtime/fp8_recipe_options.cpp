@@ -20,8 +20,8 @@ void custom_recipe(const RuleContext& context, const Precision& p, std::vector<D
                                     "factory), but it is not set",
                                     first_span(job, {span_for(p.fp8_recipe)}));
   diag.notes.push_back(note_for(factory));
-  diag.help = "set model.fp8_quantizer_factory to package.module.factory, or use a built-in fp8_recipe";
-  out.push_back(std::move(diag));
+  report(out, std::move(diag),
+         "set model.fp8_quantizer_factory to package.module.factory, or use a built-in fp8_recipe");
 }
 
 void output_projection(const RuleContext& context, const Precision& p, std::vector<Diagnostic>& out) {
@@ -33,9 +33,7 @@ void output_projection(const RuleContext& context, const Precision& p, std::vect
     Diagnostic diag = make_diagnostic(kFp8RecipeOptions, "fp8_output_proj needs FP8 training, but fp8 is None",
                                       first_span(job, {span_for(proj)}));
     diag.notes.push_back(note_for(p.fp8));
-    diag.help = "set fp8_output_proj to false";
-    diag.fixes.push_back(flag_fix(job, proj, false));
-    out.push_back(std::move(diag));
+    report(out, std::move(diag), "set fp8_output_proj to false", {flag_fix(job, proj, false)});
     return;
   }
   if (!p.fp8.is_set() || !p.fp8_recipe.is_set() || p.fp8_recipe.is("mxfp8")) return;
@@ -43,9 +41,9 @@ void output_projection(const RuleContext& context, const Precision& p, std::vect
       kFp8RecipeOptions, fmt::format("fp8_output_proj requires fp8_recipe mxfp8, not {}", *p.fp8_recipe.value),
       first_span(job, {span_for(proj)}));
   diag.notes.push_back(note_for(p.fp8_recipe));
-  diag.help = "set fp8_output_proj to false, or train with MXFP8 (mixed_precision bf16_with_mxfp8_mixed)";
-  diag.fixes.push_back(flag_fix(job, proj, false));
-  out.push_back(std::move(diag));
+  report(out, std::move(diag),
+         "set fp8_output_proj to false, or train with MXFP8 (mixed_precision bf16_with_mxfp8_mixed)",
+         {flag_fix(job, proj, false)});
 }
 
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {

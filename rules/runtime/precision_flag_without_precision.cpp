@@ -19,9 +19,8 @@ void push(const RuleContext& context, std::vector<Diagnostic>& out, const Settin
       first_span(job, {span_for(flag)}));
   if (!megatron_lm) diag.severity = Severity::Warning;
   diag.notes = std::move(notes);
-  diag.help = fmt::format("set {} to false", flag.name);
-  diag.fixes.push_back(flag_fix(job, flag, false, FixSafety::Safe));
-  out.push_back(std::move(diag));
+  report(out, std::move(diag), fmt::format("set {} to false", flag.name),
+         {flag_fix(job, flag, false, FixSafety::Safe)});
 }
 
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {

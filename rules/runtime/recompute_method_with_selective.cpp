@@ -27,9 +27,8 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
       first_span(job, {method_last ? span_for(method) : span_for(granularity)}));
   if (!megatron_lm) diag.severity = Severity::Warning;
   diag.notes.push_back(method_last ? note_for(granularity) : note_for(method));
-  diag.help = "remove recompute_method, or use recompute_granularity full with recompute_num_layers";
-  diag.fixes.push_back(unset_fix(job, method.path, method.where, FixSafety::Safe));
-  out.push_back(std::move(diag));
+  report(out, std::move(diag), "remove recompute_method, or use recompute_granularity full with recompute_num_layers",
+         {unset_fix(job, method.path, method.where, FixSafety::Safe)});
 }
 
 }  // namespace

@@ -57,9 +57,9 @@ void missing_module(const RuleContext& context, const NameList& modules, const s
       fmt::format("recompute_modules has '{}', but {}: it recomputes nothing", module, why),
       first_span(context.job, {span_for(modules)}));
   add_notes(diag, {&experts}, nullptr);
-  diag.help = fmt::format("drop '{}' from recompute_modules{}", module,
-                          module == "mlp" ? " (recompute 'moe' or 'moe_act' for MoE layers)" : "");
-  out.push_back(std::move(diag));
+  report(out, std::move(diag),
+         fmt::format("drop '{}' from recompute_modules{}", module,
+                     module == "mlp" ? " (recompute 'moe' or 'moe_act' for MoE layers)" : ""));
 }
 
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {

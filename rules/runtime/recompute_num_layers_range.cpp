@@ -52,9 +52,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
                                          "full recompute is on but saves no memory",
                                          *n);
     diag.notes.push_back(note_for(method));
-    diag.help = "use recompute_num_layers 1 or more";
-    diag.fixes.push_back(int_fix(job, n, 1));
-    out.push_back(std::move(diag));
+    report(out, std::move(diag), "use recompute_num_layers 1 or more", {int_fix(job, n, 1)});
     return;
   }
   std::optional<Chunk> chunk = chunk_layers(context.derived);
@@ -65,9 +63,8 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
                              *n, chunk->layers, chunk->how, chunk->layers);
   add_notes(diag, {&context.derived.num_layers, &context.derived.pipeline_parallel}, nullptr);
   if (*context.derived.virtual_pipeline > 1) add_notes(diag, {&context.derived.virtual_pipeline}, nullptr);
-  diag.help = fmt::format("use recompute_num_layers {} to say what the run does", chunk->layers);
-  diag.fixes.push_back(int_fix(job, n, chunk->layers, FixSafety::Safe));
-  out.push_back(std::move(diag));
+  report(out, std::move(diag), fmt::format("use recompute_num_layers {} to say what the run does", chunk->layers),
+         {int_fix(job, n, chunk->layers, FixSafety::Safe)});
 }
 
 }  // namespace

@@ -41,9 +41,9 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   diag.notes.push_back(note_for(d.sequence_parallel));
   diag.notes.push_back(note_at("recompute_granularity", *granularity,
                                find_path(job.config, "model.recompute_granularity")->where));
-  diag.help = "set distribute_saved_activations to false: sequence parallelism already shards those activations";
-  diag.fixes.push_back(set_setting_fix(distribute, false, FixSafety::Unsafe));
-  out.push_back(std::move(diag));
+  report(out, std::move(diag),
+         "set distribute_saved_activations to false: sequence parallelism already shards those activations",
+         {set_setting_fix(distribute, false, FixSafety::Unsafe)});
 }
 
 }  // namespace

@@ -13,7 +13,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   const Quantity& experts = d.num_moe_experts;
   const Setting& sp = d.sequence_parallel;
   if (!context.job.trains) return;  // the check is in the training forward pass only
-  if (!tp.known() || *tp <= 1 || !experts.known() || *experts <= 0) return;
+  if (!splits(tp) || !experts.known() || *experts <= 0) return;
   if (!sp.value || *sp.value) return;
   bool sp_written = span_for(sp).valid() && layer_rank(sp.where.layer) >= layer_rank(tp.where.layer);
   Span where = sp_written || !span_for(tp).valid() ? span_for(sp) : span_for(tp);
@@ -25,10 +25,8 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
       where);
   add_notes(diag, {&tp, &experts}, where == span_for(tp) ? &tp : nullptr);
   if (!sp_written && span_for(sp).valid()) diag.notes.push_back(note_for(sp));
-  diag.help = "set sequence_parallel to true (or tensor_model_parallel_size 1)";
-  diag.fixes.push_back(set_setting_fix(sp, true, FixSafety::Unsafe));
-  diag.fixes.push_back(set_value_fix(tp, 1));
-  out.push_back(std::move(diag));
+  report(out, std::move(diag), "set sequence_parallel to true (or tensor_model_parallel_size 1)",
+         {set_setting_fix(sp, true, FixSafety::Unsafe), set_value_fix(tp, 1)});
 }
 
 }  // namespace

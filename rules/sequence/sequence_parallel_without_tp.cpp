@@ -40,10 +40,10 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   if (raises) diag.severity = Severity::Error;
   add_notes(diag, {&tp}, tp_later ? &tp : nullptr);
   if (sp.where.layer == Layer::Recipe || tp_later) diag.notes.push_back(note_for(sp));
-  diag.help = "set sequence_parallel to false, or use tensor_model_parallel_size > 1 if you meant to shard "
-              "activations";
-  diag.fixes.push_back(set_setting_fix(sp, false, FixSafety::Safe));
-  out.push_back(std::move(diag));
+  report(out, std::move(diag),
+         "set sequence_parallel to false, or use tensor_model_parallel_size > 1 if you meant to shard "
+         "activations",
+         {set_setting_fix(sp, false, FixSafety::Safe)});
 }
 
 }  // namespace

@@ -13,7 +13,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   const Derived& d = context.derived;
   const Quantity& tp = d.tensor_parallel;
   const Setting& sp = d.sequence_parallel;
-  if (!tp.known() || *tp <= 1 || !sp.value || *sp.value) return;
+  if (!splits(tp) || !sp.value || *sp.value) return;
   if (!d.num_moe_experts.known() || *d.num_moe_experts != 0) return;
   if (chosen_by_recipe({&tp.where, &sp.where})) return;  // NVIDIA's tuned choice
   std::string length;
@@ -33,10 +33,10 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
       where);
   add_notes(diag, {&tp}, where == span_for(tp) ? &tp : nullptr);
   if (where != span_for(sp)) diag.notes.push_back(note_for(sp));
-  diag.help = context.job.dialect == Dialect::MegatronLM ? "pass --sequence-parallel"
-                                                         : "set model.sequence_parallel to true";
-  diag.fixes.push_back(set_setting_fix(sp, true, FixSafety::Unsafe));
-  out.push_back(std::move(diag));
+  report(
+      out, std::move(diag),
+      context.job.dialect == Dialect::MegatronLM ? "pass --sequence-parallel" : "set model.sequence_parallel to true",
+      {set_setting_fix(sp, true, FixSafety::Unsafe)});
 }
 
 }  // namespace

@@ -96,6 +96,13 @@ Diagnostic finding(const RuleInfo& rule, std::string message, std::initializer_l
   return diag;
 }
 
+void check_both_on(const Job& job, const RuleInfo& rule, const BothOn& row, std::vector<Diagnostic>& out) {
+  Resolved first = resolve(job, row.first);
+  Resolved second = resolve(job, row.second);
+  if (!is_on(first) || !is_on(second)) return;
+  report(out, finding(rule, std::string(row.message), {&first, &second}), std::string(row.help));
+}
+
 bool written_by_user(const Provenance& where) { return written_by_user(where.layer); }
 
 Span first_span(const ConfigValue& value) {

@@ -28,6 +28,20 @@ const Resolved& most_specific(std::initializer_list<const Resolved*> values);
 // each of the others.
 Diagnostic finding(const RuleInfo& rule, std::string message, std::initializer_list<const Resolved*> values);
 
+// --- settings Megatron Bridge refuses together ----------------------------
+// "A and B both on -> report" (ShellCheck's and ruff's small-rule style): a
+// rule whose finding is only that two switches are on together declares a
+// row, and check_both_on reports it. The finding is at the more specific of
+// the two (`first` on a tie), with a note at the other.
+struct BothOn {
+  std::string_view first;    // "dist.use_torch_fsdp2"
+  std::string_view second;   // "dist.use_megatron_fsdp"
+  std::string_view message;  // what Bridge asserts
+  std::string_view help;     // which one to turn off
+};
+
+void check_both_on(const Job& job, const RuleInfo& rule, const BothOn& row, std::vector<Diagnostic>& out);
+
 // Whether a value was written by the user (a file, an override, a flag),
 // not taken from the recipe catalog, a default or Bridge's rewrites.
 bool written_by_user(const Provenance& where);

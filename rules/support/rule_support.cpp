@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <iterator>
 
 namespace mblint {
 
@@ -138,6 +139,23 @@ void add_notes(Diagnostic& d, std::initializer_list<const Quantity*> quantities,
   }
 }
 
+Diagnostic finding(const RuleInfo& rule, std::string message, std::initializer_list<const Quantity*> quantities) {
+  return finding_at(rule, std::move(message), most_specific(quantities), quantities);
+}
+
+Diagnostic finding_at(const RuleInfo& rule, std::string message, const Quantity& primary,
+                      std::initializer_list<const Quantity*> quantities) {
+  Diagnostic diag = make_diagnostic(rule, std::move(message), span_for(primary));
+  add_notes(diag, quantities, &primary);
+  return diag;
+}
+
+void report(std::vector<Diagnostic>& out, Diagnostic diag, std::string help, std::vector<Fix> fixes) {
+  diag.help = std::move(help);
+  diag.fixes.insert(diag.fixes.end(), std::make_move_iterator(fixes.begin()), std::make_move_iterator(fixes.end()));
+  out.push_back(std::move(diag));
+}
+
 std::vector<int64_t> valid_tensor_parallel_sizes(const RuleContext& context, int64_t limit) {
   const Derived& d = context.derived;
   bool divisor_allowed = context.job.versions.megatron_core >= Version{0, 16, 0};
@@ -162,6 +180,32 @@ std::vector<int64_t> closest_below(const std::vector<int64_t>& values, int64_t b
   }
   if (out.size() > count) out.erase(out.begin(), out.end() - static_cast<long>(count));
   return out;
+}
+
+std::vector<int64_t> closest_around(const std::vector<int64_t>& candidates, int64_t current) {
+  std::vector<int64_t> out = closest_below(candidates, current, 1);
+  auto above = std::upper_bound(candidates.begin(), candidates.end(), current);
+  if (above != candidates.end()) out.push_back(*above);
+  return out;
+}
+
+std::vector<int64_t> divisors_above_one(int64_t n) {
+  std::vector<int64_t> out = divisors(n);
+  if (!out.empty() && out.front() == 1) out.erase(out.begin());
+  return out;
+}
+
+bool splits(const Quantity& size) { return size.known() && *size > 1; }
+
+bool splits_unevenly(const Quantity& whole, const Quantity& part, int64_t factor) {
+  if (!whole.known() || !part.known() || *part <= 1 || *whole <= 0) return false;
+  return *whole % (factor * *part) != 0;
+}
+
+std::vector<Fix> set_value_fixes(const Quantity& quantity, const std::vector<int64_t>& choices) {
+  std::vector<Fix> fixes;
+  for (int64_t value : choices) fixes.push_back(set_value_fix(quantity, value));
+  return fixes;
 }
 
 std::string count_of(int64_t count, std::string_view noun) {

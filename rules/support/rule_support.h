@@ -50,6 +50,23 @@ Fix combined_fix(std::string description, const std::vector<Fix>& parts, FixSafe
 // Append notes for each quantity that is not the primary one.
 void add_notes(Diagnostic& d, std::initializer_list<const Quantity*> quantities, const Quantity* primary);
 
+// --- one way to report ------------------------------------------------------
+// A rule states a finding about the values involved, then reports it with the
+// fix in words and the fixes; anything more (a note about how a size was
+// derived, a severity that depends on the version) it adds in between.
+
+// A finding of `rule` at the most specific of `quantities` (the value the
+// user most likely just wrote), with a note at each of the others and at
+// where each value came from (`$TP`, an interpolation).
+Diagnostic finding(const RuleInfo& rule, std::string message, std::initializer_list<const Quantity*> quantities);
+
+// The same at `primary`, when the rule knows which value is at fault.
+Diagnostic finding_at(const RuleInfo& rule, std::string message, const Quantity& primary,
+                      std::initializer_list<const Quantity*> quantities);
+
+// Adds `diag` to `out` with `help` (the concrete fix, in words) and `fixes`.
+void report(std::vector<Diagnostic>& out, Diagnostic diag, std::string help, std::vector<Fix> fixes = {});
+
 // "tensor_model_parallel_size 4"
 std::string named(const Quantity& q);
 
@@ -62,6 +79,27 @@ std::vector<int64_t> valid_tensor_parallel_sizes(const RuleContext& context, int
 // The last `count` entries of `values` below `below` (the closest smaller
 // choices), ascending.
 std::vector<int64_t> closest_below(const std::vector<int64_t>& values, int64_t below, size_t count);
+
+// Of `candidates` (ascending), the closest below `current` and the closest
+// above it: the two sizes to offer instead of `current`.
+std::vector<int64_t> closest_around(const std::vector<int64_t>& candidates, int64_t current);
+
+// The positive divisors of n above 1, ascending (sizes that split n).
+std::vector<int64_t> divisors_above_one(int64_t n);
+
+// A parallel size in effect (TP, CP, EP, PP, virtual stages, ...): known and
+// above 1. A size of 1 splits nothing; an unknown one is not judged.
+bool splits(const Quantity& size);
+
+// --- the divisibility family --------------------------------------------------
+// Rules of the form "`part` ranks split `whole` evenly" (heads % TP, experts
+// % EP, seq % 2·CP, FFN width % TP): true when both sizes are known, `part`
+// splits (> 1), `whole` is positive and is not a multiple of `factor` x
+// `part`. An unknown or unset size is false: the rule stays silent.
+bool splits_unevenly(const Quantity& whole, const Quantity& part, int64_t factor = 1);
+
+// One fix per choice, each setting `quantity` to it, in the order given.
+std::vector<Fix> set_value_fixes(const Quantity& quantity, const std::vector<int64_t>& choices);
 
 // "1 GPU", "8 GPUs"
 std::string count_of(int64_t count, std::string_view noun);

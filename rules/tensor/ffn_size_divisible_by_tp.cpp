@@ -27,19 +27,15 @@ std::vector<int64_t> split_choices(const Width& w) {
 
 void check_width(const Width& w, bool glu, std::vector<Diagnostic>& out) {
   const Quantity& split = *w.split;
-  if (!w.size.known() || !split.known() || *w.size <= 0 || *split <= 1) return;
-  if (*w.size % *split == 0) return;
-  const Quantity& primary = most_specific({&w.size, &split});
+  if (!splits_unevenly(w.size, split)) return;
   std::string first_linear = glu ? fmt::format("its first linear has 2 x {} = {} outputs (gated linear unit) and "
                                                "its second linear {} inputs",
                                                *w.size, 2 * *w.size, *w.size)
                                  : fmt::format("its linears have {} outputs and inputs", *w.size);
-  Diagnostic diag = make_diagnostic(
-      kFfnSizeDivisibleByTp,
-      fmt::format("{} {} is not divisible by {} {}: {} is split across the {} ranks and {}", w.size.name, *w.size,
-                  split.name, *split, w.what, *split, first_linear),
-      span_for(primary));
-  add_notes(diag, {&w.size, &split}, &primary);
+  Diagnostic diag = finding(kFfnSizeDivisibleByTp,
+                            fmt::format("{} {} is not divisible by {} {}: {} is split across the {} ranks and {}",
+                                        w.size.name, *w.size, split.name, *split, w.what, *split, first_linear),
+                            {&w.size, &split});
   std::vector<int64_t> choices = split_choices(w);
   int64_t valid = nearest_multiple(*w.size, *split);
   diag.help = choices.empty()

@@ -22,32 +22,19 @@ std::optional<Provenance> kv_channels_unset(const Job& job) {
 
 // Head counts near `heads` that divide the hidden size.
 std::vector<int64_t> head_choices(int64_t hidden, int64_t heads) {
-  std::vector<int64_t> fitting;
-  for (int64_t h : divisors(hidden)) {
-    if (h > 1) fitting.push_back(h);
-  }
-  std::vector<int64_t> choices = closest_below(fitting, heads, 1);
-  for (int64_t h : fitting) {
-    if (h > heads) {
-      choices.push_back(h);
-      break;
-    }
-  }
-  return choices;
+  return closest_around(divisors_above_one(hidden), heads);
 }
 
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   const Derived& d = context.derived;
   const Quantity& hidden = d.hidden_size;
   const Quantity& heads = d.num_attention_heads;
-  if (!hidden.known() || !heads.known() || *hidden <= 0 || *heads <= 0) return;
-  if (*hidden % *heads == 0) return;
+  if (!splits_unevenly(hidden, heads)) return;
   if (multi_latent_attention(context.job)) return;  // MLA sets its own head dimensions
   auto unset = kv_channels_unset(context.job);
   if (!unset) return;
   bool megatron_lm = context.job.dialect == Dialect::MegatronLM;
   int64_t floored = *hidden / *heads;
-  const Quantity& primary = most_specific({&heads, &hidden});
   std::string message =
       megatron_lm
           ? fmt::format("hidden_size {} is not divisible by num_attention_heads {} and --kv-channels is not given: "
@@ -57,17 +44,15 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
                         "Megatron-Core silently uses a head dimension of {} ({} // {}), so attention is {} wide, "
                         "not {}",
                         *hidden, *heads, floored, *hidden, *heads, floored * *heads, *hidden);
-  Diagnostic diag = make_diagnostic(kHeadDimNotWhole, std::move(message), span_for(primary));
+  Diagnostic diag = finding(kHeadDimNotWhole, std::move(message), {&heads, &hidden});
   if (megatron_lm) diag.severity = Severity::Error;
-  add_notes(diag, {&heads, &hidden}, &primary);
   if (primary_span(*unset).valid()) diag.notes.push_back(note_at("kv_channels", "null", *unset));
   std::vector<int64_t> choices = head_choices(*hidden, *heads);
-  diag.help = fmt::format("set kv_channels explicitly if a head dimension of {} is intended{}", floored,
-                          choices.empty() ? std::string()
-                                          : fmt::format(", or use num_attention_heads {} (divisors of {})",
-                                                        join_or(choices), *hidden));
-  for (int64_t h : choices) diag.fixes.push_back(set_value_fix(heads, h));
-  out.push_back(std::move(diag));
+  std::string help = fmt::format(
+      "set kv_channels explicitly if a head dimension of {} is intended{}", floored,
+      choices.empty() ? std::string()
+                      : fmt::format(", or use num_attention_heads {} (divisors of {})", join_or(choices), *hidden));
+  report(out, std::move(diag), std::move(help), set_value_fixes(heads, choices));
 }
 
 }  // namespace

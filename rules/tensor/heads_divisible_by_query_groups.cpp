@@ -15,34 +15,24 @@ std::vector<int64_t> group_choices(const RuleContext& context, int64_t heads, in
   bool divisor_allowed = context.job.versions.megatron_core >= Version{0, 16, 0};
   std::vector<int64_t> fitting;
   for (int64_t g : divisors(heads)) {
-    if (d.tensor_parallel.known() && *d.tensor_parallel > 1) {
+    if (splits(d.tensor_parallel)) {
       int64_t tp = *d.tensor_parallel;
       if (g % tp != 0 && !(divisor_allowed && tp % g == 0)) continue;
     }
     fitting.push_back(g);
   }
-  std::vector<int64_t> below = closest_below(fitting, groups, 1);
-  std::vector<int64_t> choices = below;
-  for (int64_t g : fitting) {
-    if (g > groups) {
-      choices.push_back(g);
-      break;
-    }
-  }
-  return choices;
+  return closest_around(fitting, groups);
 }
 
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   const Derived& d = context.derived;
   const Quantity& heads = d.num_attention_heads;
   const Quantity& groups = d.num_query_groups;
-  if (!heads.known() || !groups.known() || *heads <= 0 || *groups <= 0) return;
+  if (!splits_unevenly(heads, groups)) return;
   if (multi_latent_attention(context.job)) return;  // no query groups
-  if (*heads % *groups == 0) return;
   const Quantity& tp = d.tensor_parallel;
   bool fewer_than_tp = tp.known() && *groups < *tp;
-  const Quantity& primary = most_specific({&groups, &heads});
-  Diagnostic diag = make_diagnostic(
+  Diagnostic diag = finding(
       kHeadsDivisibleByQueryGroups,
       fmt::format("num_attention_heads {} is not divisible by num_query_groups {}: each key/value group must serve "
                   "a whole number of query heads ({})",
@@ -51,14 +41,13 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
                                               "tensor_model_parallel_size {}",
                                               *tp)
                                 : std::string("TransformerEngine rejects it when the attention is built")),
-      span_for(primary));
-  add_notes(diag, {&groups, &heads}, &primary);
+      {&groups, &heads});
   if (fewer_than_tp) add_notes(diag, {&tp}, nullptr);
   std::vector<int64_t> choices = group_choices(context, *heads, *groups);
-  diag.help = choices.empty() ? fmt::format("use a num_query_groups that divides {}", *heads)
-                              : fmt::format("use num_query_groups {} (divisors of {})", join_or(choices), *heads);
-  for (int64_t g : choices) diag.fixes.push_back(set_value_fix(groups, g));
-  out.push_back(std::move(diag));
+  std::string help = choices.empty()
+                         ? fmt::format("use a num_query_groups that divides {}", *heads)
+                         : fmt::format("use num_query_groups {} (divisors of {})", join_or(choices), *heads);
+  report(out, std::move(diag), std::move(help), set_value_fixes(groups, choices));
 }
 
 }  // namespace

@@ -26,14 +26,11 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   const Derived& d = context.derived;
   const Quantity& tp = d.tensor_parallel;
   const Quantity& heads = d.num_attention_heads;
-  if (!tp.known() || !heads.known() || *tp <= 1 || *heads <= 0) return;
-  if (*heads % *tp == 0) return;
-  const Quantity& primary = most_specific({&tp, &heads});
-  Diagnostic diag = make_diagnostic(
-      kHeadsDivisibleByTp,
-      fmt::format("num_attention_heads {} is not divisible by tensor_model_parallel_size {}", *heads, *tp),
-      span_for(primary));
-  add_notes(diag, {&tp, &heads}, &primary);
+  if (!splits_unevenly(heads, tp)) return;
+  Diagnostic diag =
+      finding(kHeadsDivisibleByTp,
+              fmt::format("num_attention_heads {} is not divisible by tensor_model_parallel_size {}", *heads, *tp),
+              {&tp, &heads});
   int64_t limit = d.nvlink_domain.known() ? *d.nvlink_domain : 8;
   bool fitted = false;
   std::vector<int64_t> valid = fitting_the_gpus(d, valid_tensor_parallel_sizes(context, limit), fitted);

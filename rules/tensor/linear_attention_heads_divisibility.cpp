@@ -32,18 +32,15 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   Quantity values = head_count(job, "model.linear_num_value_heads", 32);
   if (!keys.known() || !values.known() || *keys <= 0 || *values <= 0) return;
   if (*values % *keys != 0) {
-    const Quantity& primary = most_specific({&values, &keys});
-    Diagnostic diag = make_diagnostic(
+    Diagnostic diag = finding(
         kLinearAttentionHeadsDivisibility,
         fmt::format("linear_num_value_heads {} is not a multiple of linear_num_key_heads {}: each key head of the "
                     "gated delta net serves a whole number of value heads",
                     *values, *keys),
-        span_for(primary));
-    add_notes(diag, {&values, &keys}, &primary);
+        {&values, &keys});
     int64_t valid = nearest_multiple(*values, *keys);
-    diag.help = fmt::format("use linear_num_value_heads {} (a multiple of {})", valid, *keys);
-    diag.fixes.push_back(set_value_fix(values, valid));
-    out.push_back(std::move(diag));
+    report(out, std::move(diag), fmt::format("use linear_num_value_heads {} (a multiple of {})", valid, *keys),
+           {set_value_fix(values, valid)});
     return;
   }
   const Quantity& tp = d.tensor_parallel;
@@ -52,17 +49,14 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   int64_t ranks = *tp * *cp;
   for (const Quantity* heads : {&keys, &values}) {
     if (**heads % ranks == 0) continue;
-    const Quantity& primary = most_specific({heads, &tp, &cp});
-    Diagnostic diag = make_diagnostic(
-        kLinearAttentionHeadsDivisibility,
-        fmt::format("{} {} is not divisible by tensor x context parallel = {} x {} = {}: the gated delta net "
-                    "splits its heads across those ranks",
-                    heads->name, **heads, *tp, *cp, ranks),
-        span_for(primary));
-    add_notes(diag, {heads, &tp, &cp}, &primary);
+    Diagnostic diag =
+        finding(kLinearAttentionHeadsDivisibility,
+                fmt::format("{} {} is not divisible by tensor x context parallel = {} x {} = {}: the gated delta net "
+                            "splits its heads across those ranks",
+                            heads->name, **heads, *tp, *cp, ranks),
+                {heads, &tp, &cp});
     int64_t common = gcd64(*keys, *values);
-    diag.help = fmt::format("use tensor x context parallel sizes whose product divides {}", common);
-    out.push_back(std::move(diag));
+    report(out, std::move(diag), fmt::format("use tensor x context parallel sizes whose product divides {}", common));
     return;
   }
 }

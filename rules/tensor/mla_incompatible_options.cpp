@@ -20,9 +20,8 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
         "does not work with multi_latent_attention\")",
         span_for(interleaved).valid() ? span_for(interleaved) : span_for(mla));
     diag.notes.push_back(note_for(mla));
-    diag.help = "set rotary_interleaved to false";
-    diag.fixes.push_back(set_setting_fix(interleaved, false, FixSafety::Unsafe));
-    out.push_back(std::move(diag));
+    report(out, std::move(diag), "set rotary_interleaved to false",
+           {set_setting_fix(interleaved, false, FixSafety::Unsafe)});
   }
   // Megatron-LM: --group-query-attention is what gives num_query_groups a value.
   if (job.dialect != Dialect::MegatronLM) return;
@@ -35,8 +34,8 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
       span_for(groups).valid() ? span_for(groups) : span_for(mla));
   add_notes(diag, {&groups}, &groups);
   diag.notes.push_back(note_for(mla));
-  diag.help = "drop --group-query-attention and --num-query-groups: multi-latent attention has no key/value groups";
-  out.push_back(std::move(diag));
+  report(out, std::move(diag),
+         "drop --group-query-attention and --num-query-groups: multi-latent attention has no key/value groups");
 }
 
 }  // namespace

@@ -57,7 +57,7 @@ std::optional<std::string> explicit_stage_layout(const Job& job) {
 // it: the virtual pipeline size must go too (Megatron-Core rejects it
 // without PP).
 bool ends_interleaving(const Derived& d, int64_t k) {
-  return *d.pipeline_parallel / k == 1 && d.virtual_pipeline.known() && *d.virtual_pipeline > 1;
+  return *d.pipeline_parallel / k == 1 && splits(d.virtual_pipeline);
 }
 
 std::optional<PredictedMove> predicted_move(const RuleContext& context, int64_t k) {
@@ -98,14 +98,13 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   std::optional<PredictedMove> speed = predicted_move(context, k);
   if (!speed) return;
   const Quantity& primary = most_specific({&pp, &tp});
-  Diagnostic diag = make_diagnostic(
+  Diagnostic diag = finding_at(
       kPreferTpOverPpInNvlinkDomain,
       fmt::format("all {} GPUs share one NVLink domain, yet the model is split into {} pipeline stages with "
                   "tensor_model_parallel_size {}: tensor parallelism up to {} is usually faster there than pipeline "
                   "stages, which add a bubble",
                   *w, *pp, *tp, limit),
-      span_for(primary));
-  add_notes(diag, {&pp, &tp, &domain}, &primary);
+      primary, {&pp, &tp, &domain});
   bool unvirtual = ends_interleaving(d, k);
   std::string layout = fmt::format("tensor_model_parallel_size {} with pipeline_model_parallel_size {}{}", *tp * k,
                                    *pp / k, unvirtual ? " and no virtual pipeline" : "");

@@ -21,7 +21,6 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   bool multiple = *groups % *tp == 0;
   bool divisor = *tp % *groups == 0;
   if (multiple || (divisor_allowed && divisor)) return;
-  const Quantity& primary = most_specific({&tp, &groups});
   std::string version = to_string(context.job.versions.megatron_core);
   std::string message =
       divisor_allowed
@@ -30,8 +29,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
           : fmt::format("num_query_groups {} is not a multiple of tensor_model_parallel_size {} (Megatron-Core {} "
                         "needs a multiple; divisors are accepted from 0.16)",
                         *groups, *tp, version);
-  Diagnostic diag = make_diagnostic(kQueryGroupsDivisibleByTp, std::move(message), span_for(primary));
-  add_notes(diag, {&tp, &groups}, &primary);
+  Diagnostic diag = finding(kQueryGroupsDivisibleByTp, std::move(message), {&tp, &groups});
   std::vector<int64_t> choices;
   for (int64_t t = 2; t <= 64; t *= 2) {
     if (*groups % t == 0 || (divisor_allowed && t % *groups == 0)) choices.push_back(t);

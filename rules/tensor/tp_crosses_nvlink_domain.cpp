@@ -58,8 +58,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
                 : fmt::format("tensor_model_parallel_size {} does not divide the NVLink domain ({}): TP groups "
                               "are consecutive ranks, so some of them straddle two domains",
                               *tp, count_of(*domain, "GPU"));
-  Diagnostic diag = make_diagnostic(kTpCrossesNvlinkDomain, std::move(message), span_for(tp));
-  add_notes(diag, {&tp, &domain}, &tp);
+  Diagnostic diag = finding_at(kTpCrossesNvlinkDomain, std::move(message), tp, {&tp, &domain});
   std::optional<SpeedEstimate> speed = job_speed(context);
   std::string gain;
   if (speed && !fitting.empty()) {

@@ -47,7 +47,7 @@ void report(const RuleContext& context, const Quantity& instances, std::string m
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   const Derived& d = context.derived;
   Quantity instances = config_int(context.job, "ddp.num_distributed_optimizer_instances");
-  if (!instances.known() || *instances <= 1) return;
+  if (!splits(instances)) return;
   const Quantity& dp = d.data_parallel;
   const Quantity& cp = d.context_parallel;
   const Quantity& edp = d.expert_data_parallel;

@@ -27,7 +27,7 @@ void check_partly_known(const RuleContext& context, std::vector<Diagnostic>& out
   const Derived& d = context.derived;
   const Quantity& ep = d.expert_parallel;
   const Quantity& w = d.world_size;
-  if (!ep.known() || *ep <= 1 || !w.known() || *w <= 0) return;
+  if (!splits(ep) || !w.known() || *w <= 0) return;
   std::vector<const Quantity*> known{&ep};
   std::vector<std::string> unknown;
   for (const Quantity* q : {&d.expert_tensor_parallel, &d.pipeline_parallel, &d.expert_weight_shard_groups}) {
@@ -58,8 +58,8 @@ void check_partly_known(const RuleContext& context, std::vector<Diagnostic>& out
       span_for(primary));
   for (const Quantity* q : known) add_notes(diag, {q}, &primary);
   add_notes(diag, {&d.nodes, &d.gpus_per_node}, &primary);
-  diag.help = fmt::format("use a multiple of {} GPUs, or an expert_model_parallel_size that divides {}", product, *w);
-  out.push_back(std::move(diag));
+  report(out, std::move(diag),
+         fmt::format("use a multiple of {} GPUs, or an expert_model_parallel_size that divides {}", product, *w));
 }
 
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {
@@ -93,12 +93,11 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
                                               *etp, *ep, *pp, *egtp)
                                 : fmt::format("expert tensor x expert x pipeline parallel = {} x {} x {}", *etp, *ep,
                                               *pp);
-  Diagnostic diag = make_diagnostic(
-      kExpertWorldSizeDivisibility,
-      fmt::format("world size {} is not divisible by {} = {}; this layout needs a multiple of {} GPUs", world, sizes,
-                  grid, step),
-      span_for(primary));
-  add_notes(diag, {&ep, &etp, &pp, &d.nodes, &d.gpus_per_node}, &primary);
+  Diagnostic diag =
+      finding_at(kExpertWorldSizeDivisibility,
+                 fmt::format("world size {} is not divisible by {} = {}; this layout needs a multiple of {} GPUs",
+                             world, sizes, grid, step),
+                 primary, {&ep, &etp, &pp, &d.nodes, &d.gpus_per_node});
   if (d.min_gpus.known()) {
     diag.notes.push_back(Note{fmt::format("minimum GPUs = {} = {} (not the full product of all sizes)",
                                           *d.min_gpus, d.min_gpus.how),

@@ -25,9 +25,8 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
                                                   "accepts a SHARP group only when use_sharp is true",
                                                   *group.value));
     diag.notes.push_back(note_for(use_sharp));
-    diag.help = "set dist.use_sharp to true to use SHARP, or remove sharp_enabled_group (null)";
-    diag.fixes.push_back(set_setting_fix(use_sharp, true, FixSafety::Unsafe));
-    out.push_back(std::move(diag));
+    report(out, std::move(diag), "set dist.use_sharp to true to use SHARP, or remove sharp_enabled_group (null)",
+           {set_setting_fix(use_sharp, true, FixSafety::Unsafe)});
     return;
   }
   if (*group.value != "dp" && *group.value != "dp_replica") {

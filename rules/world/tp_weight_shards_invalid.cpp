@@ -23,10 +23,10 @@ bool check_field(const Quantity& shards, const Quantity& tp,
       span_for(most_specific({&shards, &tp})));
   add_notes(diag, {&shards, &tp}, &most_specific({&shards, &tp}));
   int64_t valid = std::max(*tp, nearest_multiple(*shards, *tp));
-  diag.help = fmt::format("use {} {} (a multiple of {}), or null for no weight sharding beyond tensor parallelism",
-                          shards.name, valid, *tp);
-  diag.fixes.push_back(set_value_fix(shards, valid));
-  out.push_back(std::move(diag));
+  report(out, std::move(diag),
+         fmt::format("use {} {} (a multiple of {}), or null for no weight sharding beyond tensor parallelism",
+                     shards.name, valid, *tp),
+         {set_value_fix(shards, valid)});
   return true;
 }
 
@@ -40,24 +40,21 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   if (broken) return;
   // GTP = shards / TP; a partial distributed optimizer is not supported with it.
   Quantity instances = config_int(context.job, "ddp.num_distributed_optimizer_instances");
-  if (!instances.known() || *instances <= 1) return;
+  if (!splits(instances)) return;
   for (auto [field, tp] : {std::pair{&shards, &d.tensor_parallel}, std::pair{&expert_shards,
                                                                                &d.expert_tensor_parallel}}) {
     if (!field->known() || !tp->known() || *field->value / *tp->value <= 1) continue;
     int64_t gtp = *field->value / *tp->value;
     const Quantity& primary = most_specific({field, &instances});
-    Diagnostic diag = make_diagnostic(
-        kTpWeightShardsInvalid,
-        fmt::format("{} {} with {} {} means a GTP size of {}, which Megatron-Core does not support with "
-                    "num_distributed_optimizer_instances {}",
-                    field->name, *field->value, tp->name, *tp->value, gtp, *instances),
-        span_for(primary));
-    add_notes(diag, {field, tp, &instances}, &primary);
-    diag.help = fmt::format("set num_distributed_optimizer_instances to 1, or {} to null (or {})", field->name,
-                            *tp->value);
-    diag.fixes.push_back(set_value_fix(instances, 1));
-    diag.fixes.push_back(set_value_fix(*field, *tp->value));
-    out.push_back(std::move(diag));
+    Diagnostic diag =
+        finding_at(kTpWeightShardsInvalid,
+                   fmt::format("{} {} with {} {} means a GTP size of {}, which Megatron-Core does not support with "
+                               "num_distributed_optimizer_instances {}",
+                               field->name, *field->value, tp->name, *tp->value, gtp, *instances),
+                   primary, {field, tp, &instances});
+    report(out, std::move(diag),
+           fmt::format("set num_distributed_optimizer_instances to 1, or {} to null (or {})", field->name, *tp->value),
+           {set_value_fix(instances, 1), set_value_fix(*field, *tp->value)});
     return;
   }
 }

@@ -59,9 +59,9 @@ void check_partly_known(const RuleContext& context, const std::vector<const Quan
       span_for(primary));
   for (const Quantity* q : known) add_notes(diag, {q}, &primary);
   add_notes(diag, {&d.nodes, &d.gpus_per_node}, &primary);
-  diag.help = fmt::format("change the parallel sizes so that their product divides {}, or use a multiple of {} GPUs",
-                          *w, product);
-  out.push_back(std::move(diag));
+  report(out, std::move(diag),
+         fmt::format("change the parallel sizes so that their product divides {}, or use a multiple of {} GPUs", *w,
+                     product));
 }
 
 // Values of the size the user wrote that make the product divide the world
