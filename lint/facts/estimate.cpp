@@ -567,7 +567,12 @@ ParamBytes param_bytes(const MemoryModel& m, const StageParams& p) {
   // (is_first_microbatch caching).
   if (m.fp8_weight_cache && !m.fp8_param) b.weights += (p.sharded + p.experts) * 2;
   b.gradients = shard_grads ? (dense / dense_shard + p.experts / expert_shard) * m.grad_bytes : all * m.grad_bytes;
-  double optimizer = shard_optimizer ? dense / dense_shard + p.experts / expert_shard : all;
+  // Hybrid FSDP with outer_dp_sharding_strategy "optim" (megatron_fsdp
+  // fully_shard.py, core_v0.17.0): parameters and gradients are sharded
+  // within each of the num_distributed_optimizer_instances groups, the
+  // optimizer state over all of them.
+  double instances = m.fsdp_outer_optim ? static_cast<double>(std::max<int64_t>(1, m.optimizer_instances)) : 1.0;
+  double optimizer = shard_optimizer ? (dense / dense_shard + p.experts / expert_shard) / instances : all;
   b.optimizer = optimizer * state * (1 - m.optimizer_offload);
   return b;
 }
