@@ -115,6 +115,10 @@ MEMORY_FIELDS = (
     "model.offload_modules",
     "optimizer.optimizer_cpu_offload",
     "optimizer.optimizer_offload_fraction",
+    "model.cross_entropy_loss_fusion",
+    "model.cross_entropy_fusion_impl",
+    "model.moe_expert_capacity_factor",
+    "model.moe_pad_expert_input_to_capacity",
 )
 # Written as one row per key (env_vars) or per field the recipe writes (comm_overlap).
 SECTIONS = ("env_vars", "comm_overlap")

@@ -273,7 +273,8 @@ MEMORY_FIELDS = (
     "ddp.num_distributed_optimizer_instances", "ddp.keep_fp8_transpose_cache", "mixed_precision.fp8_param_gather",
     "model.disable_parameter_transpose_cache", "model.gradient_accumulation_fusion", "model.cpu_offloading",
     "model.cpu_offloading_num_layers", "model.fine_grained_activation_offloading", "model.offload_modules",
-    "optimizer.optimizer_cpu_offload", "optimizer.optimizer_offload_fraction",
+    "optimizer.optimizer_cpu_offload", "optimizer.optimizer_offload_fraction", "model.cross_entropy_loss_fusion",
+    "model.cross_entropy_fusion_impl", "model.moe_expert_capacity_factor", "model.moe_pad_expert_input_to_capacity",
     # Recorded for every recipe (FIELDS) but not otherwise carried into the catalog.
     "ddp.use_megatron_fsdp",
 )
