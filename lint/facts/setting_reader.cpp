@@ -137,21 +137,57 @@ std::optional<ConfigValue> table_default(std::span<const KnownDefault> table, st
   return literal_value(it->text);
 }
 
-std::optional<ConfigValue> schema_default(std::string_view path) {
+// The dataclass a full dump's model section was built from ("GPTModelProvider"
+// for `megatron.bridge.models.gpt_provider.GPTModelProvider`); empty when the
+// dump does not say.
+std::string dump_model_class(const Job& job) {
+  std::optional<std::string> target = as_string(find_path(job.config, "model._target_"));
+  if (!target) return {};
+  size_t dot = target->rfind('.');
+  return dot == std::string::npos ? *target : target->substr(dot + 1);
+}
+
+// Model fields some Bridge provider subclass gives a default of its own
+// (tools/gen_provider_fields.py), sorted.
+constexpr std::string_view kProviderFields[] = {
+#include "lint/model/provider_fields.inc"
+};
+
+// The schema entry of a field. In a dump whose model section names a class
+// the schema lists (GPTModelProvider, HybridModelProvider), a `model.*` field
+// is that class's. A provider subclass (Llama3ModelProvider8B, ...) keeps its
+// base's defaults except for the fields some provider sets, which have no
+// known default.
+const SchemaField* schema_field(const Job& job, std::string_view section, std::string_view name) {
+  std::string cls = section == "model" && job.config_complete ? dump_model_class(job) : std::string();
+  if (cls.empty()) return find_schema_field(section, name);
+  for (const SchemaField& field : schema_fields()) {
+    if (std::string_view(field.section) == "model" && field.name == name && cls == field.variant) return &field;
+  }
+  if (std::binary_search(std::begin(kProviderFields), std::end(kProviderFields), name)) return nullptr;
+  return find_schema_field(section, name);
+}
+
+std::optional<ConfigValue> schema_default(const Job& job, std::string_view path) {
   if (auto value = table_default(kExpressionDefaults, path)) return value;
   size_t dot = path.find('.');
   if (dot == std::string_view::npos) return std::nullopt;
-  const SchemaField* field = find_schema_field(path.substr(0, dot), path.substr(dot + 1));
+  const SchemaField* field = schema_field(job, path.substr(0, dot), path.substr(dot + 1));
   if (!field) return std::nullopt;
   if (auto value = literal_default(*field)) return value;
   // `field(default=True, metadata=...)`: the literal inside, unless the
   // argparse metadata says there is none (`{"default": None}`: the model
   // shape, which a config must give; the 0 is a placeholder).
   std::string_view text = field->default_text ? field->default_text : "";
-  constexpr std::string_view kPrefix = "field(default=";
-  if (!text.starts_with(kPrefix) || text.find("{\"default\": None}") != std::string_view::npos) return std::nullopt;
-  text.remove_prefix(kPrefix.size());
-  std::string storage(text.substr(0, text.find_first_of(",)")));
+  size_t at = text.find("default=");
+  if (!text.starts_with("field(") || at == std::string_view::npos ||
+      text.find("{\"default\": None}") != std::string_view::npos) {
+    return std::nullopt;
+  }
+  text.remove_prefix(at + 8);
+  text = text.substr(0, text.find_first_of(",)"));
+  while (text.ends_with(' ')) text.remove_suffix(1);
+  std::string storage(text);
   SchemaField copy = *field;
   copy.default_text = storage.c_str();
   return literal_default(copy);
@@ -159,7 +195,7 @@ std::optional<ConfigValue> schema_default(std::string_view path) {
 
 std::optional<ConfigValue> dataclass_default(const Job& job, std::string_view path) {
   bool vouched = job.config_complete || (job.recipe && not_set_by_recipes(path));
-  return vouched ? schema_default(path) : std::nullopt;
+  return vouched ? schema_default(job, path) : std::nullopt;
 }
 
 // --- step 5: Megatron-LM's argparse defaults ----------------------------------------
@@ -225,6 +261,31 @@ constexpr std::array kMegatronLmDefaults = {
     KnownDefault{"checkpoint.load", "null"},
     KnownDefault{"ddp.num_distributed_optimizer_instances", "1"},
     KnownDefault{"model.hierarchical_context_parallel_sizes", "null"},
+    // --cp-comm-type defaults to [p2p]; validate_args unwraps a one-entry list.
+    KnownDefault{"model.cp_comm_type", "p2p"},
+    KnownDefault{"model.add_bias_linear", "true"},
+    KnownDefault{"model.position_embedding_type", "learned_absolute"},
+    KnownDefault{"model.moe_router_topk", "2"},
+    KnownDefault{"model.moe_router_score_function", "softmax"},
+    KnownDefault{"model.moe_router_pre_softmax", "false"},
+    KnownDefault{"model.moe_router_load_balancing_type", "aux_loss"},
+    KnownDefault{"model.moe_router_dtype", "null"},
+    KnownDefault{"model.moe_router_num_groups", "null"},
+    KnownDefault{"model.moe_router_group_topk", "null"},
+    KnownDefault{"model.moe_router_enable_expert_bias", "false"},
+    KnownDefault{"model.moe_router_padding_for_quantization", "false"},
+    KnownDefault{"model.moe_token_dispatcher_type", "allgather"},
+    KnownDefault{"model.moe_flex_dispatcher_backend", "deepep"},
+    KnownDefault{"model.moe_enable_deepep", "false"},
+    KnownDefault{"model.moe_shared_expert_intermediate_size", "null"},
+    KnownDefault{"model.moe_ffn_hidden_size", "null"},
+    KnownDefault{"model.moe_expert_capacity_factor", "null"},
+    KnownDefault{"model.moe_pad_expert_input_to_capacity", "false"},
+    KnownDefault{"model.moe_latent_size", "null"},
+    KnownDefault{"model.moe_layer_freq", "1"},
+    KnownDefault{"model.mtp_num_layers", "null"},
+    KnownDefault{"model.overlap_moe_expert_parallel_comm", "false"},
+    KnownDefault{"model.delay_wgrad_compute", "false"},
 };
 
 // Only store_true flags write `path` (--enable-cuda-graph): argparse's
@@ -239,8 +300,11 @@ bool store_true_only(std::string_view path) {
   return any;
 }
 
+// With --use-checkpoint-args the checkpoint supplies what the command line
+// leaves out (Megatron-LM's load_args_from_checkpoint): no argparse default.
 std::optional<ConfigValue> argparse_default(const Job& job, std::string_view path) {
   if (!megatron_lm_command_line(job) || !megatron_lm_flag_writes(path)) return std::nullopt;
+  if (as_bool(find_path(job.config, "checkpoint.use_checkpoint_args")).value_or(false)) return std::nullopt;
   if (auto value = table_default(kMegatronLmDefaults, path)) return value;
   if (store_true_only(path)) return make_bool(false);
   return std::nullopt;

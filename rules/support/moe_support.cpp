@@ -3,124 +3,12 @@
 #include <algorithm>
 #include <cmath>
 
-#include "lint/load/dialects/megatron_lm_args.h"
-#include "lint/model/schema.h"
 #include "rules/support/config_support.h"
 #include "rules/support/runtime_support.h"
 
 namespace mblint::moe {
 
 namespace {
-
-// `field( default=True, metadata=... )` -> `True`.
-std::string_view default_literal(std::string_view text) {
-  if (text.rfind("field(", 0) != 0) return text;
-  size_t at = text.find("default=");
-  if (at == std::string_view::npos) return {};
-  text.remove_prefix(at + 8);
-  size_t end = text.find_first_of(",)");
-  text = text.substr(0, end);
-  while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
-  return text;
-}
-
-std::optional<ConfigValue> literal(const char* text) {
-  SchemaField field{"", "", "", "", text, true};
-  return literal_default(field);
-}
-
-// The dataclass the dump's model section was built from ("GPTModelProvider"
-// for `megatron.bridge.models.gpt_provider.GPTModelProvider`); empty when absent.
-std::string model_class(const Job& job) {
-  std::optional<std::string> target = as_string(find_path(job.config, "model._target_"));
-  if (!target) return {};
-  size_t dot = target->rfind('.');
-  return dot == std::string::npos ? *target : target->substr(dot + 1);
-}
-
-// The schema entry of `model.<name>` for the dump's model class. A model
-// provider subclass (DeepSeekV3ModelProvider, ...) has defaults of its own
-// that the schema does not list: unknown.
-const SchemaField* model_field(const Job& job, std::string_view name) {
-  std::string cls = model_class(job);
-  if (cls.empty()) return find_schema_field("model", name);
-  for (const SchemaField& field : schema_fields()) {
-    if (std::string_view(field.section) == "model" && field.name == name && cls == field.variant) return &field;
-  }
-  return nullptr;
-}
-
-// The dataclass default of a field of a full ConfigContainer dump.
-std::optional<ConfigValue> dump_default(const Job& job, std::string_view path) {
-  if (!job.config_complete) return std::nullopt;
-  size_t dot = path.find('.');
-  if (dot == std::string_view::npos || path.find('.', dot + 1) != std::string_view::npos) return std::nullopt;
-  std::string_view section = path.substr(0, dot);
-  std::string_view name = path.substr(dot + 1);
-  const SchemaField* field = section == "model" ? model_field(job, name) : find_schema_field(section, name);
-  if (!field || !field->default_text) return std::nullopt;
-  std::string text(default_literal(field->default_text));
-  if (text.empty()) return std::nullopt;
-  return literal(text.c_str());
-}
-
-// Megatron-LM's argparse defaults (megatron/training/arguments.py and the
-// TransformerConfig fields it generates flags from, at d98e8a64) for the
-// settings the MoE rules read.
-struct ArgDefault {
-  const char* path;
-  const char* value;
-};
-constexpr ArgDefault kMegatronLmDefaults[] = {
-    {"model.add_bias_linear", "True"},
-    {"model.moe_router_topk", "2"},
-    {"model.moe_router_score_function", "\"softmax\""},
-    {"model.moe_router_pre_softmax", "False"},
-    {"model.moe_router_load_balancing_type", "\"aux_loss\""},
-    {"model.moe_router_dtype", "None"},
-    {"model.moe_router_num_groups", "None"},
-    {"model.moe_router_group_topk", "None"},
-    {"model.moe_router_enable_expert_bias", "False"},
-    {"model.moe_router_padding_for_quantization", "False"},
-    {"model.moe_token_dispatcher_type", "\"allgather\""},
-    {"model.moe_flex_dispatcher_backend", "\"deepep\""},
-    {"model.moe_enable_deepep", "False"},
-    {"model.moe_shared_expert_intermediate_size", "None"},
-    {"model.moe_shared_expert_overlap", "False"},
-    {"model.moe_ffn_hidden_size", "None"},
-    {"model.moe_grouped_gemm", "False"},
-    {"model.moe_expert_capacity_factor", "None"},
-    {"model.moe_pad_expert_input_to_capacity", "False"},
-    {"model.moe_latent_size", "None"},
-    {"model.moe_layer_freq", "1"},
-    {"model.mtp_num_layers", "None"},
-    {"model.position_embedding_type", "\"learned_absolute\""},
-    {"model.transformer_impl", "\"transformer_engine\""},
-    {"model.bf16", "False"},
-    {"model.fp16", "False"},
-    {"model.fp8", "None"},
-    {"model.fp4", "None"},
-    {"model.overlap_moe_expert_parallel_comm", "False"},
-    {"model.delay_wgrad_compute", "False"},
-    {"model.recompute_granularity", "None"},
-    {"model.recompute_method", "None"},
-    {"model.recompute_num_layers", "None"},
-    {"model.recompute_modules", "None"},
-    {"ddp.overlap_grad_reduce", "False"},
-};
-
-// Only flags mblint reads can be known to be absent: an unmapped flag is
-// skipped with its value, so its setting stays unknown. With
-// --use-checkpoint-args the checkpoint supplies what the command line omits.
-std::optional<ConfigValue> megatron_lm_default(const Job& job, std::string_view path) {
-  if (job.dialect != Dialect::MegatronLM) return std::nullopt;
-  if (as_bool(find_path(job.config, "checkpoint.use_checkpoint_args")).value_or(false)) return std::nullopt;
-  if (!megatron_lm_flag_writes(path)) return std::nullopt;
-  for (const ArgDefault& entry : kMegatronLmDefaults) {
-    if (path == entry.path) return literal(entry.value);
-  }
-  return std::nullopt;
-}
 
 void push_unique(Diagnostic& d, Note note) {
   bool duplicate = std::any_of(d.notes.begin(), d.notes.end(), [&](const Note& n) {
@@ -172,37 +60,31 @@ bool unwrapped_by_validate_args(const Job& job, std::string_view path) {
 
 }  // namespace
 
+// The policy is read_setting's; a Field adds how its default reads in notes.
 Field read_field(const Job& job, std::string_view path) {
   Field f;
   f.path = std::string(path);
   f.name = last_segment(path);
-  if (const ConfigValue* node = find_path(job.config, path)) {
-    f.value = *node;
-    if (unwrapped_by_validate_args(job, path) && node->is_list() && node->items.size() == 1) {
-      f.value = node->items.front();
-    }
-    f.present = true;
-    if (node->where.layer == Layer::SchemaDefault) {
-      f.defaulted = true;
-      f.default_from = node->where.origin.empty() ? "the default" : node->where.origin;
-    }
+  SettingValue setting = read_setting(job, path);
+  const ConfigValue* node = setting.node();
+  if (!node) {
+    f.value = make_unknown("");
     return f;
   }
-  std::optional<ConfigValue> fallback = dump_default(job, path);
-  std::string_view from = "the dataclass default";  // copied only when a default is found
-  if (!fallback) {
-    fallback = megatron_lm_default(job, path);
-    from = "the Megatron-LM default";
+  f.value = *node;
+  if (unwrapped_by_validate_args(job, path) && node->is_list() && node->items.size() == 1) {
+    f.value = node->items.front();
   }
-  if (fallback) {
-    f.value = std::move(*fallback);
-    f.value.where.layer = Layer::SchemaDefault;
-    f.present = true;
-    f.defaulted = true;
-    f.default_from = from;
-  } else {
-    f.value = make_unknown("");
+  f.present = true;
+  f.source = setting.source;
+  if (setting.source == SettingSource::DataclassDefault) {
+    f.default_from = "the dataclass default";
+  } else if (setting.source == SettingSource::ArgparseDefault) {
+    f.default_from = "the Megatron-LM default";
+  } else if (node->where.layer == Layer::SchemaDefault) {
+    f.default_from = node->where.origin.empty() ? "the default" : node->where.origin;
   }
+  f.defaulted = !f.default_from.empty();
   return f;
 }
 
@@ -371,6 +253,12 @@ Switch overlap_switch(const Job& job, std::string_view field) {
   Field user = read_field(job, fmt::format("comm_overlap.{}", field));
   Field model = read_field(job, fmt::format("model.{}", field));
   if (job.dialect == Dialect::Bridge) {
+    // What the recipe is known to leave is the outcome without a value
+    // written anywhere, not a comm_overlap value: the model's value may stand.
+    if (user.source == SettingSource::RecipeLeaves) {
+      user.present = false;
+      user.value = make_unknown("");
+    }
     if (auto on = user.boolean()) {
       s.value = on;
       s.from = user;

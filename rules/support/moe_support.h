@@ -23,6 +23,7 @@ struct Field {
   ConfigValue value;
   bool present = false;
   bool defaulted = false;    // not written: a dataclass or argparse default
+  SettingSource source = SettingSource::Unknown;  // which step of read_setting's policy gave it
   std::string default_from;  // "the dataclass default", "the Megatron-LM default"
   std::string how;           // how a resolved value came about (from a Quantity)
   std::string shown;         // how the value reads when it encodes something else (a Quantity's display)

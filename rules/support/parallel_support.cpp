@@ -32,27 +32,21 @@ bool chosen_by_recipe(std::initializer_list<const Provenance*> values) {
   return std::all_of(values.begin(), values.end(), [](const Provenance* p) { return p->layer == Layer::Recipe; });
 }
 
-namespace {
-
-// A full dump leaves these at their dataclass default of None.
-bool dump_default_none(const Job& job, const ConfigValue* node) { return !node && job.config_complete; }
-
-}  // namespace
+// A default that is None reads "None", as the program's own default does.
+std::string shown(const SettingValue& setting, const ConfigValue& node) {
+  return setting.defaulted() && node.is_null() ? "None" : to_display(node);
+}
 
 IntList read_int_list(const Job& job, std::string_view path) {
   IntList list;
   list.path = std::string(path);
   list.name = last_segment(path);
-  const ConfigValue* node = find_path(job.config, path);
-  if (dump_default_none(job, node)) {
-    list.null = true;
-    list.display = "None";
-    return list;
-  }
+  SettingValue setting = read_setting(job, path);
+  const ConfigValue* node = setting.node();
   if (!node) return list;
-  list.present = true;
+  list.present = setting.source == SettingSource::Written;
   list.where = node->where;
-  list.display = to_display(*node);
+  list.display = shown(setting, *node);
   if (node->is_null()) {
     list.null = true;
     return list;
@@ -82,21 +76,14 @@ std::string normalise_cp_comm_type(std::string_view type) {
 
 CpCommType read_cp_comm_type(const Job& job) {
   CpCommType cp;
-  const ConfigValue* node = find_path(job.config, "model.cp_comm_type");
-  if (dump_default_none(job, node) || (!node && megatron_lm_command_line(job))) {
-    // Megatron-LM's --cp-comm-type defaults to p2p; a dump's to None (p2p).
-    cp.known = true;
-    cp.null = true;
-    cp.types = {"p2p"};
-    cp.display = "None";
-    return cp;
-  }
+  SettingValue setting = read_setting(job, "model.cp_comm_type");
+  const ConfigValue* node = setting.node();
   if (!node) {
     cp.absent = true;
     return cp;
   }
   cp.where = node->where;
-  cp.display = to_display(*node);
+  cp.display = shown(setting, *node);
   if (node->is_unknown()) return cp;
   if (node->is_null()) {
     cp.known = true;
