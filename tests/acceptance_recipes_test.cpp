@@ -71,6 +71,11 @@ constexpr KnownBroken kKnownBroken[] = {
      "(transformer_config.py, at the submodule 2a75ac12c5 Bridge pins)"},
     {"deepseek_v3_pretrain_256gpu_gb300_fp8mx_partial_cg_dev_config", "pipeline-layout-mismatch",
      "perf_recipes/deepseek/gb300/deepseek_v3.py:422-423,453: the same PP 4, VPP 2 and layout as the GB200 recipe"},
+    {"qwen35_vl_35b_a3b_sft_2gpu_h100_bf16_fsdp_config", "megatron-fsdp-restrictions",
+     "recipes/qwen_vl/h100/qwen35_vl.py:1255 sets ddp.use_megatron_fsdp = True and leaves ckpt_format at "
+     "torch_dist (its docstring, :1149, says it requires fsdp_dtensor); training/config.py:1107 asserts "
+     "\"Megatron-FSDP requires the fsdp_dtensor checkpointing format!\" (seen since the catalog records "
+     "use_megatron_fsdp)"},
 };
 
 const KnownBroken* known_broken(std::string_view name) {

@@ -119,8 +119,8 @@ TEST_CASE("diff: a TP change halves DP, lowers the memory, brings no finding, pa
   CHECK(job["derived"]["microbatches"]["before"] == 32);
   CHECK(job["derived"]["microbatches"]["after"] == 64);
   // The memory model's figures for Llama 3 8B, CP 2, on H100 (docs/memory.md).
-  CHECK(job["derived"]["peak_memory_gib"]["before"] == 35.78);
-  CHECK(job["derived"]["peak_memory_gib"]["after"] == 21.52);
+  CHECK(job["derived"]["peak_memory_gib"]["before"] == 33.63);
+  CHECK(job["derived"]["peak_memory_gib"]["after"] == 20.44);
   CHECK(job["derived"]["step_time_s"]["after"] > job["derived"]["step_time_s"]["before"]);
   CHECK(job["diagnostics"]["new"].empty());
   CHECK(job["diagnostics"]["fixed"].empty());
@@ -161,32 +161,32 @@ TEST_CASE("diff: a micro-batch raise fails over a memory limit and passes under 
   json doc = repo.diff_json({});
   REQUIRE(doc["jobs"].size() == 1);
   const json& memory = doc["jobs"][0]["derived"]["peak_memory_gib"];
-  CHECK(memory["before"] == 35.78);
-  CHECK(memory["after"] == 47.86);  // 12.08 GiB more
+  CHECK(memory["before"] == 33.63);
+  CHECK(memory["after"] == 43.56);  // 9.93 GiB more
   CHECK(doc["jobs"][0]["diagnostics"]["new"].empty());
   CHECK(repo.diff({}).code == 0);  // no limit: the rise alone does not fail
 
-  CHECK(repo.diff({"--max-peak-memory-increase-gib", "12"}).code == 1);
-  CHECK(repo.diff({"--max-peak-memory-increase-gib", "12.5"}).code == 0);
-  json over = repo.diff_json({"--max-peak-memory-increase-gib", "12"});
+  CHECK(repo.diff({"--max-peak-memory-increase-gib", "9.5"}).code == 1);
+  CHECK(repo.diff({"--max-peak-memory-increase-gib", "10"}).code == 0);
+  json over = repo.diff_json({"--max-peak-memory-increase-gib", "9.5"});
   REQUIRE(over["summary"]["regressions"].size() == 1);
   const json& regression = over["summary"]["regressions"][0];
   CHECK(regression["limit"] == "max_peak_memory_increase_gib");
-  CHECK(regression["threshold"] == 12.0);
-  CHECK(regression["before"] == 35.78);
-  CHECK(regression["after"] == 47.86);
+  CHECK(regression["threshold"] == 9.5);
+  CHECK(regression["before"] == 33.63);
+  CHECK(regression["after"] == 43.56);
   CHECK(regression["file"] == "launch/train.sbatch");
   CHECK(regression["line"] == 4);
-  CHECK(regression["message"] == "peak memory per GPU rises by 12.08 GiB (35.78 -> 47.86; limit 12 GiB)");
-  // 47.86 of the H100's 79.11 GiB is 60%.
-  CHECK(repo.diff({"--max-memory-fraction", "0.6"}).code == 1);
-  CHECK(repo.diff({"--max-memory-fraction", "0.61"}).code == 0);
+  CHECK(regression["message"] == "peak memory per GPU rises by 9.93 GiB (33.63 -> 43.56; limit 9.5 GiB)");
+  // 43.56 of the H100's 79.11 GiB is 55.1%.
+  CHECK(repo.diff({"--max-memory-fraction", "0.55"}).code == 1);
+  CHECK(repo.diff({"--max-memory-fraction", "0.56"}).code == 0);
 
   // The same limits from .mblint.yaml's diff: section; a flag wins.
-  repo.write(".mblint.yaml", "diff:\n  max_peak_memory_increase_gib: 12\n");
+  repo.write(".mblint.yaml", "diff:\n  max_peak_memory_increase_gib: 9.5\n");
   CHECK(repo.diff({}).code == 1);
-  CHECK(repo.diff({"--max-peak-memory-increase-gib", "12.5"}).code == 0);
-  repo.write(".mblint.yaml", "diff:\n  max_peak_memory_increase_gib: 12.5\n");
+  CHECK(repo.diff({"--max-peak-memory-increase-gib", "10"}).code == 0);
+  repo.write(".mblint.yaml", "diff:\n  max_peak_memory_increase_gib: 10\n");
   CHECK(repo.diff({}).code == 0);
   // A limit that does not read stops the gate rather than pass without it.
   repo.write(".mblint.yaml", "diff:\n  max_peak_memory_increase: 12\n");
@@ -432,7 +432,7 @@ TEST_CASE("diff: a pipeline added: the bubble, each stage's memory, the speed li
   CHECK(derived["pipeline_bubble"]["after"] == 0.015);
   CHECK(derived["stage_0_memory_gib"]["before"].is_null());
   CHECK(derived["stage_0_memory_gib"]["after"] == 24.86);
-  CHECK(derived["stage_1_memory_gib"]["after"] == 22.91);
+  CHECK(derived["stage_1_memory_gib"]["after"] == 20.75);  // the recipe's TE cross entropy: bf16 logits only
   CHECK(derived["step_time_s"]["before"] == 11.221);
   CHECK(derived["step_time_s"]["after"] == 11.877);  // 5.85% slower
   CHECK(derived["tokens_per_sec_per_gpu"]["before"] == 5840.0);

@@ -395,3 +395,52 @@ TEST_CASE("estimate: LoRA on a hybrid stack trains adapters on every layer kind'
   CHECK(e.gradients * kGiB == Approx(4 * adapters).epsilon(1e-12));
   CHECK(e.optimizer * kGiB == Approx(12 * adapters).epsilon(1e-12));
 }
+
+TEST_CASE("estimate: TE's fused cross entropy keeps only the bf16 logits, per loss", "[estimate]") {
+  // One stage, s 1024, b 4, V 50304: s·b·V logits. Megatron-Core's "te"
+  // impl hands the bf16 logits to TE's parallel_cross_entropy, which writes
+  // the gradient into them in place (TE v2.9 pytorch/triton/cross_entropy.py):
+  // 2 B per logit instead of the unfused path's 6 B (bf16 logits + fp32
+  // softmax + bf16 gradient).
+  MemoryModel m = paper_model(8, 512, 12, 1, 1, 4);
+  m.seq = 1024;
+  m.vocab = 50304;
+  double logits = 1024.0 * 4 * 50304;
+  MemoryEstimate unfused = estimate_model(m);
+  m.cross_entropy = "te";
+  MemoryEstimate te = estimate_model(m);
+  CHECK(unfused.activations - te.activations == Approx(logits * 4 / kGiB).epsilon(1e-9));
+  // Two MTP depths: each loss has its own logits (2 B each) instead of its
+  // own fp32 softmax (4 B each).
+  m.mtp_layers = 2;
+  m.stage_mtp = {2};
+  MemoryEstimate te_mtp = estimate_model(m);
+  m.cross_entropy = "unfused";
+  MemoryEstimate unfused_mtp = estimate_model(m);
+  CHECK(unfused_mtp.activations - te_mtp.activations == Approx(logits * (2 + 4 * 3 - 2 * 3) / kGiB).epsilon(1e-9));
+}
+
+TEST_CASE("estimate: hybrid FSDP shards the optimizer over every instance, parameters within one", "[estimate]") {
+  // 12 layers of h 512 on DP 16 with Megatron-FSDP optim_grads_params and 4
+  // distributed-optimizer instances: parameters and gradients sharded 16 / 4
+  // = 4 ways; with outer_dp_sharding_strategy "optim" (megatron_fsdp
+  // fully_shard.py, core_v0.17.0) the Adam state 16 ways, else 4.
+  MemoryModel m = paper_model(8, 512, 12, 1, 1, 4);
+  m.seq = 1024;
+  m.vocab = 50304;
+  m.positions = 1024;
+  m.dp = 16;
+  m.distributed_optimizer = true;
+  m.fsdp_sharding = "optim_grads_params";
+  m.optimizer_instances = 4;
+  double h = 512;
+  double params = 12 * (12 * h * h + 13 * h) + 50304 * h + 1024 * h + 2 * h;
+  MemoryEstimate hsdp = estimate_model(m);
+  CHECK(hsdp.gradients == Approx(params / 4 * 4 / kGiB).epsilon(1e-9));
+  CHECK(hsdp.optimizer == Approx(params / 4 * 12 / kGiB).epsilon(1e-9));
+  m.fsdp_outer_optim = true;
+  MemoryEstimate hfsdp = estimate_model(m);
+  CHECK(hfsdp.gradients == Approx(hsdp.gradients).epsilon(1e-12));
+  CHECK(hfsdp.weights == Approx(hsdp.weights).epsilon(1e-12));
+  CHECK(hfsdp.optimizer == Approx(params / 16 * 12 / kGiB).epsilon(1e-9));
+}

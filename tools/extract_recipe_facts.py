@@ -95,6 +95,31 @@ FIELDS = (
     "optimizer.exp_avg_dtype",
     "optimizer.exp_avg_sq_dtype",
 )
+# Settings the memory estimate reads that recipes write beyond FIELDS
+# (Megatron-FSDP sharding, FP8 parameters and caches, activation and optimizer
+# offloading, gradient accumulation fusion). Recorded only where the recipe, a
+# helper or a Bridge class sets them (status `set`); a value left to a model
+# provider built from a Hugging Face config is not recorded, and the estimate
+# then keeps its own default for it, as it did before these were recorded.
+MEMORY_FIELDS = (
+    "ddp.data_parallel_sharding_strategy",
+    "ddp.outer_dp_sharding_strategy",
+    "ddp.num_distributed_optimizer_instances",
+    "ddp.keep_fp8_transpose_cache",
+    "mixed_precision.fp8_param_gather",
+    "model.disable_parameter_transpose_cache",
+    "model.gradient_accumulation_fusion",
+    "model.cpu_offloading",
+    "model.cpu_offloading_num_layers",
+    "model.fine_grained_activation_offloading",
+    "model.offload_modules",
+    "optimizer.optimizer_cpu_offload",
+    "optimizer.optimizer_offload_fraction",
+    "model.cross_entropy_loss_fusion",
+    "model.cross_entropy_fusion_impl",
+    "model.moe_expert_capacity_factor",
+    "model.moe_pad_expert_input_to_capacity",
+)
 # Written as one row per key (env_vars) or per field the recipe writes (comm_overlap).
 SECTIONS = ("env_vars", "comm_overlap")
 
@@ -634,6 +659,13 @@ def recipe_rows(interp: ri.Interpreter, name: str, kind: str, cfg: object) -> li
             problems.append(f"{field}: {describe_unknown(value)}")
             continue
         row(field, status, value, where)
+    for field in MEMORY_FIELDS:
+        try:
+            status, value, where = reader.read(cfg, field)
+        except FactError:
+            continue  # not a field of this recipe's config objects (a provider without it)
+        if status == "set" and ri.contains_unknown(value) is None:
+            row(field, status, value, where)
     # A function the recipe leaves on the model to rebuild its pipeline layout
     # when the command line changes PP or VPP (scripts/training/recipe_runner.py
     # sync_model_pipeline_layout).

@@ -265,6 +265,20 @@ REQUIRED_FACTS = (
     "comm_overlap",
 )
 
+# Settings recorded only where a recipe sets them, for the memory estimate
+# (tools/extract_recipe_facts.py MEMORY_FIELDS); the recipe layer writes each
+# at its path.
+MEMORY_FIELDS = (
+    "ddp.data_parallel_sharding_strategy", "ddp.outer_dp_sharding_strategy",
+    "ddp.num_distributed_optimizer_instances", "ddp.keep_fp8_transpose_cache", "mixed_precision.fp8_param_gather",
+    "model.disable_parameter_transpose_cache", "model.gradient_accumulation_fusion", "model.cpu_offloading",
+    "model.cpu_offloading_num_layers", "model.fine_grained_activation_offloading", "model.offload_modules",
+    "optimizer.optimizer_cpu_offload", "optimizer.optimizer_offload_fraction", "model.cross_entropy_loss_fusion",
+    "model.cross_entropy_fusion_impl", "model.moe_expert_capacity_factor", "model.moe_pad_expert_input_to_capacity",
+    # Recorded for every recipe (FIELDS) but not otherwise carried into the catalog.
+    "ddp.use_megatron_fsdp",
+)
+
 # torch dtypes of the precision-aware optimizer, as mblint spells them.
 DTYPES = {"torch.float32": "fp32", "torch.bfloat16": "bf16", "torch.float16": "fp16", "torch.uint8": "fp8"}
 
@@ -418,6 +432,32 @@ class FactReader:
                 raise self.fail(field, f"{value!r} is not a setting mblint can record")
         return out
 
+    def memory_settings(self) -> list[tuple[str, str, str]]:
+        """(path, kind, text) of the settings tools/extract_recipe_facts.py
+        records beyond its FIELDS for the memory estimate (MEMORY_FIELDS there:
+        recorded only where the recipe sets them); a list of strings
+        (offload_modules) is a List, its items joined by commas."""
+        out = []
+        for field in sorted(self.facts):
+            if field not in MEMORY_FIELDS or self.facts[field].status != "set":
+                continue
+            value = self.facts[field].value
+            if isinstance(value, list) and all(isinstance(v, str) and "," not in v for v in value):
+                out.append((field, "List", ",".join(value)))
+            elif value is None:
+                out.append((field, "Null", ""))
+            elif isinstance(value, bool):
+                out.append((field, "Bool", "true" if value else "false"))
+            elif isinstance(value, int):
+                out.append((field, "Int", str(value)))
+            elif isinstance(value, float):
+                out.append((field, "Float", repr(value)))
+            elif isinstance(value, str):
+                out.append((field, "String", value))
+            else:
+                raise self.fail(field, f"{value!r} is not a setting mblint can record")
+        return out
+
     def comm_overlap(self) -> int:
         f = self.fact("comm_overlap")
         if f.value is None:
@@ -495,6 +535,7 @@ def build_recipe(name: str, kind: str, row: dict[str, str] | None, facts: Facts,
         "comm_overlap": read.comm_overlap(),
         "comm_overlap_fields": comm,
         "env_vars": env,
+        "memory_settings": read.memory_settings(),
         "dims": model if model in models else None,
     }
 
@@ -713,6 +754,7 @@ def emit_recipe(r: dict, model_index: dict[str, int], settings_at: dict[str, int
     i = c_int
     env = span(settings_at["env_vars"], len(r["env_vars"]))
     comm = span(settings_at["comm_overlap_fields"], len(r["comm_overlap_fields"]))
+    memory = span(settings_at["memory_settings"], len(r["memory_settings"]))
     return (
         "    {\n"
         f"        .name = {c_str(r['name'])}, .kind = {c_str(r['kind'])},\n"
@@ -747,6 +789,7 @@ def emit_recipe(r: dict, model_index: dict[str, int], settings_at: dict[str, int
         f" .main_grads_dtype = {c_str(r['main_grads_dtype'])}, .main_params_dtype = {c_str(r['main_params_dtype'])},"
         f" .exp_avg_dtype = {c_str(r['exp_avg_dtype'])}, .exp_avg_sq_dtype = {c_str(r['exp_avg_sq_dtype'])},\n"
         f"        .comm_overlap = {r['comm_overlap']}, .comm_overlap_fields = {comm}, .env_vars = {env},\n"
+        f"        .memory_settings = {memory},\n"
         f"        .consistency_note = {c_str(r['consistency_note'])},\n"
         f"        .dims = {dims},\n"
         "    },\n"
@@ -809,7 +852,7 @@ def generate(shared: Path, facts_csv: Path = FACTS_CSV) -> tuple[str, str]:
     offsets = []
     for r in recipes:
         at = {}
-        for section in ("env_vars", "comm_overlap_fields"):
+        for section in ("env_vars", "comm_overlap_fields", "memory_settings"):
             key = tuple(r[section])
             if key not in pooled:
                 pooled[key] = len(settings)
@@ -833,7 +876,8 @@ def generate(shared: Path, facts_csv: Path = FACTS_CSV) -> tuple[str, str]:
     out.append("constexpr ModelDims kModelDims[] = {\n")
     out.extend(emit_model(models[k]) for k in model_keys)
     out.append("};\n\n")
-    out.append("// Recipes' env_vars and comm_overlap fields; each recipe spans its own (shared when equal).\n")
+    out.append("// Recipes' env_vars, comm_overlap fields and memory settings; each recipe spans its own\n")
+    out.append("// (shared when equal).\n")
     out.append("constexpr RecipeSetting kRecipeSettings[] = {\n")
     out.extend(settings)
     out.append("};\n\n")

@@ -503,6 +503,12 @@ StageActivations stage_activations(const MemoryModel& m, int stage) {
     double mtp = static_cast<double>(m.stage_mtp.empty() ? 0 : m.stage_mtp[stage]);
     double cast = m.cross_entropy == "native" ? 4 : 0;
     a.logits = logits * (ab(m) + cast + 4 * (1 + mtp));  // each MTP loss keeps its own fp32 softmax
+    // With cross_entropy_fusion_impl "te" (language_module.py, core_v0.17.0)
+    // the bf16 logits go to Transformer Engine's parallel_cross_entropy
+    // (TE v2.9 transformer_engine/pytorch/triton/cross_entropy.py), which
+    // writes the gradient into the logits in place and saves only them (and
+    // fp32 statistics per row): 2 bytes per logit, per loss.
+    if (m.cross_entropy == "te") a.logits = logits * ab(m) * (1 + mtp);
     // defer_embedding_wgrad_compute: the output layer's weight gradient waits
     // for the pipeline flush, keeping each earlier micro-batch's bf16 logits
     // gradient and the layer's input.
@@ -567,7 +573,12 @@ ParamBytes param_bytes(const MemoryModel& m, const StageParams& p) {
   // (is_first_microbatch caching).
   if (m.fp8_weight_cache && !m.fp8_param) b.weights += (p.sharded + p.experts) * 2;
   b.gradients = shard_grads ? (dense / dense_shard + p.experts / expert_shard) * m.grad_bytes : all * m.grad_bytes;
-  double optimizer = shard_optimizer ? dense / dense_shard + p.experts / expert_shard : all;
+  // Hybrid FSDP with outer_dp_sharding_strategy "optim" (megatron_fsdp
+  // fully_shard.py, core_v0.17.0): parameters and gradients are sharded
+  // within each of the num_distributed_optimizer_instances groups, the
+  // optimizer state over all of them.
+  double instances = m.fsdp_outer_optim ? static_cast<double>(std::max<int64_t>(1, m.optimizer_instances)) : 1.0;
+  double optimizer = shard_optimizer ? (dense / dense_shard + p.experts / expert_shard) / instances : all;
   b.optimizer = optimizer * state * (1 - m.optimizer_offload);
   return b;
 }

@@ -101,6 +101,9 @@ struct MemoryModel {
   bool distributed_optimizer = false;
   int64_t optimizer_instances = 1;
   std::string fsdp_sharding;  // Megatron-FSDP: optim, optim_grads, optim_grads_params; "" = DDP
+  // Hybrid FSDP (outer_dp_sharding_strategy "optim"): the FSDP shards are per
+  // distributed-optimizer instance, the optimizer state is sharded over them all.
+  bool fsdp_outer_optim = false;
   double optimizer_offload = 0;
   bool grad_accumulation_fusion = true;
   int64_t lora_rank = 0;  // PEFT (LoRA): the base model is frozen; 0 = full training

@@ -194,6 +194,8 @@ void read_precision(const Reader& r, MemoryModel& m) {
   if (r.flag("ddp.use_megatron_fsdp").value_or(false) || r.flag("dist.use_megatron_fsdp").value_or(false)) {
     m.fsdp_sharding = r.text("ddp.data_parallel_sharding_strategy").value_or("no_shard");
     if (m.fsdp_sharding == "no_shard") m.fsdp_sharding.clear();
+    m.fsdp_outer_optim = !m.fsdp_sharding.empty() && m.optimizer_instances > 1 &&
+                         r.text("ddp.outer_dp_sharding_strategy").value_or("no_shard") == "optim";
     m.distributed_optimizer = true;  // --use-megatron-fsdp forces it on [MC] sec. 3
   }
   if (r.flag("optimizer.optimizer_cpu_offload").value_or(false)) {

@@ -22,8 +22,9 @@ struct RecipeInt {
 };
 
 // A value a recipe writes into a dict section (env_vars) or onto a config
-// object (comm_overlap), as written in the recipe's source.
-enum class RecipeValueKind : char { Null, Bool, Int, Float, String, Object };
+// object (comm_overlap), as written in the recipe's source. A List is a list
+// of strings, its items joined by commas.
+enum class RecipeValueKind : char { Null, Bool, Int, Float, String, Object, List };
 
 struct RecipeSetting {
   const char* key;        // "CUDA_DEVICE_MAX_CONNECTIONS", "tp_comm_overlap"
@@ -120,6 +121,10 @@ struct Recipe {
   int comm_overlap;                   // -1 unknown, 0 None, 1 a CommOverlapConfig with these fields set:
   std::span<const RecipeSetting> comm_overlap_fields;
   std::span<const RecipeSetting> env_vars;  // the recipe's cfg.env_vars
+  // What the memory estimate reads beyond the fields above (Megatron-FSDP,
+  // FP8 parameters, offloading), keyed by path ("ddp.data_parallel_sharding_strategy"),
+  // where the recipe sets it (tools/extract_recipe_facts.py MEMORY_FIELDS).
+  std::span<const RecipeSetting> memory_settings;
   const char* consistency_note;  // non-empty when NVIDIA's own recipe is inconsistent
   const ModelDims* dims;         // nullptr when mblint does not know the model
 };

@@ -67,6 +67,17 @@ struct LayerWriter {
       case RecipeValueKind::Float: return make_float(std::stod(s.text), at);
       case RecipeValueKind::String: return make_string(s.text, at);
       case RecipeValueKind::Object: break;
+      case RecipeValueKind::List: {
+        ConfigValue list = make_list(at);
+        std::string_view items = s.text;
+        while (!items.empty()) {
+          size_t comma = items.find(',');
+          list.items.push_back(make_string(std::string(items.substr(0, comma)), at));
+          if (comma == std::string_view::npos) break;
+          items.remove_prefix(comma + 1);
+        }
+        return list;
+      }
     }
     return make_unknown(fmt::format("{} (a config object of the recipe)", s.text), at);
   }
@@ -88,6 +99,25 @@ struct LayerWriter {
         section.entries.push_back(MapEntry{s.key, setting(s, fmt::format("comm_overlap.{}", s.key))});
       }
       put("comm_overlap", std::move(section));
+    }
+  }
+
+  // Settings the memory estimate reads (Megatron-FSDP, FP8 parameters,
+  // offloading), each at its path. The mixed_precision preset is a name here;
+  // a field the recipe sets on it is what MixedPrecisionConfig.setup() copies
+  // onto the DDP config (fp8_param_gather, which also sets fp8_param).
+  void memory_settings() {
+    constexpr std::string_view kMixed = "mixed_precision.";
+    for (const RecipeSetting& s : recipe.memory_settings) {
+      std::string path = s.key;
+      if (path.starts_with(kMixed)) {
+        ConfigValue value = setting(s, path);
+        value.where.origin = fmt::format("recipe {} sets {} = {}, which Megatron Bridge copies to ddp", recipe.name,
+                                         path, s.text);
+        put(fmt::format("ddp.{}", path.substr(kMixed.size())).c_str(), std::move(value));
+        continue;
+      }
+      put(path.c_str(), setting(s, path));
     }
   }
 
@@ -197,6 +227,7 @@ ConfigValue recipe_layer(const Recipe& recipe, const Provenance& selected_at) {
   w.text("optimizer.exp_avg_sq_dtype", recipe.exp_avg_sq_dtype);
   w.comm_overlap();
   w.env_vars();
+  w.memory_settings();
   if (recipe.dims) w.model_dimensions(*recipe.dims);
   return std::move(w.root);
 }

@@ -1,0 +1,163 @@
+#!/usr/bin/env python3
+"""Does `mblint estimate` call NVIDIA's own layouts out of memory?
+
+Every row of shared/data/perf_published.csv is a layout NVIDIA ran with
+Megatron Bridge: it fit on its GPU. Each row that names a catalogued recipe
+is estimated exactly as tools/perf_eval.py estimates its speed (the row's
+published layout and its preset's knobs over the recipe, the row's
+allocation and GPU), and its estimate is judged as the memory rules judge
+one (lint/facts/estimate.h, kEstimateErrorBand; docs/memory.md "The verdict
+and the estimate's error"):
+
+  error    the low end of the estimate's range is above the GPU's memory
+           (`estimated-oom` would be an error: a wrong verdict on these rows)
+  warning  the range straddles the GPU's memory (`estimated-oom` warning)
+
+These rows only bound the truth from above (they fit, by how much is not
+published), so they can show an estimate is too high, never what it should
+be: nothing is fitted to them.
+
+    tools/memory_published.py [--mblint build/mblint] [--shared ../shared] [--rows]
+                              [--max-errors N] [--max-warnings N]
+
+Exit 1 when a gate is not met; 77 when ../shared is absent (1 under
+MBLINT_REQUIRE_SHARED=1).
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+
+from eval_common import missing_shared_exit
+from perf_eval import load_rows, number, row_yaml
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+
+def estimate_constants():
+    """kEstimateErrorBand and the overhead terms, read from the C++ so the
+    verdict here cannot drift from the rules'."""
+    with open(os.path.join(ROOT, "lint", "facts", "estimate.h")) as f:
+        band = float(re.search(r"kEstimateErrorBand = ([0-9.]+);", f.read()).group(1))
+    with open(os.path.join(ROOT, "lint", "facts", "estimate.cpp")) as f:
+        text = f.read()
+    value = {name: float(re.search(name + r" = ([0-9.]+);", text).group(1))
+             for name in ("kContextGiB", "kNcclGiB", "kFragmentation")}
+    return band, value["kContextGiB"] + value["kNcclGiB"], value["kFragmentation"]
+
+
+BAND, FIXED_GIB, FRAGMENTATION = estimate_constants()
+
+
+def total_range(peak):
+    """total_range() of estimate.cpp: the total when the peak allocated is off
+    by the band either way."""
+    low, high = peak / (1 + BAND), peak / (1 - BAND)
+    return low + FIXED_GIB + FRAGMENTATION * low, high + FIXED_GIB + FRAGMENTATION * high
+
+
+def verdict(e):
+    low, high = total_range(e["peak_allocated"])
+    if low > e["capacity"]:
+        return "error"
+    if high > e["capacity"]:
+        return "warning"
+    return "fits"
+
+
+def memory_yaml(row):
+    """perf_eval's override of the row (its layout and its preset's knobs) with
+    what the row says of memory beyond it: Megatron-FSDP on or off as published
+    (a current recipe may use it where the published run did not), and the
+    preset's CPU activation offloading."""
+    document = json.loads(row_yaml(row.csv, row.preset))
+    if not (number(row.csv["fsdp"]) or 0) > 0:
+        document.setdefault("ddp", {})["use_megatron_fsdp"] = False
+    if row.preset:
+        layers = number(row.preset["cpu_offload_layers"]) or 0
+        document["model"]["cpu_offloading"] = layers > 0
+        if layers > 0:
+            document["model"]["cpu_offloading_num_layers"] = layers
+    return json.dumps(document, indent=1)
+
+
+def write_yaml(directory, index, row):
+    path = os.path.join(directory, f"row{index:03d}.yaml")
+    with open(path, "w") as f:
+        f.write(memory_yaml(row))
+    return path
+
+
+def run(mblint, rows, directory, jobs):
+    def one(item):
+        index, row = item
+        cmd = [mblint, "estimate"] + row.args(write_yaml(directory, index, row)) + ["--format", "json", "--fail-on", "note"]
+        out = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        if out.returncode not in (0, 1):
+            raise RuntimeError(f"{' '.join(cmd)}: exit {out.returncode}: {out.stderr}")
+        document = json.loads(out.stdout)
+        row.memory = document.get("estimate")
+        if row.memory is None:
+            row.why = "; ".join(document.get("estimate_unavailable", [])).split(": cannot estimate: ", 1)[-1]
+        return row
+
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        list(pool.map(one, enumerate(rows)))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--mblint", default=os.path.join(ROOT, "build", "mblint"))
+    parser.add_argument("--shared", default=os.path.join(ROOT, "..", "shared"))
+    parser.add_argument("--rows", action="store_true", help="print every row's estimate and verdict")
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--max-errors", type=int, help="gate: rows `estimated-oom` would call an error")
+    parser.add_argument("--max-warnings", type=int, help="gate: rows within the band of the GPU's memory")
+    args = parser.parse_args()
+    missing = missing_shared_exit(args.shared)
+    if missing is not None:
+        return missing
+    rows = load_rows(args.shared)
+    with tempfile.TemporaryDirectory(prefix="memory-published-") as directory:
+        run(args.mblint, rows, directory, args.jobs)
+    modelled = [r for r in rows if r.memory is not None]
+    counts = {"error": [], "warning": [], "fits": []}
+    for r in modelled:
+        counts[verdict(r.memory)].append(r)
+    if args.rows:
+        for r in rows:
+            if r.memory is None:
+                print(f"{r.label}: declined: {r.why[:120]}")
+                continue
+            e = r.memory
+            low, high = total_range(e["peak_allocated"])
+            print(f"{r.label} [{r.csv['current_recipe_v060']}]: {verdict(e)}: total {e['total']:.1f} GiB "
+                  f"({low:.0f}-{high:.0f}) of {e['capacity']:.1f} ({e['total'] / e['capacity']:.0%}); "
+                  f"weights {e['weights']:.1f}, gradients {e['gradients']:.1f}, optimizer {e['optimizer']:.1f}, "
+                  f"activations {e['activations']:.1f}")
+        print()
+    ratios = sorted(r.memory["total"] / r.memory["capacity"] for r in modelled)
+    print(f"perf_published.csv: {len(rows)} rows name a catalogued recipe; {len(modelled)} estimated, "
+          f"{len(rows) - len(modelled)} declined")
+    print(f"  estimated-oom error (the low end above the GPU's memory): {len(counts['error'])}")
+    print(f"  estimated-oom warning (within the band): {len(counts['warning'])}")
+    print(f"  fit: {len(counts['fits'])}")
+    if ratios:
+        print(f"  total / capacity: median {ratios[len(ratios) // 2]:.0%}, max {ratios[-1]:.0%}")
+    failures = []
+    if args.max_errors is not None and len(counts["error"]) > args.max_errors:
+        failures.append(f"FAIL: {len(counts['error'])} published layouts called out of memory, more than {args.max_errors}")
+    if args.max_warnings is not None and len(counts["warning"]) > args.max_warnings:
+        failures.append(f"FAIL: {len(counts['warning'])} published layouts within the band, more than {args.max_warnings}")
+    for f in failures:
+        print(f)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
