@@ -281,19 +281,36 @@ TEST_CASE("speed: Blackwell Ultra runs the softmax's share of attention at twice
         Approx(tokens * (3 * f.linear + 3.5 * f.attention * (0.6 / 2 + 0.4)) / 2500e12).epsilon(0.01));
 }
 
+namespace {
+
+// PP 2 x DP 8 of a small dense GPT on 8-GPU nodes: the stages are 8 ranks
+// apart, so their sends leave the node.
+MemoryModel two_stages_over_nodes(int layers) {
+  MemoryModel m = dense_gpt(layers, 4096, 32, 4096, 0);
+  m.pp = 2;
+  m.dp = 8;
+  m.stage_layers = {layers / 2.0, layers / 2.0};
+  m.stage_mtp = {0, 0};
+  return m;
+}
+
+// Only the layers and the pipeline's sends, fully exposed.
+SpeedConstants pipeline_exposed() {
+  SpeedConstants c = layers_only();
+  c.pp_exposed = 1;
+  return c;
+}
+
+}  // namespace
+
 TEST_CASE("speed: a pipeline send that leaves the NVLink domain goes through one NIC", "[speed]") {
   // PP 2 x DP 8 on H100: the stages are 8 ranks apart, so every send leaves
   // the node, point to point over the sender's 50 GB/s NIC (no ring spreads
   // it over the node's NICs). Without interleaving the schedule blocks on it.
-  MemoryModel m = dense_gpt(4, 4096, 32, 4096, 0);
-  m.pp = 2;
-  m.dp = 8;
-  m.stage_layers = {2, 2};
-  m.stage_mtp = {0, 0};
+  MemoryModel m = two_stages_over_nodes(4);
   SpeedSettings s;
   s.nvlink_domain = 8;
-  SpeedConstants c = layers_only();
-  c.pp_exposed = 1;
+  SpeedConstants c = pipeline_exposed();
   const GpuSpeed& h100 = *find_gpu_speed("h100");
   auto e = estimate_step(m, s, h100, c);
   REQUIRE(e);
@@ -314,16 +331,11 @@ TEST_CASE("speed: a pipeline send that leaves the NVLink domain goes through one
 TEST_CASE("speed: with interleaving a pipeline send hides behind the chunk in hand", "[speed]") {
   // overlap_p2p_comm (on with VPP): a send shorter than a chunk's forward is
   // hidden; what stays is the fixed hand-off per chunk, 2 x VPP per micro-batch.
-  MemoryModel m = dense_gpt(8, 4096, 32, 4096, 0);
-  m.pp = 2;
+  MemoryModel m = two_stages_over_nodes(8);
   m.vpp = 2;
-  m.dp = 8;
-  m.stage_layers = {4, 4};
-  m.stage_mtp = {0, 0};
   SpeedSettings s;
   s.nvlink_domain = 8;
-  SpeedConstants c = layers_only();
-  c.pp_exposed = 1;
+  SpeedConstants c = pipeline_exposed();
   const GpuSpeed& h100 = *find_gpu_speed("h100");
   auto hidden = estimate_step(m, s, h100, c);
   REQUIRE(hidden);

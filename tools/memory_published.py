@@ -27,13 +27,11 @@ import argparse
 import json
 import os
 import re
-import subprocess
 import sys
 import tempfile
-from concurrent.futures import ThreadPoolExecutor
 
 from eval_common import missing_shared_exit
-from perf_eval import load_rows, number, row_yaml
+from perf_eval import load_rows, number, row_yaml, run_estimates
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -86,28 +84,13 @@ def memory_yaml(row):
     return json.dumps(document, indent=1)
 
 
-def write_yaml(directory, index, row):
-    path = os.path.join(directory, f"row{index:03d}.yaml")
-    with open(path, "w") as f:
-        f.write(memory_yaml(row))
-    return path
+def take_memory(row, document):
+    row.memory = document.get("estimate")
+    return "; ".join(document.get("estimate_unavailable", [])) if row.memory is None else None
 
 
 def run(mblint, rows, directory, jobs):
-    def one(item):
-        index, row = item
-        cmd = [mblint, "estimate"] + row.args(write_yaml(directory, index, row)) + ["--format", "json", "--fail-on", "note"]
-        out = subprocess.run(cmd, capture_output=True, text=True, check=False)
-        if out.returncode not in (0, 1):
-            raise RuntimeError(f"{' '.join(cmd)}: exit {out.returncode}: {out.stderr}")
-        document = json.loads(out.stdout)
-        row.memory = document.get("estimate")
-        if row.memory is None:
-            row.why = "; ".join(document.get("estimate_unavailable", [])).split(": cannot estimate: ", 1)[-1]
-        return row
-
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        list(pool.map(one, enumerate(rows)))
+    run_estimates(mblint, rows, directory, jobs, take_memory, yaml_text=memory_yaml)
 
 
 def main():

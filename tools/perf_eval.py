@@ -165,30 +165,43 @@ def load_rows(shared):
     return [Row(r, presets.get((r["release"], r["recipe_name"]))) for r in published if r["current_recipe_v060"]]
 
 
-def write_yaml(directory, index, row):
+def write_yaml(directory, index, row, text=None):
     path = os.path.join(directory, f"row{index:03d}.yaml")
     with open(path, "w") as f:
-        f.write(row_yaml(row.csv, row.preset))
+        f.write(row_yaml(row.csv, row.preset) if text is None else text)
     return path
 
 
-def estimate(mblint, rows, directory, jobs):
+def run_estimates(mblint, rows, directory, jobs, take, yaml_text=None):
+    """`mblint estimate` on every row with its override file (row_yaml, or
+    yaml_text(row)), in parallel; take(row, document) keeps what the caller
+    reads from the JSON. The reason a row is declined goes to row.why."""
     def one(item):
         index, row = item
-        cmd = [mblint, "estimate"] + row.args(write_yaml(directory, index, row)) + ["--format", "json", "--fail-on", "note"]
+        text = yaml_text(row) if yaml_text else None
+        cmd = [mblint, "estimate"] + row.args(write_yaml(directory, index, row, text)) + ["--format", "json", "--fail-on", "note"]
         out = subprocess.run(cmd, capture_output=True, text=True, check=False)
         if out.returncode not in (0, 1):
             raise RuntimeError(f"{' '.join(cmd)}: exit {out.returncode}: {out.stderr}")
-        document = json.loads(out.stdout)
-        e = document.get("estimate")
-        row.performance = e.get("performance") if e else None
-        if row.performance is None:
-            why = (e or {}).get("performance_unavailable") or "; ".join(document.get("estimate_unavailable", []))
+        why = take(row, json.loads(out.stdout))
+        if why is not None:
             row.why = why.split(": cannot estimate: ", 1)[-1]  # without the temporary file's name
         return row
 
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         list(pool.map(one, enumerate(rows)))
+
+
+def take_performance(row, document):
+    e = document.get("estimate")
+    row.performance = e.get("performance") if e else None
+    if row.performance is None:
+        return (e or {}).get("performance_unavailable") or "; ".join(document.get("estimate_unavailable", []))
+    return None
+
+
+def estimate(mblint, rows, directory, jobs):
+    run_estimates(mblint, rows, directory, jobs, take_performance)
 
 
 def anchor(rows):
