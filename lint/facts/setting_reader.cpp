@@ -263,6 +263,11 @@ constexpr std::array kMegatronLmDefaults = {
     KnownDefault{"model.hierarchical_context_parallel_sizes", "null"},
     // --cp-comm-type defaults to [p2p]; validate_args unwraps a one-entry list.
     KnownDefault{"model.cp_comm_type", "p2p"},
+    // None at parse time; validate_args then asserts hidden % heads and derives it.
+    KnownDefault{"model.kv_channels", "null"},
+    // Gated delta net heads (TransformerConfig fields the parser is generated from).
+    KnownDefault{"model.linear_num_key_heads", "16"},
+    KnownDefault{"model.linear_num_value_heads", "32"},
     KnownDefault{"model.add_bias_linear", "true"},
     KnownDefault{"model.position_embedding_type", "learned_absolute"},
     KnownDefault{"model.moe_router_topk", "2"},

@@ -9,13 +9,14 @@ extern const RuleInfo kHeadDimNotWhole;
 
 namespace {
 
-// kv_channels is known to be unset: null, a dump's default, left out of a
-// Megatron-LM command line, or a catalog model whose head dimension is
-// hidden / heads (its provider does not set it).
+// kv_channels is known to be unset: null where written or by default (a
+// dump's, Megatron-LM's argparse), or a catalog model whose head dimension
+// is hidden / heads (its provider does not set it).
 std::optional<Provenance> kv_channels_unset(const Job& job) {
-  const ConfigValue* node = find_path(job.config, "model.kv_channels");
-  if (node) return node->is_null() ? std::optional<Provenance>(node->where) : std::nullopt;
-  if (job.config_complete || megatron_lm_command_line(job)) return Provenance{};
+  SettingValue kv_channels = read_setting(job, "model.kv_channels");
+  if (const ConfigValue* node = kv_channels.node()) {
+    return node->is_null() ? std::optional<Provenance>(node->where) : std::nullopt;
+  }
   if (job.recipe && job.recipe->dims && job.recipe->dims->kv_channels == 0) return Provenance{};
   return std::nullopt;
 }

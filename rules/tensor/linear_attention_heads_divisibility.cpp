@@ -14,22 +14,12 @@ bool gated_delta_net(const Job& job) {
                            *variant.value == "gated_delta_net");
 }
 
-// A head count: the job's value, else Megatron-LM's argparse default.
-Quantity head_count(const Job& job, std::string_view path, int64_t lm_default) {
-  Quantity q = config_int(job, path);
-  if (!q.known() && !find_path(job.config, path) && megatron_lm_command_line(job)) {
-    q.value = lm_default;
-    q.defaulted = true;
-  }
-  return q;
-}
-
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   const Job& job = context.job;
   if (!gated_delta_net(job)) return;
   const Derived& d = context.derived;
-  Quantity keys = head_count(job, "model.linear_num_key_heads", 16);
-  Quantity values = head_count(job, "model.linear_num_value_heads", 32);
+  Quantity keys = config_int(job, "model.linear_num_key_heads");
+  Quantity values = config_int(job, "model.linear_num_value_heads");
   if (!keys.known() || !values.known() || *keys <= 0 || *values <= 0) return;
   if (*values % *keys != 0) {
     Diagnostic diag = finding(
