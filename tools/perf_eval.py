@@ -325,6 +325,8 @@ def main():
     parser.add_argument("--max-median", type=float, help="gate: median |error| of the modelled rows")
     parser.add_argument("--max-p90", type=float, help="gate: p90 |error| of the modelled rows")
     parser.add_argument("--max-declined", type=int, help="gate: rows declined")
+    parser.add_argument("--min-plan-hits", type=int,
+                        help="gate (with --plan): planned rows whose published layout is in the plan's top N")
     args = parser.parse_args()
     missing = missing_shared_exit(args.shared)
     if missing is not None:
@@ -371,6 +373,11 @@ def main():
         failures.append(f"FAIL: p90 |error| {pct(p90)} above {pct(args.max_p90)}")
     if args.max_declined is not None and len(declined) > args.max_declined:
         failures.append(f"FAIL: {len(declined)} rows declined, more than {args.max_declined}")
+    if args.plan and args.min_plan_hits is not None:
+        hits = sum(1 for r in modelled if (args.plan_all or r.held_back) and r.in_top)
+        if hits < args.min_plan_hits:
+            failures.append(f"FAIL: published layout in plan's top {args.plan} for {hits} rows, fewer than "
+                            f"{args.min_plan_hits}")
     for f in failures:
         print(f)
     return 1 if failures else 0
