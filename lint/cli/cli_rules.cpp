@@ -71,7 +71,7 @@ void print_rules_markdown(std::ostream& out, RuleSet rules) {
     out << "\nBad:\n\n";
     print_example(out, rule->bad);
     out << "\nGood:\n\n";
-    print_example(out, rule->good);
+    print_example(out, good_example(*rule));
   }
   out << "\n## Upstream checks mblint does not make\n\n"
          "Ids refer to the tables of the reference notes: MC = Megatron-Core / Megatron-LM checks, BR = "
@@ -127,7 +127,7 @@ int run_explain(const std::vector<std::string>& args, RuleSet rules, const CliEn
   }
   if (!rule->good.content.empty()) {
     env.out << "\n## Good\n\n";
-    print_example(env.out, rule->good);
+    print_example(env.out, good_example(*rule));
   }
   return kExitClean;
 }

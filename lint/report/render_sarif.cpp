@@ -94,7 +94,7 @@ json rule_descriptor(const RuleInfo& rule) {
   std::string anchor = fmt::format("{}#{}", kRulesDocsUrl, rule.name);
   std::string markdown = fmt::format("**{}** ({}): {}\n\n{}{}{}\n\nReference: [{}]({})", rule.name, rule.code,
                                      rule.summary, rule.doc, example_markdown("Bad", rule.bad),
-                                     example_markdown("Good", rule.good), rule.name, anchor);
+                                     example_markdown("Good", good_example(rule)), rule.name, anchor);
   return json{{"id", rule.name},
               {"name", rule.name},
               {"shortDescription", {{"text", rule.summary}}},

@@ -11,6 +11,13 @@ const RuleInfo* find_rule(RuleSet rules, std::string_view name_or_code) {
   return nullptr;
 }
 
+RuleExample good_example(const RuleInfo& rule) {
+  RuleExample good = rule.good;
+  if (good.filename.empty()) good.filename = rule.bad.filename;
+  if (good.args.empty()) good.args = rule.bad.args;
+  return good;
+}
+
 namespace {
 
 constexpr RuleGroupInfo kGroups[] = {

@@ -20,11 +20,13 @@ struct Derived;
 
 // A documented example, run by the test suite: the bad one must fire, the
 // good one must stay silent. `args` is what follows `mblint check`; the file
-// named `filename` holds `content`.
+// named `filename` holds `content`. A good example that leaves `filename` and
+// `args` empty is the bad example's file, fixed, under the same command
+// (good_example()), so most rules write only its content.
 struct RuleExample {
-  std::string_view filename;
-  std::string_view content;
-  std::string_view args;
+  std::string_view filename = {};
+  std::string_view content = {};
+  std::string_view args = {};
 };
 
 // What a rule's findings about the job depend on. A Section rule judges each
@@ -102,6 +104,10 @@ struct RuleInfo {
 };
 
 const RuleInfo* find_rule(RuleSet rules, std::string_view name_or_code);
+
+// The rule's good example with the file name and command it is checked with:
+// its own, or the bad example's where it leaves them empty.
+RuleExample good_example(const RuleInfo& rule);
 
 // The names and codes of `rules`, for what only names rules (lint/model/rule_selection.h).
 RuleNames rule_names(RuleSet rules);

@@ -79,8 +79,7 @@ schedule to it). A null `micro_batch_size` fails under Bridge the same way ("tra
 must be set ...").)md",
     .bad = {"override.yaml", "train:\n  micro_batch_size: 0\n",
      "override.yaml --recipe llama3_8b_pretrain_2gpu_h100_bf16_config --nodes 1 --gpus-per-node 2"},
-    .good = {"override.yaml", "train:\n  micro_batch_size: 1\n",
-     "override.yaml --recipe llama3_8b_pretrain_2gpu_h100_bf16_config --nodes 1 --gpus-per-node 2"},
+    .good = {.content = "train:\n  micro_batch_size: 1\n"},
     .check = check,
     .checks = "MC F1, MC F2",
 };

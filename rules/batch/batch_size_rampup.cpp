@@ -182,8 +182,7 @@ grows the global batch from `start` by `increment` until `samples` samples are c
 mblint assumes the newest Megatron-Core unless `--megatron-core-version` says otherwise.)md",
     .bad = {"override.yaml", "train:\n  rampup_batch_size: [16, 16, 100000]\n",
      "override.yaml --recipe llama3_8b_pretrain_2gpu_h100_bf16_config --nodes 1 --gpus-per-node 2"},
-    .good = {"override.yaml", "train:\n  rampup_batch_size: null\n",
-     "override.yaml --recipe llama3_8b_pretrain_2gpu_h100_bf16_config --nodes 1 --gpus-per-node 2"},
+    .good = {.content = "train:\n  rampup_batch_size: null\n"},
     .check = check,
     .checks = "MC F10, BR sched rampup",
 };

@@ -51,10 +51,9 @@ happens when a small test batch is moved to more GPUs. (Without the option
      "train:\n  global_batch_size: 3\n  micro_batch_size: 1\n  decrease_batch_size_if_needed: true\n"
      "validation:\n  eval_global_batch_size: 4\n",
      "override.yaml --recipe llama3_8b_pretrain_2gpu_h100_bf16_config --nodes 1 --gpus-per-node 8"},
-    .good = {"override.yaml",
+    .good = {.content =
      "train:\n  global_batch_size: 6\n  micro_batch_size: 1\n  decrease_batch_size_if_needed: true\n"
-     "validation:\n  eval_global_batch_size: 4\n",
-     "override.yaml --recipe llama3_8b_pretrain_2gpu_h100_bf16_config --nodes 1 --gpus-per-node 8"},
+     "validation:\n  eval_global_batch_size: 4\n"},
     .check = check,
     .checks = "MC F4",
 };

@@ -79,8 +79,7 @@ is only supported for finite GPTSFTDatasetConfig datasets ..." and, for another 
 `GPTDatasetConfig`, so an epoch count on them fails.)md",
     .bad = {"override.yaml", "train:\n  train_iters: null\n  num_epochs: 2\n",
      "override.yaml --recipe llama3_8b_pretrain_2gpu_h100_bf16_config --nodes 1 --gpus-per-node 2"},
-    .good = {"override.yaml", "train:\n  train_iters: 1000\n",
-     "override.yaml --recipe llama3_8b_pretrain_2gpu_h100_bf16_config --nodes 1 --gpus-per-node 2"},
+    .good = {.content = "train:\n  train_iters: 1000\n"},
     .check = check,
     .checks = "BR V14",
 };

@@ -50,9 +50,8 @@ Megatron-LM uses directly) asserts the same.)md",
     .bad = {"override.yaml",
      "scheduler:\n  override_opt_param_scheduler: true\n  use_checkpoint_opt_param_scheduler: true\n",
      "override.yaml --recipe llama3_8b_pretrain_2gpu_h100_bf16_config --nodes 1 --gpus-per-node 2"},
-    .good = {"override.yaml",
-     "scheduler:\n  override_opt_param_scheduler: true\n  use_checkpoint_opt_param_scheduler: false\n",
-     "override.yaml --recipe llama3_8b_pretrain_2gpu_h100_bf16_config --nodes 1 --gpus-per-node 2"},
+    .good = {.content =
+     "scheduler:\n  override_opt_param_scheduler: true\n  use_checkpoint_opt_param_scheduler: false\n"},
     .check = check,
     .checks = "BR sched override",
 };

@@ -87,8 +87,7 @@ extern const RuleInfo kSchedulerStepsInvalid = {
   else `train_samples`) is 0 or less ("lr_decay_steps must be > 0, got ...").)md",
     .bad = {"override.yaml", "train:\n  train_iters: 1000\nscheduler:\n  max_steps: 500\n",
      "override.yaml --recipe llama3_8b_pretrain_2gpu_h100_bf16_config --nodes 1 --gpus-per-node 2"},
-    .good = {"override.yaml", "train:\n  train_iters: 1000\nscheduler:\n  max_steps: 5000\n",
-     "override.yaml --recipe llama3_8b_pretrain_2gpu_h100_bf16_config --nodes 1 --gpus-per-node 2"},
+    .good = {.content = "train:\n  train_iters: 1000\nscheduler:\n  max_steps: 5000\n"},
     .check = check,
     .checks = "BR sched max_steps, BR sched decay steps",
 };

@@ -151,8 +151,7 @@ makes the same unit checks ("expected iteration-based learning rate decay", "can
 one of lr-warmup-fraction and lr-warmup-iters").)md",
     .bad = {"override.yaml", "scheduler:\n  lr_decay_samples: 1000000\n",
      "override.yaml --recipe llama3_8b_pretrain_2gpu_h100_bf16_config --nodes 1 --gpus-per-node 2"},
-    .good = {"override.yaml", "scheduler:\n  lr_decay_iters: 1000\n",
-     "override.yaml --recipe llama3_8b_pretrain_2gpu_h100_bf16_config --nodes 1 --gpus-per-node 2"},
+    .good = {.content = "scheduler:\n  lr_decay_iters: 1000\n"},
     .check = check,
     .checks = "BR sched units, BR sched warmup fraction",
 };

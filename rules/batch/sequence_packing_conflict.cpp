@@ -180,10 +180,9 @@ extern const RuleInfo kSequencePackingConflict = {
 The micro batch sizes packing needs are `packed-sequence-micro-batch`.)md",
     .bad = {"override.yaml", "dataset:\n  enable_offline_packing: true\n  offline_packing_specs: null\n",
      "override.yaml --recipe llama3_8b_sft_2gpu_h100_bf16_config --nodes 1 --gpus-per-node 2 --set model.sequence_parallel=true"},
-    .good = {"override.yaml",
+    .good = {.content =
      "dataset:\n  enable_offline_packing: true\n  offline_packing_specs:\n    packed_sequence_size: 4096\n"
-     "train:\n  micro_batch_size: 1\n",
-     "override.yaml --recipe llama3_8b_sft_2gpu_h100_bf16_config --nodes 1 --gpus-per-node 2 --set model.sequence_parallel=true"},
+     "train:\n  micro_batch_size: 1\n"},
     .check = check,
     .checks = "BR V12, BR V13",
 };

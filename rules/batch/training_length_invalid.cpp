@@ -123,8 +123,7 @@ Megatron-LM asserts "expected iteration-based training" / "expected sample-based
 when both `--train-iters` and `--train-samples` are given.)md",
     .bad = {"override.yaml", "train:\n  train_samples: 1000000\n",
      "override.yaml --recipe llama3_8b_pretrain_2gpu_h100_bf16_config --nodes 1 --gpus-per-node 2"},
-    .good = {"override.yaml", "train:\n  train_iters: 1000\n",
-     "override.yaml --recipe llama3_8b_pretrain_2gpu_h100_bf16_config --nodes 1 --gpus-per-node 2"},
+    .good = {.content = "train:\n  train_iters: 1000\n"},
     .check = check,
     .checks = "BR sched train length",
 };

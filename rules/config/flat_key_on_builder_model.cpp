@@ -135,10 +135,9 @@ flat spelling is right; the rule applies from 0.7 (`--bridge-version 0.7`), to d
      "#!/bin/bash\ntorchrun --nproc-per-node 2 scripts/training/run_recipe.py \\\n"
      "    --recipe llama3_8b_pretrain_2gpu_h100_bf16_config \\\n    model.tensor_model_parallel_size=2\n",
      "launch.sh --bridge-version 0.7"},
-    .good = {"launch.sh",
+    .good = {.content =
      "#!/bin/bash\ntorchrun --nproc-per-node 2 scripts/training/run_recipe.py \\\n"
-     "    --recipe llama3_8b_pretrain_2gpu_h100_bf16_config \\\n    model.transformer.tensor_model_parallel_size=2\n",
-     "launch.sh --bridge-version 0.7"},
+     "    --recipe llama3_8b_pretrain_2gpu_h100_bf16_config \\\n    model.transformer.tensor_model_parallel_size=2\n"},
     .check = check,
     .checks = "",
 };

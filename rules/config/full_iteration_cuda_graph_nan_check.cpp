@@ -60,9 +60,9 @@ Bridge's performance recipes turn it off.)md",
     .bad = {"override.yaml", "model:\n  cuda_graph_impl: local\n  cuda_graph_scope: full_iteration\n"
                       "rerun_state_machine:\n  check_for_nan_in_loss: true\n",
      "override.yaml --recipe qwen3_8b_pretrain_config --nodes 2 --gpus-per-node 8"},
-    .good = {"override.yaml", "model:\n  cuda_graph_impl: local\n  cuda_graph_scope: full_iteration\n"
-                      "rerun_state_machine:\n  check_for_nan_in_loss: false\n",
-     "override.yaml --recipe qwen3_8b_pretrain_config --nodes 2 --gpus-per-node 8"},
+    .good = {.content =
+     "model:\n  cuda_graph_impl: local\n  cuda_graph_scope: full_iteration\n"
+                      "rerun_state_machine:\n  check_for_nan_in_loss: false\n"},
     .check = check,
     .checks = "BR V28",
 };

@@ -48,8 +48,8 @@ commented out in pairs; uncommenting only the first one trips this. Whether the 
 `comet_ml` package is installed is checked at run time too, but cannot be seen from the files.)md",
     .bad = {"override.yaml", "logger:\n  mlflow_experiment: llama32_1b_pretrain\n",
      "override.yaml --recipe qwen3_8b_pretrain_config --nodes 2 --gpus-per-node 8"},
-    .good = {"override.yaml", "logger:\n  mlflow_experiment: llama32_1b_pretrain\n  mlflow_run_name: llama32_1b_pretrain_run\n",
-     "override.yaml --recipe qwen3_8b_pretrain_config --nodes 2 --gpus-per-node 8"},
+    .good = {.content =
+     "logger:\n  mlflow_experiment: llama32_1b_pretrain\n  mlflow_run_name: llama32_1b_pretrain_run\n"},
     .check = check,
     .checks = "BR logger",
 };

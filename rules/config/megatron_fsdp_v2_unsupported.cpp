@@ -101,9 +101,8 @@ later. Note that `optimizer.clip_grad` defaults to 1.0, so v2 needs `clip_grad: 
     .bad = {"override.yaml", "ddp:\n  use_megatron_fsdp: true\n  megatron_fsdp_version: 2\nmodel:\n  tensor_model_parallel_size: 2\n",
      "override.yaml --recipe llama3_8b_pretrain_2gpu_h100_bf16_config --nodes 1 --gpus-per-node 2 "
      "--megatron-core-version 0.20"},
-    .good = {"override.yaml", "ddp:\n  use_megatron_fsdp: true\n  megatron_fsdp_version: 1\nmodel:\n  tensor_model_parallel_size: 2\n",
-     "override.yaml --recipe llama3_8b_pretrain_2gpu_h100_bf16_config --nodes 1 --gpus-per-node 2 "
-     "--megatron-core-version 0.20"},
+    .good = {.content =
+     "ddp:\n  use_megatron_fsdp: true\n  megatron_fsdp_version: 1\nmodel:\n  tensor_model_parallel_size: 2\n"},
     .check = check,
     .checks = "BR V20",
 };

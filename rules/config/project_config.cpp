@@ -21,9 +21,7 @@ config; `--no-config` ignores it.)md",
     .bad = {".mblint.yaml",
      "cluster:\n  gpu: h100\n  gpus_per_nodes: 8\nrules:\n  disable: [pipline-bubble]\n",
      ".mblint.yaml"},
-    .good = {".mblint.yaml",
-     "cluster:\n  gpu: h100\n  gpus_per_node: 8\nrules:\n  disable: [pipeline-bubble]\n",
-     ".mblint.yaml"},
+    .good = {.content = "cluster:\n  gpu: h100\n  gpus_per_node: 8\nrules:\n  disable: [pipeline-bubble]\n"},
     .check = nullptr,
 };
 

@@ -25,12 +25,11 @@ still recommended).)md",
      "scripts/training/run_recipe.py \\\n    --recipe llama3_70b_pretrain_config \\\n"
      "    dataset.seq_length=8190  # mblint: disable=cp-seq-length-divisibility\n",
      "launch.sh"},
-    .good = {"launch.sh",
+    .good = {.content =
      "#!/bin/bash\n#SBATCH --nodes=4\n#SBATCH --ntasks-per-node=1\ntorchrun --nnodes 4 --nproc-per-node 8 "
      "scripts/training/run_recipe.py \\\n    --recipe llama3_70b_pretrain_config \\\n"
      "    dataset.seq_length=8190  # mblint: disable=cp-seq-length-divisibility,cp-sequence-parallel-divisibility"
-     " -- padded to 8192 by our collator\n",
-     "launch.sh"},
+     " -- padded to 8192 by our collator\n"},
     .check = nullptr,
     .checks = "",
 };

@@ -63,9 +63,8 @@ parser adds) and all flags for a release before 0.12 or after 0.20.)md",
     .bad = {"launch.sh",
      "#!/bin/bash\ntorchrun --nproc-per-node 8 pretrain_gpt.py --tensor-model-parallel-szie 4 --num-layers 32\n",
      "launch.sh"},
-    .good = {"launch.sh",
-     "#!/bin/bash\ntorchrun --nproc-per-node 8 pretrain_gpt.py --tensor-model-parallel-size 4 --num-layers 32\n",
-     "launch.sh"},
+    .good = {.content =
+     "#!/bin/bash\ntorchrun --nproc-per-node 8 pretrain_gpt.py --tensor-model-parallel-size 4 --num-layers 32\n"},
     .check = nullptr,
 };
 

@@ -63,10 +63,9 @@ fixed-length batches.)md",
      "#!/bin/bash\n#SBATCH --nodes=4\n#SBATCH --ntasks-per-node=1\ntorchrun --nnodes 4 --nproc-per-node 8 "
      "scripts/training/run_recipe.py \\\n    --recipe llama3_70b_pretrain_config \\\n    dataset.seq_length=8190\n",
      "launch.sh"},
-    .good = {"launch.sh",
+    .good = {.content =
      "#!/bin/bash\n#SBATCH --nodes=4\n#SBATCH --ntasks-per-node=1\ntorchrun --nnodes 4 --nproc-per-node 8 "
-     "scripts/training/run_recipe.py \\\n    --recipe llama3_70b_pretrain_config \\\n    dataset.seq_length=8192\n",
-     "launch.sh"},
+     "scripts/training/run_recipe.py \\\n    --recipe llama3_70b_pretrain_config \\\n    dataset.seq_length=8192\n"},
     .check = check,
     .checks = "MC D1, MC D2, BR V3, PS 18",
 };

@@ -69,10 +69,9 @@ The training context-parallel size is covered by `cp-seq-length-divisibility` an
      "model:\n  context_parallel_size: 2\n  seq_length: 8196\ndataset:\n  seq_length: 8196\ndist:\n"
      "  eval_context_parallel_size: 4\n",
      "override.yaml --recipe llama3_8b_pretrain_2gpu_h100_bf16_config --nodes 1 --gpus-per-node 4"},
-    .good = {"override.yaml",
+    .good = {.content =
      "model:\n  context_parallel_size: 2\n  seq_length: 8200\ndataset:\n  seq_length: 8200\ndist:\n"
-     "  eval_context_parallel_size: 4\n",
-     "override.yaml --recipe llama3_8b_pretrain_2gpu_h100_bf16_config --nodes 1 --gpus-per-node 4"},
+     "  eval_context_parallel_size: 4\n"},
     .check = check,
     .checks = "BR V5",
 };

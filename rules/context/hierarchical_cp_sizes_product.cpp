@@ -80,9 +80,8 @@ assert the same. The job fails at start-up. A common cause: changing `context_pa
     .bad = {"override.yaml",
      "model:\n  context_parallel_size: 4\n  cp_comm_type: a2a+p2p\n  hierarchical_context_parallel_sizes: [2, 4]\n",
      "override.yaml --recipe llama3_8b_pretrain_2gpu_h100_bf16_config --nodes 1 --gpus-per-node 4"},
-    .good = {"override.yaml",
-     "model:\n  context_parallel_size: 4\n  cp_comm_type: a2a+p2p\n  hierarchical_context_parallel_sizes: [2, 2]\n",
-     "override.yaml --recipe llama3_8b_pretrain_2gpu_h100_bf16_config --nodes 1 --gpus-per-node 4"},
+    .good = {.content =
+     "model:\n  context_parallel_size: 4\n  cp_comm_type: a2a+p2p\n  hierarchical_context_parallel_sizes: [2, 2]\n"},
     .check = check,
     .checks = "MC A8, BR V8, PS 25",
 };

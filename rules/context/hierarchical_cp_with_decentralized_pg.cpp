@@ -51,10 +51,9 @@ Use the default process groups for `cp_comm_type: a2a+p2p`, or drop the hierarch
      "model:\n  context_parallel_size: 2\n  cp_comm_type: a2a+p2p\n  hierarchical_context_parallel_sizes: [2, 1]\n"
      "dist:\n  use_decentralized_pg: true\n  use_gloo_process_groups: false\n",
      "override.yaml --recipe llama3_8b_pretrain_2gpu_h100_bf16_config --nodes 1 --gpus-per-node 2"},
-    .good = {"override.yaml",
+    .good = {.content =
      "model:\n  context_parallel_size: 2\n  cp_comm_type: a2a+p2p\n  hierarchical_context_parallel_sizes: [2, 1]\n"
-     "dist:\n  use_decentralized_pg: false\n  use_gloo_process_groups: false\n",
-     "override.yaml --recipe llama3_8b_pretrain_2gpu_h100_bf16_config --nodes 1 --gpus-per-node 2"},
+     "dist:\n  use_decentralized_pg: false\n  use_gloo_process_groups: false\n"},
     .check = check,
     .checks = "PS 26",
 };

@@ -17,9 +17,7 @@ configs) silently keep the last value instead, which hides the first one: a warn
     .bad = {"override.yaml",
      "train:\n  global_batch_size: 256\n  micro_batch_size: 1\n  global_batch_size: 512\n",
      "override.yaml"},
-    .good = {"override.yaml",
-     "train:\n  global_batch_size: 512\n  micro_batch_size: 1\n",
-     "override.yaml"},
+    .good = {.content = "train:\n  global_batch_size: 512\n  micro_batch_size: 1\n"},
     .check = nullptr,
 };
 

@@ -19,9 +19,8 @@ its type (`-tp four`).)md",
     .bad = {"launch.sh",
      "#!/bin/bash\ntorchrun --nproc-per-node 2 scripts/training/run_recipe.py \\\n    --recipe llama3_8b_pretrain_2gpu_h100_bf16_config --config-file conf/extra.yaml\n",
      "launch.sh"},
-    .good = {"launch.sh",
-     "#!/bin/bash\ntorchrun --nproc-per-node 2 scripts/training/run_recipe.py \\\n    --recipe llama3_8b_pretrain_2gpu_h100_bf16_config train.train_iters=100\n",
-     "launch.sh"},
+    .good = {.content =
+     "#!/bin/bash\ntorchrun --nproc-per-node 2 scripts/training/run_recipe.py \\\n    --recipe llama3_8b_pretrain_2gpu_h100_bf16_config train.train_iters=100\n"},
     .check = nullptr,
 };
 

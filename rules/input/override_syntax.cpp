@@ -22,9 +22,8 @@ null: write `null`.)md",
     .bad = {"launch.sh",
      "#!/bin/bash\ntorchrun --nproc-per-node 2 scripts/training/run_recipe.py \\\n    --recipe llama3_8b_pretrain_2gpu_h100_bf16_config \\\n    dataset.split=99990,8,2\n",
      "launch.sh"},
-    .good = {"launch.sh",
-     "#!/bin/bash\ntorchrun --nproc-per-node 2 scripts/training/run_recipe.py \\\n    --recipe llama3_8b_pretrain_2gpu_h100_bf16_config \\\n    'dataset.split=\"99990,8,2\"'\n",
-     "launch.sh"},
+    .good = {.content =
+     "#!/bin/bash\ntorchrun --nproc-per-node 2 scripts/training/run_recipe.py \\\n    --recipe llama3_8b_pretrain_2gpu_h100_bf16_config \\\n    'dataset.split=\"99990,8,2\"'\n"},
     .check = nullptr,
 };
 

@@ -21,9 +21,8 @@ means the last line was lost.)md",
     .bad = {"launch.sh",
      "#!/bin/bash\nexport NCCL_DEBUG=\"INFO\ntorchrun --nproc-per-node 2 scripts/training/run_recipe.py --recipe llama3_8b_pretrain_2gpu_h100_bf16_config\n",
      "launch.sh"},
-    .good = {"launch.sh",
-     "#!/bin/bash\nexport NCCL_DEBUG=\"INFO\"\ntorchrun --nproc-per-node 2 scripts/training/run_recipe.py --recipe llama3_8b_pretrain_2gpu_h100_bf16_config\n",
-     "launch.sh"},
+    .good = {.content =
+     "#!/bin/bash\nexport NCCL_DEBUG=\"INFO\"\ntorchrun --nproc-per-node 2 scripts/training/run_recipe.py --recipe llama3_8b_pretrain_2gpu_h100_bf16_config\n"},
     .check = nullptr,
 };
 

@@ -19,9 +19,8 @@ silent. The message suggests the closest known names.)md",
     .bad = {"launch.sh",
      "#!/bin/bash\ntorchrun --nproc-per-node 8 scripts/training/run_recipe.py --recipe llama3_70b_pretrain_confg\n",
      "launch.sh"},
-    .good = {"launch.sh",
-     "#!/bin/bash\ntorchrun --nproc-per-node 2 scripts/training/run_recipe.py --recipe llama3_8b_pretrain_2gpu_h100_bf16_config\n",
-     "launch.sh"},
+    .good = {.content =
+     "#!/bin/bash\ntorchrun --nproc-per-node 2 scripts/training/run_recipe.py --recipe llama3_8b_pretrain_2gpu_h100_bf16_config\n"},
     .check = nullptr,
 };
 

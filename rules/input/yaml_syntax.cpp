@@ -18,9 +18,7 @@ position the parser stopped at and keeps checking the parts it could read.)md",
     .bad = {"override.yaml",
      "model:\n  tensor_model_parallel_size: [2, 4\n",
      "override.yaml"},
-    .good = {"override.yaml",
-     "model:\n  tensor_model_parallel_size: 2\n",
-     "override.yaml"},
+    .good = {.content = "model:\n  tensor_model_parallel_size: 2\n"},
     .check = nullptr,
 };
 

@@ -135,10 +135,9 @@ the GPU is `flex-backend-unsupported-gpu`; a backend set without the flex dispat
      "model:\n  moe_token_dispatcher_type: flex\n  moe_flex_dispatcher_backend: deepep\n"
      "  moe_expert_capacity_factor: 1.0\n  moe_pad_expert_input_to_capacity: true\n",
      "override.yaml --recipe qwen3_30b_a3b_pretrain_8gpu_h100_bf16_config --nodes 1 --gpus-per-node 8 --gpu h100"},
-    .good = {"override.yaml",
+    .good = {.content =
      "model:\n  moe_token_dispatcher_type: flex\n  moe_flex_dispatcher_backend: deepep\n"
-     "  moe_expert_capacity_factor: 1.0\n  moe_pad_expert_input_to_capacity: false\n",
-     "override.yaml --recipe qwen3_30b_a3b_pretrain_8gpu_h100_bf16_config --nodes 1 --gpus-per-node 8 --gpu h100"},
+     "  moe_expert_capacity_factor: 1.0\n  moe_pad_expert_input_to_capacity: false\n"},
     .check = check,
     .checks = "MC G19",
 };

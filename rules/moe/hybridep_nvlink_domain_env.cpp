@@ -78,12 +78,11 @@ the job's own `NVLINK_DOMAIN_SIZE` (the recipe's included); without either the r
      "srun python scripts/training/run_recipe.py --recipe qwen3_30b_a3b_pretrain_16gpu_h100_bf16_config "
      "model.moe_token_dispatcher_type=flex model.moe_flex_dispatcher_backend=hybridep model.expert_model_parallel_size=8\n",
      "launch.sh"},
-    .good = {"launch.sh",
+    .good = {.content =
      "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=8\n#SBATCH --gres=gpu:h100:8\n"
      "export NUM_OF_HYBRID_EP_RANKS_PER_NVLINK_DOMAIN=8\n"
      "srun python scripts/training/run_recipe.py --recipe qwen3_30b_a3b_pretrain_16gpu_h100_bf16_config "
-     "model.moe_token_dispatcher_type=flex model.moe_flex_dispatcher_backend=hybridep model.expert_model_parallel_size=8\n",
-     "launch.sh"},
+     "model.moe_token_dispatcher_type=flex model.moe_flex_dispatcher_backend=hybridep model.expert_model_parallel_size=8\n"},
     .check = check,
     .checks = "PS 56",
 };

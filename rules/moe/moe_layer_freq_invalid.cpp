@@ -91,9 +91,7 @@ Megatron-Core's `get_gpt_decoder_layer_specs` fails when the model is built if:
     .bad = {"override.yaml",
      "model:\n  moe_layer_freq: [0, 0, 1, 1, 1, 1]\n",
      "override.yaml --recipe qwen3_30b_a3b_pretrain_16gpu_h100_bf16_config --nodes 4 --gpus-per-node 4 --gpu gb200"},
-    .good = {"override.yaml",
-     "model:\n  moe_layer_freq: 2\n",
-     "override.yaml --recipe qwen3_30b_a3b_pretrain_16gpu_h100_bf16_config --nodes 4 --gpus-per-node 4 --gpu gb200"},
+    .good = {.content = "model:\n  moe_layer_freq: 2\n"},
     .check = check,
     .checks = "MC G22",
 };

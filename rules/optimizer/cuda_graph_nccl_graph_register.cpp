@@ -107,11 +107,10 @@ variable a recipe may set is unknown unless one of those sets it.)md",
      "torchrun --nproc-per-node 8 scripts/training/run_recipe.py \\\n"
      "    --recipe qwen3_8b_pretrain_config \\\n    model.cuda_graph_impl=transformer_engine\n",
      "launch.sh --nodes 1"},
-    .good = {"launch.sh",
+    .good = {.content =
      "#!/bin/bash\nexport PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\nexport NCCL_GRAPH_REGISTER=0\n"
      "torchrun --nproc-per-node 8 scripts/training/run_recipe.py \\\n"
-     "    --recipe qwen3_8b_pretrain_config \\\n    model.cuda_graph_impl=transformer_engine\n",
-     "launch.sh --nodes 1"},
+     "    --recipe qwen3_8b_pretrain_config \\\n    model.cuda_graph_impl=transformer_engine\n"},
     .check = check,
     .checks = "MC L2, PS 61",
 };

@@ -60,11 +60,10 @@ without a launch script, or when the recipe may set the variable itself, the rul
      "torchrun --nproc-per-node 8 scripts/training/run_recipe.py \\\n"
      "    --recipe qwen3_8b_pretrain_config \\\n    model.deterministic_mode=true\n",
      "launch.sh --nodes 1"},
-    .good = {"launch.sh",
+    .good = {.content =
      "#!/bin/bash\nexport NVTE_ALLOW_NONDETERMINISTIC_ALGO=0\n"
      "torchrun --nproc-per-node 8 scripts/training/run_recipe.py \\\n"
-     "    --recipe qwen3_8b_pretrain_config \\\n    model.deterministic_mode=true\n",
-     "launch.sh --nodes 1"},
+     "    --recipe qwen3_8b_pretrain_config \\\n    model.deterministic_mode=true\n"},
     .check = check,
     .checks = "MC L4",
 };

@@ -73,9 +73,8 @@ and makes none of these checks, so the rule is silent there.)md",
      "#!/bin/bash\ntorchrun --nproc-per-node 8 pretrain_gpt.py --optimizer muon --use-distributed-optimizer "
      "--ckpt-format fsdp_dtensor\n",
      "launch.sh"},
-    .good = {"launch.sh",
-     "#!/bin/bash\ntorchrun --nproc-per-node 8 pretrain_gpt.py --optimizer muon --ckpt-format torch_dist\n",
-     "launch.sh"},
+    .good = {.content =
+     "#!/bin/bash\ntorchrun --nproc-per-node 8 pretrain_gpt.py --optimizer muon --ckpt-format torch_dist\n"},
     .check = check,
     .checks = "MC K6",
 };

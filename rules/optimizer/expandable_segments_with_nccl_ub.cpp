@@ -61,10 +61,9 @@ fill in variables the launch leaves unset).)md",
      "#!/bin/bash\nexport PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\ntorchrun --nproc-per-node 2 "
      "scripts/training/run_recipe.py --recipe llama3_8b_pretrain_2gpu_h100_bf16_config ddp.nccl_ub=true\n",
      "launch.sh --megatron-core-version 0.17"},
-    .good = {"launch.sh",
+    .good = {.content =
      "#!/bin/bash\nexport PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\ntorchrun --nproc-per-node 2 "
-     "scripts/training/run_recipe.py --recipe llama3_8b_pretrain_2gpu_h100_bf16_config ddp.nccl_ub=false\n",
-     "launch.sh --megatron-core-version 0.17"},
+     "scripts/training/run_recipe.py --recipe llama3_8b_pretrain_2gpu_h100_bf16_config ddp.nccl_ub=false\n"},
     .check = check,
     .checks = "PS 60",
 };

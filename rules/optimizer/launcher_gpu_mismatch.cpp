@@ -175,11 +175,10 @@ applies the one that matches the launcher it found. Values that come from the en
      "srun torchrun --nnodes 2 --nproc-per-node 8 scripts/training/run_recipe.py \\\n"
      "    --recipe qwen3_8b_pretrain_config\n",
      "launch.sh"},
-    .good = {"launch.sh",
+    .good = {.content =
      "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --gpus-per-node=8\n#SBATCH --ntasks-per-node=1\n"
      "srun torchrun --nnodes 2 --nproc-per-node 8 scripts/training/run_recipe.py \\\n"
-     "    --recipe qwen3_8b_pretrain_config\n",
-     "launch.sh"},
+     "    --recipe qwen3_8b_pretrain_config\n"},
     .check = check,
     .checks = "PS 88",
 };

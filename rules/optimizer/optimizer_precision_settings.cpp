@@ -120,11 +120,10 @@ turns that switch on by itself when main grads are fp32, which is no error.)md",
      "_target_: megatron.bridge.training.config.ConfigContainer\noptimizer:\n"
      "  use_precision_aware_optimizer: false\n  exp_avg_dtype: {_target_: torch.bfloat16, _call_: false}\n",
      "config.yaml"},
-    .good = {"config.yaml",
+    .good = {.content =
      "_target_: megatron.bridge.training.config.ConfigContainer\noptimizer:\n"
      "  use_precision_aware_optimizer: true\n  use_distributed_optimizer: true\n"
-     "  exp_avg_dtype: {_target_: torch.bfloat16, _call_: false}\n",
-     "config.yaml"},
+     "  exp_avg_dtype: {_target_: torch.bfloat16, _call_: false}\n"},
     .check = check,
     .checks = "MC J2, MC J10",
 };

@@ -69,10 +69,9 @@ the launch script and the config's `env_vars`.)md",
      "#!/bin/bash\ntorchrun --nproc-per-node 8 scripts/training/run_recipe.py \\\n"
      "    --recipe qwen3_8b_pretrain_config \\\n    model.apply_query_key_layer_scaling=true\n",
      "launch.sh --nodes 1"},
-    .good = {"launch.sh",
+    .good = {.content =
      "#!/bin/bash\nexport NVTE_APPLY_QK_LAYER_SCALING=1\ntorchrun --nproc-per-node 8 scripts/training/run_recipe.py \\\n"
-     "    --recipe qwen3_8b_pretrain_config \\\n    model.apply_query_key_layer_scaling=true\n",
-     "launch.sh --nodes 1"},
+     "    --recipe qwen3_8b_pretrain_config \\\n    model.apply_query_key_layer_scaling=true\n"},
     .check = check,
     .checks = "MC L3",
 };

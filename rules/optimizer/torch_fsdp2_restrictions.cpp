@@ -106,10 +106,9 @@ FSDP2 also refuses `CUDA_DEVICE_MAX_CONNECTIONS=1`, which the environment rules 
      "dist:\n  use_torch_fsdp2: true\nddp:\n  use_distributed_optimizer: false\noptimizer:\n"
      "  use_distributed_optimizer: false\nmodel:\n  pipeline_model_parallel_size: 2\n",
      "override.yaml --recipe llama3_8b_pretrain_2gpu_h100_bf16_config --nodes 1 --gpus-per-node 2"},
-    .good = {"override.yaml",
+    .good = {.content =
      "dist:\n  use_torch_fsdp2: true\nddp:\n  use_distributed_optimizer: false\noptimizer:\n"
-     "  use_distributed_optimizer: false\n",
-     "override.yaml --recipe llama3_8b_pretrain_2gpu_h100_bf16_config --nodes 1 --gpus-per-node 2"},
+     "  use_distributed_optimizer: false\n"},
     .check = check,
     .checks = "MC K3",
 };

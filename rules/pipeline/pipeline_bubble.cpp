@@ -152,10 +152,9 @@ microbatch count suits it.)md",
      "model:\n  pipeline_model_parallel_size: 8\n  virtual_pipeline_model_parallel_size: null\n"
      "train:\n  global_batch_size: 16\n",
      "override.yaml --recipe llama3_70b_pretrain_32gpu_h100_bf16_config --nodes 8 --gpus-per-node 8"},
-    .good = {"override.yaml",
+    .good = {.content =
      "model:\n  pipeline_model_parallel_size: 8\n  virtual_pipeline_model_parallel_size: 5\n"
-     "train:\n  global_batch_size: 512\n",
-     "override.yaml --recipe llama3_70b_pretrain_32gpu_h100_bf16_config --nodes 8 --gpus-per-node 8"},
+     "train:\n  global_batch_size: 512\n"},
     .check = check,
     .checks = "PS 29, PS 33, MC F9",
 };

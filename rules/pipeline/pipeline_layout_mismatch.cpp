@@ -167,9 +167,8 @@ stage `i` (0-based) runs on pipeline rank `i mod PP` as virtual stage `i div PP`
     .bad = {"override.yaml",
      "model:\n  virtual_pipeline_model_parallel_size: null\n  pipeline_model_parallel_layout: \"Et*20|t*20|t*20|t*19L\"\n",
      "override.yaml --recipe llama3_70b_pretrain_32gpu_h100_bf16_config --nodes 4 --gpus-per-node 8"},
-    .good = {"override.yaml",
-     "model:\n  virtual_pipeline_model_parallel_size: null\n  pipeline_model_parallel_layout: \"Et*20|t*20|t*20|t*20L\"\n",
-     "override.yaml --recipe llama3_70b_pretrain_32gpu_h100_bf16_config --nodes 4 --gpus-per-node 8"},
+    .good = {.content =
+     "model:\n  virtual_pipeline_model_parallel_size: null\n  pipeline_model_parallel_layout: \"Et*20|t*20|t*20|t*20L\"\n"},
     .check = check,
     .checks = "MC E2, MC E11, MC E12, BR model layout vs VPP",
 };

@@ -136,10 +136,9 @@ A stage count of 0 is still "set": only null removes it.)md",
      "  num_layers_in_first_pipeline_stage: 7\n  num_layers_in_last_pipeline_stage: 7\n"
      "  account_for_loss_in_pipeline_split: true\n",
      "override.yaml --recipe llama3_8b_pretrain_2gpu_h100_bf16_config --nodes 1 --gpus-per-node 8"},
-    .good = {"override.yaml",
+    .good = {.content =
      "model:\n  pipeline_model_parallel_size: 4\n  virtual_pipeline_model_parallel_size: null\n"
-     "  num_layers_in_first_pipeline_stage: 7\n  num_layers_in_last_pipeline_stage: 7\n",
-     "override.yaml --recipe llama3_8b_pretrain_2gpu_h100_bf16_config --nodes 1 --gpus-per-node 8"},
+     "  num_layers_in_first_pipeline_stage: 7\n  num_layers_in_last_pipeline_stage: 7\n"},
     .check = check,
     .checks = "MC E9, MC E10, BR model layout exclusive",
 };

@@ -53,10 +53,9 @@ enabling it for CUDA graphs"), so this rule is silent there.)md",
      "_target_: megatron.bridge.training.config.ConfigContainer\nmodel:\n  cuda_graph_impl: transformer_engine\n"
      "  use_te_rng_tracker: false\nrng:\n  te_rng_tracker: false\n",
      "config.yaml"},
-    .good = {"config.yaml",
+    .good = {.content =
      "_target_: megatron.bridge.training.config.ConfigContainer\nmodel:\n  cuda_graph_impl: transformer_engine\n"
-     "  use_te_rng_tracker: true\nrng:\n  te_rng_tracker: false\n",
-     "config.yaml"},
+     "  use_te_rng_tracker: true\nrng:\n  te_rng_tracker: false\n"},
     .check = check,
     .checks = "PS 67",
 };

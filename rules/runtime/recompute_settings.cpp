@@ -132,9 +132,8 @@ A selective granularity with a `recompute_method` is reported by `recompute-meth
     .bad = {"override.yaml",
      "model:\n  recompute_granularity: full\n  recompute_method: uniform\n",
      "override.yaml --recipe llama3_8b_pretrain_2gpu_h100_bf16_config --nodes 1 --gpus-per-node 2"},
-    .good = {"override.yaml",
-     "model:\n  recompute_granularity: full\n  recompute_method: uniform\n  recompute_num_layers: 1\n",
-     "override.yaml --recipe llama3_8b_pretrain_2gpu_h100_bf16_config --nodes 1 --gpus-per-node 2"},
+    .good = {.content =
+     "model:\n  recompute_granularity: full\n  recompute_method: uniform\n  recompute_num_layers: 1\n"},
     .check = check,
     .checks = "MC I5, PS 64",
 };

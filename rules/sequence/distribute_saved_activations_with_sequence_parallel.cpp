@@ -66,11 +66,10 @@ passes).)md",
      "  recompute_granularity: full\n  recompute_method: uniform\n  recompute_num_layers: 1\n"
      "  distribute_saved_activations: true\n",
      "override.yaml --recipe llama3_8b_pretrain_2gpu_h100_bf16_config --nodes 1 --gpus-per-node 2"},
-    .good = {"override.yaml",
+    .good = {.content =
      "model:\n  tensor_model_parallel_size: 2\n  context_parallel_size: 1\n  sequence_parallel: true\n"
      "  recompute_granularity: full\n  recompute_method: uniform\n  recompute_num_layers: 1\n"
-     "  distribute_saved_activations: false\n",
-     "override.yaml --recipe llama3_8b_pretrain_2gpu_h100_bf16_config --nodes 1 --gpus-per-node 2"},
+     "  distribute_saved_activations: false\n"},
     .check = check,
     .checks = "MC C7",
 };

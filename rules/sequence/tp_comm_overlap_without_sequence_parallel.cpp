@@ -83,10 +83,9 @@ differently:
      "model:\n  tensor_model_parallel_size: 2\n  context_parallel_size: 1\n  sequence_parallel: false\n"
      "comm_overlap:\n  tp_comm_overlap: true\n",
      "override.yaml --recipe llama3_8b_pretrain_2gpu_h100_bf16_config --nodes 1 --gpus-per-node 2"},
-    .good = {"override.yaml",
+    .good = {.content =
      "model:\n  tensor_model_parallel_size: 2\n  context_parallel_size: 1\n  sequence_parallel: true\n"
-     "comm_overlap:\n  tp_comm_overlap: true\n",
-     "override.yaml --recipe llama3_8b_pretrain_2gpu_h100_bf16_config --nodes 1 --gpus-per-node 2"},
+     "comm_overlap:\n  tp_comm_overlap: true\n"},
     .check = check,
     .checks = "MC C2, PS 42",
 };

@@ -61,9 +61,8 @@ left alone.)md",
     .bad = {"override.yaml",
      "model:\n  tensor_model_parallel_size: 2\n  context_parallel_size: 1\n  sequence_parallel: false\n",
      "override.yaml --recipe llama3_8b_pretrain_2gpu_h100_bf16_config --nodes 1 --gpus-per-node 2"},
-    .good = {"override.yaml",
-     "model:\n  tensor_model_parallel_size: 2\n  context_parallel_size: 1\n  sequence_parallel: true\n",
-     "override.yaml --recipe llama3_8b_pretrain_2gpu_h100_bf16_config --nodes 1 --gpus-per-node 2"},
+    .good = {.content =
+     "model:\n  tensor_model_parallel_size: 2\n  context_parallel_size: 1\n  sequence_parallel: true\n"},
     .check = check,
     .checks = "PS 10, PS 22",
 };

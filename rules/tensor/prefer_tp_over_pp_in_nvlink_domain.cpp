@@ -162,10 +162,9 @@ costs now; without a prediction it appears as the guidance says. Measure before 
      "model:\n  tensor_model_parallel_size: 4\n  sequence_parallel: true\n  pipeline_model_parallel_size: 2\n"
      "  virtual_pipeline_model_parallel_size: null\ntrain:\n  global_batch_size: 2\n  micro_batch_size: 1\n",
      "override.yaml --recipe llama3_70b_pretrain_config --nodes 1 --gpus-per-node 8 --gpu h100"},
-    .good = {"override.yaml",
+    .good = {.content =
      "model:\n  tensor_model_parallel_size: 8\n  sequence_parallel: true\n  pipeline_model_parallel_size: 1\n"
-     "  virtual_pipeline_model_parallel_size: null\ntrain:\n  global_batch_size: 2\n  micro_batch_size: 1\n",
-     "override.yaml --recipe llama3_70b_pretrain_config --nodes 1 --gpus-per-node 8 --gpu h100"},
+     "  virtual_pipeline_model_parallel_size: null\ntrain:\n  global_batch_size: 2\n  micro_batch_size: 1\n"},
     .check = check,
     .checks = "PS 16",
 };

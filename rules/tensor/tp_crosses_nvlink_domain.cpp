@@ -110,9 +110,8 @@ in Megatron-LM and Megatron Bridge, every release from core_v0.12.0).)md",
     .bad = {"override.yaml",
      "model:\n  tensor_model_parallel_size: 16\n  pipeline_model_parallel_size: 2\n  context_parallel_size: 1\n",
      "override.yaml --recipe llama3_70b_pretrain_32gpu_h100_bf16_config --nodes 4 --gpus-per-node 8 --gpu h100"},
-    .good = {"override.yaml",
-     "model:\n  tensor_model_parallel_size: 8\n  pipeline_model_parallel_size: 4\n  context_parallel_size: 1\n",
-     "override.yaml --recipe llama3_70b_pretrain_32gpu_h100_bf16_config --nodes 4 --gpus-per-node 8 --gpu h100"},
+    .good = {.content =
+     "model:\n  tensor_model_parallel_size: 8\n  pipeline_model_parallel_size: 4\n  context_parallel_size: 1\n"},
     .check = check,
     .checks = "PS 13, PS 14, PS 17",
 };

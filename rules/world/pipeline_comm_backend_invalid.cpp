@@ -68,11 +68,10 @@ launch script's environment and from Megatron Bridge's `env_vars`.)md",
      "scripts/training/run_recipe.py --recipe llama3_8b_pretrain_2gpu_h100_bf16_config \\\n"
      "    model.pipeline_model_parallel_comm_backend=ucc\n",
      "launch.sh"},
-    .good = {"launch.sh",
+    .good = {.content =
      "#!/bin/bash\n#SBATCH --nodes=1\nexport CUDA_DEVICE_MAX_CONNECTIONS=8\ntorchrun --nproc-per-node 2 "
      "scripts/training/run_recipe.py --recipe llama3_8b_pretrain_2gpu_h100_bf16_config \\\n"
-     "    model.pipeline_model_parallel_comm_backend=ucc\n",
-     "launch.sh"},
+     "    model.pipeline_model_parallel_comm_backend=ucc\n"},
     .check = check,
     .checks = "MC A13",
 };

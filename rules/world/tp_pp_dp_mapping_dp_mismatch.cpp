@@ -87,10 +87,9 @@ Unset `expert_tensor_parallel_size` is resolved the way the job's Bridge version
      "model:\n  tensor_model_parallel_size: 1\n  pipeline_model_parallel_size: 2\n  virtual_pipeline_model_parallel_size: "
      "null\n  expert_tensor_parallel_size: 1\ndist:\n  use_tp_pp_dp_mapping: true\n",
      "override.yaml --recipe qwen3_30b_a3b_pretrain_16gpu_h100_bf16_config --nodes 4 --gpus-per-node 8"},
-    .good = {"override.yaml",
+    .good = {.content =
      "model:\n  tensor_model_parallel_size: 1\n  pipeline_model_parallel_size: 2\n  virtual_pipeline_model_parallel_size: "
-     "null\n  expert_tensor_parallel_size: 1\ndist:\n  use_tp_pp_dp_mapping: false\n",
-     "override.yaml --recipe qwen3_30b_a3b_pretrain_16gpu_h100_bf16_config --nodes 4 --gpus-per-node 8"},
+     "null\n  expert_tensor_parallel_size: 1\ndist:\n  use_tp_pp_dp_mapping: false\n"},
     .check = check,
     .checks = "MC A3, MC A4",
 };

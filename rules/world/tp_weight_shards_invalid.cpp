@@ -84,9 +84,8 @@ field.)md",
     .bad = {"override.yaml",
      "model:\n  tensor_model_parallel_size: 4\n  sequence_parallel: true\n  tensor_parallel_num_weight_shards: 6\n",
      "override.yaml --recipe llama3_8b_pretrain_2gpu_h100_bf16_config --nodes 1 --gpus-per-node 8"},
-    .good = {"override.yaml",
-     "model:\n  tensor_model_parallel_size: 4\n  sequence_parallel: true\n  tensor_parallel_num_weight_shards: 8\n",
-     "override.yaml --recipe llama3_8b_pretrain_2gpu_h100_bf16_config --nodes 1 --gpus-per-node 8"},
+    .good = {.content =
+     "model:\n  tensor_model_parallel_size: 4\n  sequence_parallel: true\n  tensor_parallel_num_weight_shards: 8\n"},
     .check = check,
     .checks = "MC A10, MC A11",
 };

@@ -188,10 +188,9 @@ smallest world that hosts both the dense and the expert grid (not the full produ
      "#!/bin/bash\n#SBATCH --nodes=3\n#SBATCH --ntasks-per-node=1\ntorchrun --nnodes 3 --nproc-per-node 8 "
      "scripts/training/run_recipe.py --recipe llama3_70b_pretrain_32gpu_h100_bf16_config\n",
      "launch.sh"},
-    .good = {"launch.sh",
+    .good = {.content =
      "#!/bin/bash\n#SBATCH --nodes=4\n#SBATCH --ntasks-per-node=1\ntorchrun --nnodes 4 --nproc-per-node 8 "
-     "scripts/training/run_recipe.py --recipe llama3_70b_pretrain_32gpu_h100_bf16_config\n",
-     "launch.sh"},
+     "scripts/training/run_recipe.py --recipe llama3_70b_pretrain_32gpu_h100_bf16_config\n"},
     .check = check,
     .checks = "MC A1, BR V1, PS 1, PS 3",
 };
