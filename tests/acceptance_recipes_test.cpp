@@ -71,6 +71,17 @@ constexpr KnownBroken kKnownBroken[] = {
      "(transformer_config.py, at the submodule 2a75ac12c5 Bridge pins)"},
     {"deepseek_v3_pretrain_256gpu_gb300_fp8mx_partial_cg_dev_config", "pipeline-layout-mismatch",
      "perf_recipes/deepseek/gb300/deepseek_v3.py:422-423,453: the same PP 4, VPP 2 and layout as the GB200 recipe"},
+    {"llama3_8b_pretrain_2gpu_h100_bf16_config", "estimated-oom",
+     "recipes/llama/h100/llama3.py:235-304: Llama 3 8B (8.03e9 parameters) at TP 1, PP 1, CP 2 on 2 H100, the "
+     "distributed optimizer sharding the fp32 main parameters and Adam moments over DP x CP = 2, fp32 gradient "
+     "buffer (grad_reduce_in_fp32): 2 + 4 + 12 / 2 = 12 bytes a parameter, 96 GB before any activation on an "
+     "80 GB GPU (Megatron-Core's distributed optimizer, docs/memory.md)"},
+    {"llama3_8b_pretrain_2gpu_h100_fp8cs_config", "estimated-oom", "the BF16 recipe's layout and optimizer, FP8 "
+     "compute with bf16 weights: the same 12 bytes a parameter"},
+    {"llama3_8b_pretrain_2gpu_h100_fp8mx_config", "estimated-oom", "the same as the FP8 recipe"},
+    {"llama3_8b_pretrain_2gpu_h100_nvfp4_config", "estimated-oom", "the same as the FP8 recipe"},
+    {"llama31_8b_pretrain_2gpu_h100_bf16_config", "estimated-oom", "Llama 3.1 8B: the Llama 3 8B shape and the same "
+     "2-GPU layout and optimizer"},
     {"qwen35_vl_35b_a3b_sft_2gpu_h100_bf16_fsdp_config", "megatron-fsdp-restrictions",
      "recipes/qwen_vl/h100/qwen35_vl.py:1255 sets ddp.use_megatron_fsdp = True and leaves ckpt_format at "
      "torch_dist (its docstring, :1149, says it requires fsdp_dtensor); training/config.py:1107 asserts "

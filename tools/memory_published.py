@@ -18,7 +18,7 @@ published), so they can show an estimate is too high, never what it should
 be: nothing is fitted to them.
 
     tools/memory_published.py [--mblint build/mblint] [--shared ../shared] [--rows]
-                              [--max-errors N] [--max-warnings N]
+                              [--max-errors N] [--max-warnings N] [--max-recipe-errors N]
 
 Exit 1 when a gate is not met; 77 when ../shared is absent (1 under
 MBLINT_REQUIRE_SHARED=1).
@@ -59,8 +59,14 @@ def total_range(peak):
     return low + FIXED_GIB + FRAGMENTATION * low, high + FIXED_GIB + FRAGMENTATION * high
 
 
-def verdict(e):
-    low, high = total_range(e["peak_allocated"])
+def fixed_part(e):
+    """What estimated-oom judges of a job on a catalog recipe: the weights,
+    gradients and optimizer state (rules/memory/estimated_oom.cpp)."""
+    return e["weights"] + e["gradients"] + e["optimizer"]
+
+
+def verdict(e, peak=None):
+    low, high = total_range(e["peak_allocated"] if peak is None else peak)
     if low > e["capacity"]:
         return "error"
     if high > e["capacity"]:
@@ -101,6 +107,9 @@ def main():
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--max-errors", type=int, help="gate: rows `estimated-oom` would call an error")
     parser.add_argument("--max-warnings", type=int, help="gate: rows within the band of the GPU's memory")
+    parser.add_argument("--max-recipe-errors", type=int,
+                        help="gate: rows whose weights, gradients and optimizer state alone estimated-oom calls "
+                             "an error (its verdict on a job on a catalog recipe)")
     args = parser.parse_args()
     missing = missing_shared_exit(args.shared)
     if missing is not None:
@@ -110,8 +119,10 @@ def main():
         run(args.mblint, rows, directory, args.jobs)
     modelled = [r for r in rows if r.memory is not None]
     counts = {"error": [], "warning": [], "fits": []}
+    fixed_counts = {"error": [], "warning": [], "fits": []}
     for r in modelled:
         counts[verdict(r.memory)].append(r)
+        fixed_counts[verdict(r.memory, fixed_part(r.memory))].append(r)
     if args.rows:
         for r in rows:
             if r.memory is None:
@@ -119,7 +130,8 @@ def main():
                 continue
             e = r.memory
             low, high = total_range(e["peak_allocated"])
-            print(f"{r.label} [{r.csv['current_recipe_v060']}]: {verdict(e)}: total {e['total']:.1f} GiB "
+            print(f"{r.label} [{r.csv['current_recipe_v060']}]: {verdict(e)} "
+                  f"(weights+gradients+optimizer: {verdict(e, fixed_part(e))}): total {e['total']:.1f} GiB "
                   f"({low:.0f}-{high:.0f}) of {e['capacity']:.1f} ({e['total'] / e['capacity']:.0%}); "
                   f"weights {e['weights']:.1f}, gradients {e['gradients']:.1f}, optimizer {e['optimizer']:.1f}, "
                   f"activations {e['activations']:.1f}")
@@ -130,6 +142,10 @@ def main():
     print(f"  estimated-oom error (the low end above the GPU's memory): {len(counts['error'])}")
     print(f"  estimated-oom warning (within the band): {len(counts['warning'])}")
     print(f"  fit: {len(counts['fits'])}")
+    print(f"  judged as a recipe job (weights, gradients and optimizer state alone): "
+          f"{len(fixed_counts['error'])} errors, {len(fixed_counts['warning'])} warnings")
+    for r in fixed_counts["error"] + fixed_counts["warning"]:
+        print(f"    {verdict(r.memory, fixed_part(r.memory))}: {r.label}")
     if ratios:
         print(f"  total / capacity: median {ratios[len(ratios) // 2]:.0%}, max {ratios[-1]:.0%}")
     failures = []
@@ -137,6 +153,9 @@ def main():
         failures.append(f"FAIL: {len(counts['error'])} published layouts called out of memory, more than {args.max_errors}")
     if args.max_warnings is not None and len(counts["warning"]) > args.max_warnings:
         failures.append(f"FAIL: {len(counts['warning'])} published layouts within the band, more than {args.max_warnings}")
+    if args.max_recipe_errors is not None and len(fixed_counts["error"]) > args.max_recipe_errors:
+        failures.append(f"FAIL: {len(fixed_counts['error'])} published layouts called out of memory as recipe jobs, "
+                        f"more than {args.max_recipe_errors}")
     for f in failures:
         print(f)
     return 1 if failures else 0

@@ -515,6 +515,13 @@ int run_plan(const std::vector<std::string>& args, RuleSet rules, const CliEnvir
   bool gbs_assumed = !d.global_batch_size.known();
   plan.global_batch_size = gbs_assumed ? 1024 : *d.global_batch_size;
 
+  // The planner judges each layout's memory itself (lint/plan/plan_memory.cpp):
+  // the memory rules would only repeat that verdict as errors.
+  std::vector<const RuleInfo*> layout_rules;
+  for (const RuleInfo* rule : rules) {
+    if (rule->group != RuleGroup::Memory) layout_rules.push_back(rule);
+  }
+  rules = RuleSet(layout_rules.data(), layout_rules.size());
   PlanResult result = make_plan(base, plan, rules);
   result.global_batch_assumed = gbs_assumed;
   std::optional<Smallest> smallest;

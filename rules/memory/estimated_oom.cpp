@@ -31,13 +31,60 @@ Diagnostic oom_diagnostic(const RuleContext& context, const MemoryEstimate& e, c
   return diag;
 }
 
+// What a recipe-based job's weights, gradients and optimizer state alone take
+// (partial_job_estimate): the least its most loaded rank allocates, judged
+// with the same measured error. An estimate that assumed any value decides
+// nothing.
+std::optional<Diagnostic> fixed_part_diagnostic(const RuleContext& context) {
+  std::optional<MemoryEstimate> e = partial_job_estimate(context);
+  if (!e || e->capacity <= 0 || !e->assumptions.empty()) return std::nullopt;
+  MemoryEstimate fixed = fixed_part(*e);
+  MemoryRange range = total_range(fixed);
+  if (range.high <= e->capacity) return std::nullopt;
+  const GpuType* gpu = context.derived.gpu;
+  std::string name = gpu ? gpu->display : "GPU";
+  bool beyond = range.low > e->capacity;
+  std::string parts = fmt::format("weights {:.1f} GiB, gradients {:.1f} GiB, optimizer {:.1f} GiB", e->weights,
+                                  e->gradients, e->optimizer);
+  std::string message =
+      beyond ? fmt::format("weights, gradients and optimizer state alone are estimated at {:.1f} GiB per GPU, beyond "
+                           "the {:.1f} GiB of the {} even within the estimate's measured error (needs {:.0f}-{:.0f} "
+                           "GiB before any activation): {}",
+                           fixed.peak_allocated, e->capacity, name, range.low, range.high, parts)
+             : fmt::format("weights, gradients and optimizer state alone are estimated at {:.1f} GiB per GPU, within "
+                           "the estimate's measured error of the {:.1f} GiB of the {} (needs {:.0f}-{:.0f} GiB before "
+                           "any activation): it will likely run out of memory: {}",
+                           fixed.peak_allocated, e->capacity, name, range.low, range.high, parts);
+  Diagnostic diag = make_diagnostic(kEstimatedOom, message, fixed_part_span(context));
+  if (!beyond) diag.severity = Severity::Warning;
+  diag.notes.push_back(Note{fmt::format("most loaded rank: {}; the activations of a job on a catalog recipe are not "
+                                        "judged (recipe code may set recompute or offloading where mblint does not "
+                                        "read it): `mblint estimate` shows the whole estimate, {:.1f} GiB",
+                                        e->rank, e->total),
+                            {}});
+  diag.notes.push_back(Note{error_band_note(), {}});
+  return diag;
+}
+
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {
-  const auto& e = job_estimate(context);
-  if (!e || e->capacity <= 0) return;
-  MemoryRange range = total_range(*e);
-  if (range.high <= e->capacity) return;
-  Diagnostic diag = oom_diagnostic(context, *e, range);
-  auto remedies = memory_remedies(context, *e, context.thresholds.memory_headroom * e->capacity);
+  const auto& whole = job_estimate(context);
+  std::optional<Diagnostic> found;
+  if (whole && whole->capacity > 0) {
+    MemoryRange range = total_range(*whole);
+    if (range.high > whole->capacity) found = oom_diagnostic(context, *whole, range);
+  } else if (!whole) {
+    found = fixed_part_diagnostic(context);
+  }
+  if (!found) return;
+  Diagnostic diag = std::move(*found);
+  // The remedies are judged as the finding is: a recipe job's by its weights,
+  // gradients and optimizer state under the capacity.
+  std::vector<MemoryRemedy> remedies;
+  if (whole) {
+    remedies = memory_remedies(context, *whole, context.thresholds.memory_headroom * whole->capacity);
+  } else if (std::optional<MemoryEstimate> e = partial_job_estimate(context)) {
+    remedies = memory_remedies(context, *e, e->capacity, MemoryMeasure::FixedPart);
+  }
   diag.help = remedies_help(remedies);
   for (size_t i = 0; i < remedies.size() && i < 4; ++i) diag.fixes.push_back(remedies[i].fix);
   out.push_back(std::move(diag));
@@ -66,18 +113,23 @@ memory`: an error. When the range straddles the capacity ("needs 76-86 GiB of 79
 may or may not fit: a warning that says so. The message names the largest parts; each suggested change was applied to a copy of the job, re-estimated and re-checked
 against every other error rule before it is offered, best first.
 
+A Megatron-LM command line or a full config dump states every memory setting, so the whole estimate
+is judged. A job on a catalog recipe does not: recipe code may turn on recompute or offloading where
+mblint does not read it, so only what its layout, precision and optimizer decide is judged, the
+weights, gradients and optimizer state of the most loaded rank, with the same measured error (an
+estimate that had to assume a value, such as an unknown world size, is not judged at all).
+
 Needs the GPU type (`--gpu`, or the recipe's) and the model shape.)md",
     .bad = {"model_config.yaml",
      "MODEL_ARGS:\n  --num-layers: 32\n  --hidden-size: 4096\n  --num-attention-heads: 32\n  --seq-length: 4096\n"
      "  --max-position-embeddings: 4096\n  --micro-batch-size: 2\n  --global-batch-size: 64\n"
      "  --tensor-model-parallel-size: 1\n  --bf16: true\n",
      "model_config.yaml --nodes 1 --gpus-per-node 8 --gpu h100"},
-    .good = {"model_config.yaml",
+    .good = {.content =
      "MODEL_ARGS:\n  --num-layers: 32\n  --hidden-size: 4096\n  --num-attention-heads: 32\n  --seq-length: 4096\n"
      "  --max-position-embeddings: 4096\n  --micro-batch-size: 2\n  --global-batch-size: 64\n"
      "  --tensor-model-parallel-size: 4\n  --sequence-parallel: true\n  --use-distributed-optimizer: true\n"
-     "  --bf16: true\n",
-     "model_config.yaml --nodes 1 --gpus-per-node 8 --gpu h100"},
+     "  --bf16: true\n"},
     .check = check,
     .checks = "MC 4, MC 5, MC 6",
 };

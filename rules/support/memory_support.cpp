@@ -151,6 +151,12 @@ const std::optional<MemoryEstimate>& job_estimate(const RuleContext& context) {
   return *memo.estimate;
 }
 
+std::optional<MemoryEstimate> partial_job_estimate(const RuleContext& context) {
+  const Job& job = context.job;
+  if (!job.trains || job.dialect != Dialect::Bridge || job.config_complete) return std::nullopt;
+  return estimate_memory(job, context.derived);
+}
+
 std::optional<MemoryEstimate> estimate_with(const RuleContext& context, const std::vector<MemoryChange>& changes) {
   Job job = changed_job(context.job, changes);
   Derived derived = derive(job);
@@ -179,7 +185,21 @@ Candidate combine(const Candidate& a, const Candidate& b) {
 
 }  // namespace
 
-std::vector<MemoryRemedy> memory_remedies(const RuleContext& context, const MemoryEstimate& current, double limit) {
+MemoryEstimate fixed_part(const MemoryEstimate& e) {
+  MemoryEstimate fixed = e;
+  fixed.activations = 0;
+  fixed.other = 0;
+  fixed.peak_allocated = e.weights + e.gradients + e.optimizer;
+  fixed.overhead = 0;
+  fixed.total = fixed.peak_allocated;
+  return fixed;
+}
+
+std::vector<MemoryRemedy> memory_remedies(const RuleContext& context, const MemoryEstimate& current, double limit,
+                                          MemoryMeasure measure) {
+  auto judged = [measure](const MemoryEstimate& e) { return measure == MemoryMeasure::Whole ? e : fixed_part(e); };
+  const MemoryEstimate now = judged(current);
+  std::string_view of_what = measure == MemoryMeasure::Whole ? "" : " of weights, gradients and optimizer state";
   std::vector<MemoryRemedy> remedies;
   std::vector<Quantity> storage;
   std::vector<std::string> before;
@@ -190,7 +210,9 @@ std::vector<MemoryRemedy> memory_remedies(const RuleContext& context, const Memo
     Job job = changed_job(context.job, merged.changes);
     Derived derived = derive(job);
     auto e = estimate_memory(job, derived);
-    if (!e || e->total >= current.total - 0.05) return;
+    if (!e) return;
+    MemoryEstimate measured = judged(*e);
+    if (measured.total >= now.total - 0.05) return;
     if (!before_known) {
       before = other_errors(context, context.job, context.derived);
       before_known = true;
@@ -204,10 +226,10 @@ std::vector<MemoryRemedy> memory_remedies(const RuleContext& context, const Memo
     r.cost = merged.cost;
     r.what = merged.what;
     r.changes = merged.changes;
-    r.saving = current.total - e->total;
-    r.fits = e->capacity <= 0 || total_range(*e).high <= limit;
+    r.saving = now.total - measured.total;
+    r.fits = e->capacity <= 0 || total_range(measured).high <= limit;
     r.estimate = std::move(*e);
-    r.fix.description = fmt::format("{}: -{:.1f} GiB -> {:.1f} GiB{}", r.what, r.saving, r.estimate.total,
+    r.fix.description = fmt::format("{}: -{:.1f} GiB -> {:.1f} GiB{}{}", r.what, r.saving, measured.total, of_what,
                                     r.estimate.capacity > 0 ? (r.fits ? ", fits" : ", still too much") : "");
     r.fix.safety = FixSafety::Unsafe;
     r.fix.rechecked = true;  // re-estimated and re-checked above
@@ -219,20 +241,28 @@ std::vector<MemoryRemedy> memory_remedies(const RuleContext& context, const Memo
   };
   std::vector<Candidate> singles = candidates(context, storage);
   for (const Candidate& c : singles) try_candidate({&c});
+  // Judged by the weights, gradients and optimizer state, a change that does
+  // not lower them alone (recompute, a smaller micro-batch) adds nothing to a
+  // pair.
+  std::vector<const Candidate*> lowering;
+  for (const Candidate& c : singles) {
+    bool lowers = std::any_of(remedies.begin(), remedies.end(), [&](const MemoryRemedy& r) { return r.what == c.what; });
+    if (measure == MemoryMeasure::Whole || lowers) lowering.push_back(&c);
+  }
   bool any_fits = std::any_of(remedies.begin(), remedies.end(), [](const MemoryRemedy& r) { return r.fits; });
   // No single change is enough: every pair of changes that touch different
   // settings, re-estimated and re-checked the same way.
   if (!any_fits) {
-    for (size_t i = 0; i < singles.size(); ++i) {
-      for (size_t j = i + 1; j < singles.size(); ++j) {
-        if (!overlaps(singles[i], singles[j])) try_candidate({&singles[i], &singles[j]});
+    for (size_t i = 0; i < lowering.size(); ++i) {
+      for (size_t j = i + 1; j < lowering.size(); ++j) {
+        if (!overlaps(*lowering[i], *lowering[j])) try_candidate({lowering[i], lowering[j]});
       }
     }
   }
-  std::stable_sort(remedies.begin(), remedies.end(), [](const MemoryRemedy& a, const MemoryRemedy& b) {
+  std::stable_sort(remedies.begin(), remedies.end(), [&judged](const MemoryRemedy& a, const MemoryRemedy& b) {
     if (a.fits != b.fits) return a.fits;
     if (a.fits && a.cost != b.cost) return a.cost < b.cost;  // the cheapest change that fits
-    return a.estimate.total < b.estimate.total;
+    return judged(a.estimate).total < judged(b.estimate).total;
   });
   return remedies;
 }
@@ -270,6 +300,12 @@ Span memory_span(const RuleContext& context) {
   const Derived& d = context.derived;
   return first_span(context.job, {span_for(d.micro_batch_size), span_for(d.pipeline_parallel),
                                   span_for(d.tensor_parallel), context.job.launch_span});
+}
+
+Span fixed_part_span(const RuleContext& context) {
+  const Derived& d = context.derived;
+  return first_span(context.job, {span_for(d.tensor_parallel), span_for(d.pipeline_parallel),
+                                  span_for(d.expert_parallel), context.job.launch_span});
 }
 
 }  // namespace mblint

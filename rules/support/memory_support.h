@@ -39,15 +39,35 @@ std::vector<std::string> other_errors(const RuleContext& context, const Job& job
 // once per job.
 const std::optional<MemoryEstimate>& job_estimate(const RuleContext& context);
 
+// The estimate of a Megatron Bridge training job that does not state all its
+// memory settings (a catalog recipe with overrides), or nullopt. Only its
+// weights, gradients and optimizer state may be judged: the layout, the
+// precision and the optimizer the job resolves to decide them, while its
+// activations depend on recompute and offloading choices that recipe code can
+// make where mblint does not read them.
+std::optional<MemoryEstimate> partial_job_estimate(const RuleContext& context);
+
 // The estimate of the job with `changes` applied (the changed job re-derived).
 std::optional<MemoryEstimate> estimate_with(const RuleContext& context, const std::vector<MemoryChange>& changes);
+
+// What a remedy is judged by: the whole estimate, or what estimated-oom
+// judges of a job on a catalog recipe (fixed_part()).
+enum class MemoryMeasure : uint8_t { Whole, FixedPart };
+
+// An estimate's weights, gradients and optimizer state alone, as an estimate
+// of their own: no activations or other buffers, and `total` is that sum too
+// (total_range() adds the overhead).
+MemoryEstimate fixed_part(const MemoryEstimate& e);
 
 // Changes that lower the most loaded rank's total, re-estimated, best first
 // (those whose total, at the high end of the estimate's measured error, fits
 // under `limit` GiB first, cheapest first; then by total),
 // without any that makes another error rule fire. Pairs of changes are
 // tried when no single change fits.
-std::vector<MemoryRemedy> memory_remedies(const RuleContext& context, const MemoryEstimate& current, double limit);
+// With MemoryMeasure::FixedPart the same for the weights, gradients and
+// optimizer state (the fix's description says so).
+std::vector<MemoryRemedy> memory_remedies(const RuleContext& context, const MemoryEstimate& current, double limit,
+                                          MemoryMeasure measure = MemoryMeasure::Whole);
 
 // The note that says what the range in a memory rule's message means.
 std::string error_band_note();
@@ -61,5 +81,10 @@ std::string remedies_help(const std::vector<MemoryRemedy>& remedies, size_t coun
 // Where a memory diagnostic points: the micro-batch size, else the parallel
 // sizes, else the job's launch.
 Span memory_span(const RuleContext& context);
+
+// Where a finding about the weights, gradients and optimizer state alone
+// points: the tensor, else the pipeline, else the expert parallel size (what
+// divides them), else the job's launch.
+Span fixed_part_span(const RuleContext& context);
 
 }  // namespace mblint
