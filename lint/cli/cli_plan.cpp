@@ -432,6 +432,8 @@ nlohmann::json json_plan(const std::string& title, const Machine& m, const Job& 
   j["searched"] = r.enumerated;
   j["linted"] = r.checked;
   j["rejected_by_rules"] = r.rejected_by_rules;
+  j["rejections"] = r.rejections;
+  j["over_memory"] = r.too_big;
   nlohmann::json layouts = nlohmann::json::array();
   for (const Evaluation& e : r.ranked) layouts.push_back(candidate_json(e, base, r.global_batch_size));
   j["layouts"] = layouts;
