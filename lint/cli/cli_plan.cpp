@@ -249,7 +249,11 @@ std::string yaml_snippet(const std::vector<PlanSetting>& settings) {
 
 std::string hydra_snippet(const std::vector<PlanSetting>& settings) {
   std::vector<std::string> words;
-  for (const PlanSetting& s : settings) words.push_back(fmt::format("{}={}", s.key, s.value));
+  for (const PlanSetting& s : settings) {
+    // Pasted on a shell command line: a written pipeline layout's "|" would be a pipe.
+    bool plain = std::all_of(s.value.begin(), s.value.end(), [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '.' || ch == '_' || ch == '-'; });
+    words.push_back(plain ? fmt::format("{}={}", s.key, s.value) : fmt::format("'{}={}'", s.key, s.value));
+  }
   return fmt::format("{}", fmt::join(words, " "));
 }
 

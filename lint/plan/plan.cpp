@@ -777,7 +777,8 @@ PlanResult make_plan(const Job& base, const PlanOptions& options, RuleSet rules)
     }
   };
   bool exhausted = true;
-  bool guide_cut = false;  // the walk stopped before the guide's layouts
+  // Where the walk stopped: every layout scoring below was walked.
+  double walked_below = 1e300;
   for (const Pending& p : order) {
     // A layout in the tie class of the last listed one may still rank above it.
     double worst = accepted.size() >= options.top ? accepted[options.top - 1].score : 1e9;
@@ -788,7 +789,7 @@ PlanResult make_plan(const Job& base, const PlanOptions& options, RuleSet rules)
     bool only_for_guide = accepted.size() >= options.top && p.base_score > worst;
     if (result.checked >= kMaxLinted || (only_for_guide && result.checked >= kMaxLintedForGuide)) {
       exhausted = false;
-      guide_cut = true;
+      walked_below = p.base_score;
       break;
     }
     if (settled.count(key(p.c)) || rejected_recompute.count(p.c.recompute)) continue;
@@ -815,7 +816,7 @@ PlanResult make_plan(const Job& base, const PlanOptions& options, RuleSet rules)
     size_t better = static_cast<size_t>(std::count_if(accepted.begin(), accepted.end(), [&](const Evaluation& x) {
       return x.score < g.evaluation.score;
     }));
-    if (exhausted || (g.evaluation.score <= target && !guide_cut)) g.rank = better + 1;
+    if (exhausted || (g.evaluation.score <= target && g.evaluation.score <= walked_below)) g.rank = better + 1;
   }
   result.valid_found = accepted.size();
   if (accepted.size() > options.top) accepted.resize(options.top);
