@@ -21,6 +21,12 @@ tokens/s x the model's FLOPs per token / peak), applied to every row.
 
     tools/perf_eval.py [--mblint build/mblint] [--shared ../shared] [--rows] [--markdown]
                        [--max-median 0.08 --max-p90 0.25 --max-declined 29] [--fit build-dev/speed_fit]
+                       [--plan 5 [--plan-all] [--why-missed] [--min-plan-hits 14]]
+
+--why-missed classifies each planned row whose published layout is not in
+the plan's top N, by planning again with that layout fixed (--set): (a)
+outside the search space, (b) rejected by a rule, (c) estimated out of
+memory, (d) ranked lower (docs/plan-and-layout.md).
 
 Hybrid (Mamba) models are not modelled: their rows are declined and
 counted apart; the figures are over the modelled rows. Exit 1 when a gate
