@@ -375,3 +375,36 @@ TEST_CASE("a layout that cannot keep the job's EP overlap turns it off instead o
   INFO(linted.out);
   CHECK(linted.out.find(": error:") == std::string::npos);
 }
+
+TEST_CASE("where no even split exists, plan writes the pipeline layout NVIDIA's presets write", "[plan]") {
+  // DeepSeek-V3's 61 layers (and MTP) on PP 4 x VPP 4: NVIDIA's 26.02-26.04.01
+  // presets (perf_recipe_presets.csv) run "Et*4|(t*4|)*14tmL": the embedding
+  // and 4 layers, 14 chunks of 4, then a layer, MTP and the loss.
+  std::filesystem::path dir = make_temp_dir("mblint-plan-written-layout");
+  std::vector<std::string> machine = {"--recipe", "deepseek_v3_pretrain_256gpu_gb200_fp8mx_config"};
+  std::vector<std::string> args = {"plan"};
+  args.insert(args.end(), machine.begin(), machine.end());
+  args.insert(args.end(), {"--gpus", "256", "--gpu", "gb200", "--set", "model.pipeline_model_parallel_size=4",
+                           "--set", "model.virtual_pipeline_model_parallel_size=4", "--set",
+                           "model.expert_model_parallel_size=64", "--format", "json", "--top", "1"});
+  Run r = run(dir, args);
+  REQUIRE(r.exit == 0);
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  CHECK(j["rejections"].is_object());
+  REQUIRE(j["layouts"].size() == 1);
+  const auto& layout = j["layouts"][0];
+  CHECK(layout["vpp"] == 4);
+  CHECK(layout["bubble"].is_number());
+  const auto& settings = layout["settings"];
+  std::string written = "Etttt|";
+  for (int i = 0; i < 14; ++i) written += "tttt|";
+  written += "tmL";
+  CHECK(settings["model.pipeline_model_parallel_layout"] == written);
+  std::ofstream(dir / "plan.yaml") << yaml_of(settings);
+  std::vector<std::string> check = {"check", "plan.yaml"};
+  check.insert(check.end(), machine.begin(), machine.end());
+  check.insert(check.end(), {"--nodes", "64", "--gpus-per-node", "4", "--gpu", "gb200"});
+  Run linted = run(dir, check);
+  INFO(linted.out);
+  CHECK(linted.out.find(": error:") == std::string::npos);
+}

@@ -21,6 +21,12 @@ tokens/s x the model's FLOPs per token / peak), applied to every row.
 
     tools/perf_eval.py [--mblint build/mblint] [--shared ../shared] [--rows] [--markdown]
                        [--max-median 0.08 --max-p90 0.25 --max-declined 29] [--fit build-dev/speed_fit]
+                       [--plan 5 [--plan-all] [--why-missed] [--min-plan-hits 14]]
+
+--why-missed classifies each planned row whose published layout is not in
+the plan's top N, by planning again with that layout fixed (--set): (a)
+outside the search space, (b) rejected by a rule, (c) estimated out of
+memory, (d) ranked lower (docs/plan-and-layout.md).
 
 Hybrid (Mamba) models are not modelled: their rows are declined and
 counted apart; the figures are over the modelled rows. Exit 1 when a gate
@@ -147,6 +153,8 @@ class Row:
         self.plan_layouts = []
         self.in_top = False
         self.plan_first = None
+        self.plan = {}
+        self.miss = None
 
     def args(self, path):
         nodes = int(self.csv["num_gpus"]) // self.gpus_per_node
@@ -263,23 +271,34 @@ def published_layout(row):
             max(number(c["vp"]) or 1, 1), number(c["mbs"]) or 1)
 
 
+def run_plan(mblint, row, directory, name, top, pins=()):
+    """`mblint plan --top N` for the row's job (recipe, GPUs, batch, sequence,
+    the preset's CUDA graph and dispatcher settings) with the layout keys left
+    to the planner, except those in `pins` (passed as --set); its JSON."""
+    document = json.loads(row_yaml(row.csv, row.preset))
+    for key in LAYOUT_KEYS:
+        document["model"].pop(key, None)
+    document["train"].pop("micro_batch_size", None)
+    document.pop("ddp", None)
+    document.pop("comm_overlap", None)  # the recipe's: the preset's flag alone can contradict it
+    path = os.path.join(directory, f"{name}.yaml")
+    with open(path, "w") as f:
+        f.write(json.dumps(document, indent=1))
+    sets = []
+    for key, value in pins:
+        sets += ["--set", f"{key}={value}"]
+    cmd = [mblint, "plan"] + row.args(path) + ["--top", str(top), "--format", "json"] + sets
+    out = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    return json.loads(out.stdout) if out.stdout.strip().startswith("{") else {}
+
+
 def plan_rows(mblint, rows, directory, jobs, top):
     """For each row: whether `mblint plan` lists the published layout in its top N,
     and whether its #1 is predicted no slower than the published layout."""
     def one(item):
         index, row = item
-        document = json.loads(row_yaml(row.csv, row.preset))
-        for key in LAYOUT_KEYS:
-            document["model"].pop(key, None)
-        document["train"].pop("micro_batch_size", None)
-        document.pop("ddp", None)
-        document.pop("comm_overlap", None)  # the recipe's: the preset's flag alone can contradict it
-        path = os.path.join(directory, f"plan{index:03d}.yaml")
-        with open(path, "w") as f:
-            f.write(json.dumps(document, indent=1))
-        cmd = [mblint, "plan"] + row.args(path) + ["--top", str(top), "--format", "json"]
-        out = subprocess.run(cmd, capture_output=True, text=True, check=False)
-        plan = json.loads(out.stdout) if out.stdout.strip().startswith("{") else {}
+        plan = run_plan(mblint, row, directory, f"plan{index:03d}", top)
+        row.plan = plan
         layouts = [(x["tp"], x["pp"], x["cp"], x["ep"], x["vpp"] or 1, x["mbs"]) for x in plan.get("layouts", [])]
         row.plan_layouts = layouts
         row.in_top = published_layout(row) in layouts
@@ -289,6 +308,89 @@ def plan_rows(mblint, rows, directory, jobs, top):
 
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         list(pool.map(one, enumerate(rows)))
+
+
+PIN_KEYS = (("TP", "model.tensor_model_parallel_size"), ("PP", "model.pipeline_model_parallel_size"),
+            ("CP", "model.context_parallel_size"), ("EP", "model.expert_model_parallel_size"),
+            ("VPP", "model.virtual_pipeline_model_parallel_size"), ("MBS", "train.micro_batch_size"))
+BREAKDOWN = ("compute", "tp", "cp", "ep", "pp", "dp", "bubble", "optimizer", "other")
+
+
+def published_pins(row, leave_out=None):
+    tp, pp, cp, ep, vpp, mbs = published_layout(row)
+    values = {"TP": tp, "PP": pp, "CP": cp, "EP": ep, "VPP": vpp if vpp > 1 else "null", "MBS": mbs}
+    return [(key, values[label]) for label, key in PIN_KEYS if label != leave_out]
+
+
+def classify_miss(mblint, row, directory, index, top):
+    """Why the published layout is not in the plan's top N: (a) outside the
+    search space, (b) rejected by a rule, (c) estimated out of memory, (d)
+    ranked below the top N. Sets row.miss = (cause, detail)."""
+    pinned = run_plan(mblint, row, directory, f"why{index:03d}", 1, published_pins(row))
+    fsdp = (number(row.csv["fsdp"]) or 0) > 0
+    if pinned.get("layouts"):
+        mine = pinned["layouts"][0]["performance"]
+        listed = [x["performance"] for x in row.plan.get("layouts", []) if x.get("performance")]
+        if mine and listed:
+            gap = listed[-1]["tokens_per_sec_per_gpu"] / mine["tokens_per_sec_per_gpu"] - 1
+            first = listed[0]
+            diff = {k: mine["breakdown"].get(k, 0) / mine["step_time_s"] * first["step_time_s"] -
+                    first["breakdown"].get(k, 0) for k in BREAKDOWN}
+            worst = max(diff, key=lambda k: diff[k])
+            share = diff[worst] / first["step_time_s"]
+            row.miss = ("d", f"{gap:+.1%} to #{len(listed)}; vs #1 its {worst} {share:+.1%} of #1's step")
+        else:
+            row.miss = ("d", "no prediction")
+        return
+    if fsdp:
+        row.miss = ("a", "Megatron-FSDP")
+        return
+    if pinned.get("searched", 0) == 0:
+        knobs = []
+        for label, _ in PIN_KEYS:
+            if run_plan(mblint, row, directory, f"why{index:03d}", 1, published_pins(row, label)).get("searched", 0):
+                knobs.append(label)
+        layout = " (the preset writes a pipeline layout)" if row.preset and row.preset["pp_layout"] else ""
+        row.miss = ("a", f"knob not searched: {'/'.join(knobs) or 'several'}{layout}")
+        return
+    rules = pinned.get("rejections") or {}
+    if rules:
+        row.miss = ("b", ", ".join(f"{k} ({v})" for k, v in sorted(rules.items())))
+        return
+    closest = pinned.get("closest") or {}
+    memory = closest.get("memory") or {}
+    if pinned.get("over_memory", 0) > 0:
+        recompute = ""
+        if row.preset and (row.preset["recompute_num_layers"] or row.preset["recompute_modules"] not in ("", "[]")):
+            recompute = f"; the preset recomputes {row.preset['recompute_modules'] or 'full ' + row.preset['recompute_num_layers']}"
+        ratio = f"{memory['total_gib'] / memory['capacity_gib']:.2f}x the GPU" if memory else "over"
+        row.miss = ("c", f"estimate {ratio}{recompute}")
+        return
+    row.miss = ("?", "nothing listed, no reason found")
+
+
+MISS_CAUSES = (("a", "outside the search space"), ("b", "rejected by a rule"), ("c", "estimated out of memory"),
+               ("d", "ranked below the top N"), ("?", "unexplained"))
+
+
+def why_missed(mblint, rows, directory, jobs, top):
+    missed = [(i, r) for i, r in enumerate(rows) if not r.in_top]
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        list(pool.map(lambda item: classify_miss(mblint, item[1], directory, item[0], top), missed))
+
+
+def print_why_missed(rows, top):
+    for name, group in (("held-back", [r for r in rows if r.held_back]),
+                        ("calibration", [r for r in rows if not r.held_back])):
+        missed = [r for r in group if not r.in_top]
+        if not group:
+            continue
+        counts = ", ".join(f"({c}) {what}: {sum(1 for r in missed if r.miss and r.miss[0] == c)}"
+                           for c, what in MISS_CAUSES)
+        print(f"why missed, {name} rows ({len(missed)} of {len(group)} not in the top {top}): {counts}")
+    for r in rows:
+        if not r.in_top and r.miss:
+            print(f"  ({r.miss[0]}) {r.label}: {r.miss[1]}")
 
 
 def print_plan(rows, top):
@@ -321,6 +423,9 @@ def main():
     parser.add_argument("--plan", type=int, metavar="N",
                         help="also run `mblint plan --top N` on the modelled held-back rows (all with --plan-all)")
     parser.add_argument("--plan-all", action="store_true")
+    parser.add_argument("--why-missed", action="store_true",
+                        help="with --plan: classify each row whose published layout is not listed (a) outside the "
+                             "search space, (b) rejected by a rule, (c) estimated out of memory, (d) ranked lower")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--max-median", type=float, help="gate: median |error| of the modelled rows")
     parser.add_argument("--max-p90", type=float, help="gate: p90 |error| of the modelled rows")
@@ -340,6 +445,8 @@ def main():
         if args.plan:
             planned = [r for r in rows if r.performance is not None and (args.plan_all or r.held_back)]
             plan_rows(args.mblint, planned, directory, args.jobs, args.plan)
+            if args.why_missed:
+                why_missed(args.mblint, planned, directory, args.jobs, args.plan)
     declined = [r for r in rows if r.performance is None]
     modelled = [r for r in rows if r.performance is not None]
     anchor(rows)
@@ -365,6 +472,8 @@ def main():
             for r in planned:
                 print(f"{r.label}: {'in' if r.in_top else 'NOT in'} top {args.plan}; plan: {r.plan_layouts}")
         print_plan(planned, args.plan)
+        if args.why_missed:
+            print_why_missed(planned, args.plan)
     median, p90 = figures(modelled)
     failures = []
     if args.max_median is not None and not median <= args.max_median:

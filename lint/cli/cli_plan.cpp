@@ -249,7 +249,11 @@ std::string yaml_snippet(const std::vector<PlanSetting>& settings) {
 
 std::string hydra_snippet(const std::vector<PlanSetting>& settings) {
   std::vector<std::string> words;
-  for (const PlanSetting& s : settings) words.push_back(fmt::format("{}={}", s.key, s.value));
+  for (const PlanSetting& s : settings) {
+    // Pasted on a shell command line: a written pipeline layout's "|" would be a pipe.
+    bool plain = std::all_of(s.value.begin(), s.value.end(), [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '.' || ch == '_' || ch == '-'; });
+    words.push_back(plain ? fmt::format("{}={}", s.key, s.value) : fmt::format("'{}={}'", s.key, s.value));
+  }
   return fmt::format("{}", fmt::join(words, " "));
 }
 
@@ -432,6 +436,8 @@ nlohmann::json json_plan(const std::string& title, const Machine& m, const Job& 
   j["searched"] = r.enumerated;
   j["linted"] = r.checked;
   j["rejected_by_rules"] = r.rejected_by_rules;
+  j["rejections"] = r.rejections;
+  j["over_memory"] = r.too_big;
   nlohmann::json layouts = nlohmann::json::array();
   for (const Evaluation& e : r.ranked) layouts.push_back(candidate_json(e, base, r.global_batch_size));
   j["layouts"] = layouts;

@@ -61,7 +61,23 @@ ConfigValue setting_value(const std::string& text, const Provenance& where) {
   return make_string(text, where);
 }
 
+int64_t mtp_layers_of(const Job& job) {
+  Quantity mtp = config_int(job, "model.mtp_num_layers");
+  return mtp.known() ? std::max<int64_t>(0, *mtp) : 0;
+}
+
 }  // namespace
+
+std::string pipeline_layout_text(const Candidate& c, int64_t mtp_layers) {
+  std::string text;
+  for (size_t i = 0; i < c.chunk_layers.size(); ++i) {
+    if (i > 0) text += '|';
+    if (i == 0) text += 'E';
+    text.append(static_cast<size_t>(c.chunk_layers[i]), 't');
+    if (i + 1 == c.chunk_layers.size()) text.append(static_cast<size_t>(mtp_layers), 'm') += 'L';
+  }
+  return text;
+}
 
 std::vector<PlanSetting> candidate_settings(const Candidate& c, const Job& base, int64_t global_batch_size) {
   std::vector<PlanSetting> s;
@@ -86,8 +102,10 @@ std::vector<PlanSetting> candidate_settings(const Candidate& c, const Job& base,
     add("model.num_layers_in_last_pipeline_stage", int_or_null(c.last_stage_layers));
   }
   // A recipe's explicit layout is computed for its own PP and VPP.
-  if (find_path(base.config, "model.pipeline_model_parallel_layout") &&
-      !find_path(base.config, "model.pipeline_model_parallel_layout")->is_null()) {
+  if (!c.chunk_layers.empty()) {
+    add("model.pipeline_model_parallel_layout", pipeline_layout_text(c, mtp_layers_of(base)));
+  } else if (find_path(base.config, "model.pipeline_model_parallel_layout") &&
+             !find_path(base.config, "model.pipeline_model_parallel_layout")->is_null()) {
     add("model.pipeline_model_parallel_layout", "null");
   }
   switch (c.recompute) {
@@ -266,7 +284,10 @@ std::optional<LayoutSpeed> layout_speed_of(const Job& base) {
 std::vector<double> stage_layers_of(const Candidate& c, double layers) {
   size_t pp = static_cast<size_t>(c.pp);
   std::vector<double> stages(pp, layers / static_cast<double>(c.pp));
-  if (c.pp > 1 && (c.first_stage_layers > 0 || c.last_stage_layers > 0)) {
+  if (!c.chunk_layers.empty()) {
+    std::fill(stages.begin(), stages.end(), 0.0);
+    for (size_t i = 0; i < c.chunk_layers.size(); ++i) stages[i % pp] += static_cast<double>(c.chunk_layers[i]);
+  } else if (c.pp > 1 && (c.first_stage_layers > 0 || c.last_stage_layers > 0)) {
     int64_t ends = (c.first_stage_layers > 0 ? 1 : 0) + (c.last_stage_layers > 0 ? 1 : 0);
     double middle = layers - static_cast<double>(c.first_stage_layers + c.last_stage_layers);
     for (auto& n : stages) n = c.pp > ends ? middle / static_cast<double>(c.pp - ends) : 0;
@@ -332,6 +353,10 @@ Evaluation evaluate_cached(const Job& base, const Candidate& c, const PlanOption
   e.memory = fit_memory(job, d, options.thresholds.memory_headroom);
   if (d.microbatches.known()) e.microbatches = *d.microbatches;
   e.bubble = c.pp > 1 ? d.bubble : std::optional<double>(0.0);
+  // Derived leaves the bubble of an explicit layout open; a written one has the VPP it was written for.
+  if (c.pp > 1 && !e.bubble && !c.chunk_layers.empty() && e.microbatches > 0) {
+    e.bubble = bubble_idle_share(c.pp, c.vpp, e.microbatches);
+  }
   e.locality = cached_locality(c, options, cache);
   Score s = score_of(c, e.locality, e.bubble, e.microbatches, options, is_moe(base));
   e.score = s.value;
@@ -412,27 +437,54 @@ std::vector<int64_t> divisors_up_to(int64_t n, int64_t limit) {
 struct Split {
   int64_t vpp = 0, first = 0, last = 0;
   bool embedding = false, loss = false;
+  std::vector<int64_t> chunks;  // a written layout's layers per model chunk
 };
+
+// A written layout for PP x VPP chunks where no even split exists (DeepSeek-V3's
+// and Kimi K2's 61 layers), as NVIDIA's presets write them (perf_recipe_presets.csv:
+// "Et*4|(t*4|)*14tmL" on PP 4 x VPP 4, "Et|(tt|)*30mL" on PP 8 x VPP 4): the
+// middle chunks take ceil(layers / chunks) layers each, the first (beside the
+// embedding) and the last (beside MTP and the loss) share the rest, the first
+// no more than a middle one. Empty when the rest does not give the first
+// chunk a layer.
+std::vector<int64_t> written_layout(int64_t layers, int64_t chunks) {
+  if (chunks < 3) return {};
+  int64_t each = (layers + chunks - 1) / chunks;
+  int64_t rest = layers - each * (chunks - 2);
+  if (rest < 1) return {};
+  std::vector<int64_t> out(static_cast<size_t>(chunks), each);
+  out.front() = std::min(each, rest);
+  out.back() = rest - out.front();
+  return out;
+}
 
 // Interleaving deeper than this many chunks per stage is not tried.
 constexpr int64_t kMaxVpp = 24;
 
 std::vector<Split> pipeline_splits(int64_t layers, int64_t pp, bool embedding, bool loss) {
   std::vector<Split> splits;
-  if (pp == 1) return {Split{0, 0, 0, embedding, loss}};
+  if (pp == 1) return {Split{0, 0, 0, embedding, loss, {}}};
   auto even = [&](bool e, bool l) {
     int64_t counted = layers + (e ? 1 : 0) + (l ? 1 : 0);
     if (counted % pp != 0) return false;
-    splits.push_back(Split{0, 0, 0, e, l});
+    splits.push_back(Split{0, 0, 0, e, l, {}});
     for (int64_t v = 2; v <= std::min(kMaxVpp, counted / pp); ++v) {
-      if (counted % (pp * v) == 0) splits.push_back(Split{v, 0, 0, e, l});
+      if (counted % (pp * v) == 0) splits.push_back(Split{v, 0, 0, e, l, {}});
     }
     return true;
   };
   bool found = even(embedding, loss);
   if (!embedding && !loss) found = even(true, true) || found;
+  if (!found && (embedding || loss)) found = even(false, false);
   if (found) return splits;
-  if ((embedding || loss) && even(false, false)) return splits;
+  // No even split on this PP: interleaving needs a written layout, at the
+  // depths NVIDIA's presets write (2, 4 and 8; the search stays small enough
+  // for the 1 s budget).
+  for (int64_t v : {2, 4, 8}) {
+    if (v > layers / pp) break;
+    std::vector<int64_t> chunks = written_layout(layers, pp * v);
+    if (!chunks.empty()) splits.push_back(Split{v, 0, 0, false, false, std::move(chunks)});
+  }
   if (pp < 3) return splits;
   // Middle stages take m layers; the first and last share the rest, the
   // first no more than the last + 1 (the embedding sits there too).
@@ -441,7 +493,7 @@ std::vector<Split> pipeline_splits(int64_t layers, int64_t pp, bool embedding, b
     if (m < 1 || rest < 2) continue;
     int64_t last = rest / 2, first = rest - last;
     if (first > m + 1 || last > m + 1) continue;
-    splits.push_back(Split{0, first, last, false, false});
+    splits.push_back(Split{0, first, last, false, false, {}});
   }
   return splits;
 }
@@ -449,6 +501,11 @@ std::vector<Split> pipeline_splits(int64_t layers, int64_t pp, bool embedding, b
 // Rule runs per plan at most: bounds the time when the guide's layout
 // scores far below the leaders.
 constexpr size_t kMaxLinted = 3000;
+// Rule runs spent only to rank the guide's layout exactly (the list is full):
+// past this many, it "ranks below" the layouts found. Keeps a 1,024-GPU MoE
+// plan under a second (tools/bench_plan.sh) now that written pipeline layouts
+// put hundreds more layouts above the guide's.
+constexpr size_t kMaxLintedForGuide = 250;
 
 struct Pending {
   double base_score;
@@ -496,7 +553,8 @@ std::vector<Candidate> enumerate_candidates(const Shape& shape, const PlanOption
                   Candidate c{.tp = tp, .pp = pp, .vpp = split.vpp, .cp = cp, .ep = ep, .etp = etp, .dp = dp,
                               .edp = edp, .mbs = mbs, .sp = tp > 1, .recompute = r,
                               .first_stage_layers = split.first, .last_stage_layers = split.last,
-                              .account_embedding = split.embedding, .account_loss = split.loss};
+                              .account_embedding = split.embedding, .account_loss = split.loss,
+                              .chunk_layers = split.chunks};
                   out.push_back(c);
                 }
               }
@@ -719,6 +777,8 @@ PlanResult make_plan(const Job& base, const PlanOptions& options, RuleSet rules)
     }
   };
   bool exhausted = true;
+  // Where the walk stopped: every layout scoring below was walked.
+  double walked_below = 1e300;
   for (const Pending& p : order) {
     // A layout in the tie class of the last listed one may still rank above it.
     double worst = accepted.size() >= options.top ? accepted[options.top - 1].score : 1e9;
@@ -726,8 +786,10 @@ PlanResult make_plan(const Job& base, const PlanOptions& options, RuleSet rules)
       exhausted = false;
       break;
     }
-    if (result.checked >= kMaxLinted) {
+    bool only_for_guide = accepted.size() >= options.top && p.base_score > worst;
+    if (result.checked >= kMaxLinted || (only_for_guide && result.checked >= kMaxLintedForGuide)) {
       exhausted = false;
+      walked_below = p.base_score;
       break;
     }
     if (settled.count(key(p.c)) || rejected_recompute.count(p.c.recompute)) continue;
@@ -741,6 +803,7 @@ PlanResult make_plan(const Job& base, const PlanOptions& options, RuleSet rules)
     ++result.checked;
     if (!checked.valid) {
       ++result.rejected_by_rules;
+      for (const std::string& error : checked.errors) ++result.rejections[error.substr(1, error.find(']') - 1)];
       continue;
     }
     settled.insert(key(p.c));
@@ -753,7 +816,7 @@ PlanResult make_plan(const Job& base, const PlanOptions& options, RuleSet rules)
     size_t better = static_cast<size_t>(std::count_if(accepted.begin(), accepted.end(), [&](const Evaluation& x) {
       return x.score < g.evaluation.score;
     }));
-    if (exhausted || g.evaluation.score <= target) g.rank = better + 1;
+    if (exhausted || (g.evaluation.score <= target && g.evaluation.score <= walked_below)) g.rank = better + 1;
   }
   result.valid_found = accepted.size();
   if (accepted.size() > options.top) accepted.resize(options.top);

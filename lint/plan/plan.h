@@ -7,6 +7,7 @@
 // score order, so only the layouts that can make the list are linted.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -33,7 +34,16 @@ struct Candidate {
   // The embedding / loss counted as a layer of the first / last stage
   // (account_for_*_in_pipeline_split).
   bool account_embedding = false, account_loss = false;
+  // A written pipeline layout (pipeline_model_parallel_layout): decoder
+  // layers of each model chunk, PP x VPP of them, chunk i on stage i mod PP;
+  // empty: none. The first chunk also holds the embedding, the last the MTP
+  // layers and the loss.
+  std::vector<int64_t> chunk_layers;
 };
+
+// The pipeline_model_parallel_layout string of a candidate's chunks
+// ("Etttt|tttt|...|tmL"), empty without one.
+std::string pipeline_layout_text(const Candidate& c, int64_t mtp_layers);
 
 // A config key and the value the layout gives it ("null" for None).
 struct PlanSetting {
@@ -130,6 +140,7 @@ struct PlanResult {
   size_t enumerated = 0;           // layouts that pass the arithmetic
   size_t checked = 0;              // linted with every error rule
   size_t rejected_by_rules = 0;
+  std::map<std::string, size_t> rejections;  // rule name -> layouts it rejected
   size_t valid_found = 0;          // valid, fitting layouts the walk met (at least the list)
   size_t too_big = 0;              // estimated not to fit
   std::optional<Evaluation> closest;  // when nothing fits: the valid layout nearest to fitting

@@ -147,7 +147,7 @@ GuidePoint guide_point(const Job& job, const Derived& d, const ModelSize& size, 
     for (int64_t pp : r.pp) {
       for (int64_t cp : r.cp) {
         for (int64_t ep : r.ep) {
-          g.layouts.push_back(Candidate{.tp = tp, .pp = pp, .cp = cp, .ep = ep, .etp = 1, .sp = tp > 1});
+          g.layouts.push_back(Candidate{.tp = tp, .pp = pp, .cp = cp, .ep = ep, .etp = 1, .sp = tp > 1, .chunk_layers = {}});
         }
       }
     }
