@@ -66,7 +66,7 @@ TEST_CASE("vision: the first stage holds the tower; frozen parameters keep weigh
   m.stage_layers = {4, 4};
   m.stage_mtp = {0, 0};
   MemoryEstimate without = estimate_model(m);
-  static const VisionDims dims = {"test", "test/vlm", "gemma4", 1, 64, 1, 64, 64, 16, 3, 16, 2, 1024, 8, 0, "test"};
+  static const VisionDims dims = {"test", "test/vlm", "gemma4", 1, 64, 1, 64, 64, 16, 1, 3, 16, 2, 1024, 8, 0, 0, "test"};
   m.vision.dims = &dims;
   m.vision.trainable_params = 1e6;
   m.vision.frozen_params = 5e6;
@@ -112,4 +112,55 @@ TEST_CASE("vision: the Gemma 4 VL recipes state their tower, its freezing and th
   std::string why;
   for (const auto& line : trained.value("estimate_unavailable", nlohmann::json::array())) why += line.get<std::string>();
   CHECK(why.find("trainable vision tower of google/gemma-4-26B-A4B-it") != std::string::npos);
+}
+
+TEST_CASE("vision: Qwen3-VL 8B's tower and mergers, counted by hand from its vision_config", "[estimate]") {
+  // Qwen/Qwen3-VL-8B-Instruct vision_config (data/vision_dims.csv): depth 27,
+  // hidden 1152, 16 heads, intermediate 4304, patch 16 x 16 x 2 frames x 3
+  // channels, 2304 position rows, spatial_merge_size 2, out_hidden_size
+  // 4096, 3 deepstack mergers; modules of Bridge's modelling_qwen3_vl
+  // (067f987df03b): LayerNorm (weight + bias), biased qkv/proj/fc1/fc2.
+  const VisionDims* d = find_vision_dims("qwen3_vl_8b");
+  REQUIRE(d != nullptr);
+  int64_t h = 1152, f = 4304, merged = 4 * h;
+  int64_t split = 3 * h * h + 3 * h + h * h + h * f + f + f * h;  // qkv (+ bias), proj, fc1 (+ bias), fc2
+  int64_t whole = 2 * h + 2 * h + h + h;                          // two LayerNorms, proj and fc2 biases
+  CHECK(split + whole == 15'239'504);
+  int64_t embeddings = 3 * 2 * 16 * 16 * h + h + 2304 * h;  // Conv3d with bias, position table
+  VisionParams p = vision_params(*d);
+  CHECK(p.tower == 27 * (split + whole) + embeddings);
+  CHECK(p.tower == 415'891'440);
+  CHECK(p.tower_split == 27 * split);
+  int64_t merger_split = merged * merged + merged + merged * 4096;  // fc1 (+ bias), fc2
+  CHECK(p.projector_split == 4 * merger_split);
+  CHECK(p.projector == 4 * merger_split + (2 * h + 4096) + 3 * (2 * merged + 4096));  // norms, fc2 biases
+  // With Qwen3-8B's 8,190,735,360 text parameters: 8,767,123,696, the
+  // 8.8 B the model is listed with.
+  CHECK(p.tower + p.projector == 576'388'336);
+}
+
+TEST_CASE("vision: Qwen3-VL 8B recipes: a trained tower's activations, a frozen language model, LoRA declined",
+          "[estimate]") {
+  // SFT trains everything: the tower's activations over at most
+  // seq_length x micro-batch x merge^2 = 4096 x 2 x 4 = 32,768 patches.
+  auto sft = estimate_json({"--recipe", "qwen3_vl_8b_sft_2gpu_h100_bf16_config"});
+  REQUIRE(sft["estimate"].is_object());
+  CHECK(sft["estimate"]["vision"]["patches_per_microbatch"] == 32'768);
+  CHECK(sft["estimate"]["vision"]["tower_frozen"] == false);
+  // The pretrain recipe freezes the language model and the tower and trains
+  // the mergers: on TP 4 (DP 1) each rank holds 160,450,560 / 4 split +
+  // 46,336 replicated merger parameters = 40,158,976, the only ones with
+  // fp32 gradients (4 B) and Adam state (12 B, not sharded at DP 1).
+  auto pre = estimate_json({"--recipe", "qwen3_vl_8b_pretrain_4gpu_h100_bf16_mock_config"});
+  REQUIRE(pre["estimate"].is_object());
+  CHECK(pre["estimate"]["gradients"].get<double>() == Approx(40'158'976.0 * 4 / kGiB).margin(0.005));
+  CHECK(pre["estimate"]["optimizer"].get<double>() == Approx(40'158'976.0 * 12 / kGiB).margin(0.005));
+  CHECK(pre["estimate"]["vision"]["tower_frozen"] == true);
+  CHECK(pre["estimate"]["vision"]["projector_frozen"] == false);
+  // LoRA's default targets also match the tower's Megatron-Core layers: declined, saying so.
+  auto peft = estimate_json({"--recipe", "qwen3_vl_8b_peft_1gpu_h100_bf16_config"});
+  CHECK(peft["estimate"].is_null());
+  std::string why;
+  for (const auto& line : peft.value("estimate_unavailable", nlohmann::json::array())) why += line.get<std::string>();
+  CHECK(why.find("LoRA on Qwen/Qwen3-VL-8B-Instruct") != std::string::npos);
 }

@@ -896,8 +896,8 @@ def generate(shared: Path, facts_csv: Path = FACTS_CSV) -> tuple[str, str]:
     return "".join(out), render_corrections(fixes)
 
 
-VISION_INT_FIELDS = ("layers", "hidden", "heads", "head_dim", "ffn", "patch_size", "in_channels", "position_rows",
-                     "merge", "text_hidden", "tokens_per_image", "extra_params")
+VISION_INT_FIELDS = ("layers", "hidden", "heads", "head_dim", "ffn", "patch_size", "temporal_patch", "in_channels",
+                     "position_rows", "merge", "text_hidden", "tokens_per_image", "extra_params", "deepstack")
 
 
 def render_vision(path: Path, models: dict[str, dict]) -> str:

@@ -687,6 +687,13 @@ MemoryEstimate estimate_model(const MemoryModel& m) {
     if (vision) p.replicated += m.vision.trainable_params;
     ParamBytes pb = param_bytes(m, p);
     if (vision) pb.weights += m.vision.frozen_params * m.param_bytes;
+    if (m.vision.language_frozen) {  // only the vision parameters it trains keep grads and optimizer state
+      StageParams trained;
+      trained.replicated = vision ? m.vision.trainable_params : 0;
+      ParamBytes t = param_bytes(m, trained);
+      pb.gradients = t.gradients;
+      pb.optimizer = t.optimizer;
+    }
     StageActivations a = stage_activations(m, stage);
     double vision_act = vision ? a.in_flight * m.vision.activation_bytes : 0;
     // Fixed buffers in the allocator: cuBLAS and TE GEMM workspaces (32 MiB
@@ -741,7 +748,7 @@ MemoryEstimate estimate_model(const MemoryModel& m) {
     if (a.offloaded > 0) act.push_back(fmt::format("offloaded to the host: {}", gib(a.offloaded)));
     if (a.edges > 0) act.push_back(fmt::format("embedding / output-layer inputs: {}", gib(a.edges)));
     if (a.logits > 0) act.push_back(fmt::format("logits + cross-entropy (fp32): {}", gib(a.logits)));
-    if (vision_act > 0) act.push_back(fmt::format("vision projector inputs: {}", gib(vision_act)));
+    if (vision_act > 0) act.push_back(fmt::format("vision tower and projector: {}", gib(vision_act)));
     e.parts.push_back({"activations", e.activations, act});
     e.parts.push_back({"other", e.other,
                        {fmt::format("GEMM workspaces {}, pipeline buffers {}, weight-gradient temporary {}",

@@ -609,14 +609,14 @@ std::optional<MemoryModel> read_memory_model(const Job& job, const Derived& deri
     m.lora_rank = r.integer("peft.dim").value_or(32);
     if (!r.integer("peft.dim")) assumptions.push_back("PEFT: LoRA rank 32 (LoRA's default dim) on every linear layer");
   }
-  std::optional<VisionLoad> vision = read_vision_load(job, m.seq, m.micro_batch, m.lora_rank > 0, why_not);
-  if (!vision) return std::nullopt;
-  m.vision = *vision;
-  if (m.vision.dims) assumptions.push_back(vision_assumption(m.vision));
   m.vocab = vocab_size(r, m.tp);
   if (!pattern) split_layers(r, m);
   read_precision(r, m);
   read_activation_settings(r, m);
+  std::optional<VisionLoad> vision = read_vision_load(job, m, why_not);
+  if (!vision) return std::nullopt;
+  m.vision = *vision;
+  if (m.vision.dims) assumptions.push_back(vision_assumption(m.vision));
   if (derived.gpu) {
     m.gpu = derived.gpu->display;
     m.capacity_gib = derived.gpu->memory_gib;

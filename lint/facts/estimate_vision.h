@@ -14,6 +14,7 @@
 namespace mblint {
 
 struct Job;
+struct MemoryModel;
 
 // One row of data/vision_dims.csv (tools/gen_catalog.py writes
 // lint/facts/vision_dims_data.inc from it).
@@ -27,12 +28,14 @@ struct VisionDims {
   int head_dim;            // vision_config.head_dim
   int ffn;                 // vision_config.intermediate_size
   int patch_size;          // pixels per patch side
+  int temporal_patch;      // frames per patch (video towers; 1 for images only)
   int in_channels;         // colour channels of a patch
   int position_rows;       // rows of each learned position table
   int merge;               // patches pooled into one image token, per side
   int text_hidden;         // the language model's width the projector maps to
   int tokens_per_image;    // image tokens one image places in the sequence (0: variable)
   int extra_params;        // tower parameters outside the layers and embeddings (named in `source`)
+  int deepstack;           // extra patch mergers fed from inner layers (Qwen3-VL deepstack_visual_indexes)
   const char* source;      // where these numbers come from
 };
 
@@ -41,10 +44,11 @@ const VisionDims* find_vision_dims(std::string_view model_key);
 
 // Parameters of the tower (patch embedding, position tables, encoder layers)
 // and of the projector into the language model, exactly as the checkpoint's
-// modules hold them.
+// modules hold them; `*_split` is the part tensor parallelism divides (the
+// weights of Megatron-Core column- and row-parallel layers).
 struct VisionParams {
-  int64_t tower = 0;
-  int64_t projector = 0;
+  int64_t tower = 0, tower_split = 0;
+  int64_t projector = 0, projector_split = 0;
 };
 VisionParams vision_params(const VisionDims& d);
 
@@ -57,15 +61,16 @@ struct VisionLoad {
   int64_t images = 0;                // the bound assumed per micro-batch
   int64_t patches = 0;
   bool tower_frozen = false, projector_frozen = false;
+  bool language_frozen = false;      // freeze_language_model: its weights keep no grads/optimizer state
 };
 
 // The vision tower a recipe job trains with, read from its model key and its
-// freeze_* settings. nullopt (with `why_not`) when the recipe's model is a
-// vision-language model whose tower the estimate cannot bound; an empty load
-// (dims == nullptr) for every other job. `seq` and `micro_batch` bound the
-// image tokens of a micro-batch; `lora` marks a PEFT job (base frozen).
-std::optional<VisionLoad> read_vision_load(const Job& job, int64_t seq, int64_t micro_batch, bool lora,
-                                           std::string* why_not);
+// freeze_* settings, sized for the language model `m` (its sequence and
+// micro-batch bound the images; its TP splits and its recompute settings
+// apply to a Megatron-Core tower). nullopt (with `why_not`) when the
+// recipe's model is a vision-language model whose tower the estimate cannot
+// bound; an empty load (dims == nullptr) for every other job.
+std::optional<VisionLoad> read_vision_load(const Job& job, const MemoryModel& m, std::string* why_not);
 
 // The line the estimate states as its assumption about the tower.
 std::string vision_assumption(const VisionLoad& v);
