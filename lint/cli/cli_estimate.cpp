@@ -69,7 +69,9 @@ nlohmann::ordered_json estimate_json(const MemoryEstimate& e) {
                    {"projector_parameters", p.projector},
                    {"tower_frozen", e.vision->tower_frozen},
                    {"projector_frozen", e.vision->projector_frozen},
-                   {"images_per_microbatch", e.vision->images},
+                   {"images_per_microbatch", e.vision->dims->tokens_per_image > 0
+                                                 ? nlohmann::ordered_json(e.vision->images)
+                                                 : nlohmann::ordered_json(nullptr)},
                    {"patches_per_microbatch", e.vision->patches}};
   }
   return o;
