@@ -62,10 +62,11 @@ constexpr VisionDims kVisionDims[] = {
 #include "lint/facts/vision_dims_data.inc"
 };
 
+bool arch_is(const VisionDims& d, std::string_view arch) { return std::string_view(d.arch) == arch; }
+
 // A tower built from Hugging Face modules whose training activations the
 // estimate does not model: trainable, it is declined.
-bool hf_tower(const VisionDims& d) { return std::string_view(d.arch) == "gemma4"; }
-bool arch_is(const VisionDims& d, std::string_view arch) { return std::string_view(d.arch) == arch; }
+bool hf_tower(const VisionDims& d) { return arch_is(d, "gemma4"); }
 
 int64_t patch_embedding(const VisionDims& d) {
   return static_cast<int64_t>(d.in_channels) * d.temporal_patch * d.patch_size * d.patch_size * d.hidden;
