@@ -225,13 +225,16 @@ TEST_CASE("resolve on the launch-script corpus, per field", "[shared][launch-cor
   // ./run_and_time.sh -> python -u trainer, whose Hydra config is composed
   // from its defaults list with `${oc.env:...}` and the integer resolvers
   // evaluated): 91 found (was 88; 96.8%, the issue's 95% met), 861 correct
-  // (95.7%), 39 unknown, 0 wrong, 54 guessed, 1 of 6 negatives. Raise the
+  // (95.7%), 39 unknown, 0 wrong, 54 guessed, 1 of 6 negatives. Then
+  // (wip/memvlm): the catalog's Qwen3-VL 8B and 30B-A3B shapes give Bridge's
+  // examples/models/qwen/qwen3_vl/peft.sh num_layers and hidden_size, which
+  // the corpus leaves null (the checkpoint decides): 56 guessed. Raise the
   // floors as more launches are followed; the issue's targets are in the
   // header.
   CHECK(found >= 91);
   CHECK(total.correct >= 861);
   CHECK(total.wrong == 0);
-  CHECK(total.guessed <= 54);
+  CHECK(total.guessed <= 56);
   CHECK(negatives_with_job <= 1);
   CHECK(percent(total.wrong, total.known) <= 2.0);  // the issue's target, met today
 }

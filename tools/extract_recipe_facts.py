@@ -119,6 +119,11 @@ MEMORY_FIELDS = (
     "model.cross_entropy_fusion_impl",
     "model.moe_expert_capacity_factor",
     "model.moe_pad_expert_input_to_capacity",
+    # Vision-language recipes: a frozen vision tower (or language model) keeps
+    # no gradients or optimizer state (lint/facts/estimate_vision.cpp).
+    "model.freeze_vision_model",
+    "model.freeze_vision_projection",
+    "model.freeze_language_model",
 )
 # Written as one row per key (env_vars) or per field the recipe writes (comm_overlap).
 SECTIONS = ("env_vars", "comm_overlap")

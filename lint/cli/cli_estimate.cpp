@@ -60,6 +60,20 @@ nlohmann::ordered_json estimate_json(const MemoryEstimate& e) {
   }
   o["stages"] = std::move(stages);
   o["assumptions"] = e.assumptions;
+  if (e.vision && e.vision->dims) {
+    // The vision tower (first stage) and the image bound the estimate assumed.
+    VisionParams p = vision_params(*e.vision->dims);
+    o["vision"] = {{"model", e.vision->dims->hf_id},
+                   {"stage", 0},
+                   {"tower_parameters", p.tower},
+                   {"projector_parameters", p.projector},
+                   {"tower_frozen", e.vision->tower_frozen},
+                   {"projector_frozen", e.vision->projector_frozen},
+                   {"images_per_microbatch", e.vision->dims->tokens_per_image > 0
+                                                 ? nlohmann::ordered_json(e.vision->images)
+                                                 : nlohmann::ordered_json(nullptr)},
+                   {"patches_per_microbatch", e.vision->patches}};
+  }
   return o;
 }
 

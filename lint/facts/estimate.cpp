@@ -681,8 +681,21 @@ MemoryEstimate estimate_model(const MemoryModel& m) {
   double best = -1;
   for (int stage = 0; stage < m.pp; ++stage) {
     StageParams p = stage_params(m, stage);
+    // The vision tower sits on the first stage (estimate_vision.cpp): trained
+    // parameters as dense replicated ones, frozen ones as weights only.
+    bool vision = stage == 0 && m.vision.dims;
+    if (vision) p.replicated += m.vision.trainable_params;
     ParamBytes pb = param_bytes(m, p);
+    if (vision) pb.weights += m.vision.frozen_params * m.param_bytes;
+    if (m.vision.language_frozen) {  // only the vision parameters it trains keep grads and optimizer state
+      StageParams trained;
+      trained.replicated = vision ? m.vision.trainable_params : 0;
+      ParamBytes t = param_bytes(m, trained);
+      pb.gradients = t.gradients;
+      pb.optimizer = t.optimizer;
+    }
     StageActivations a = stage_activations(m, stage);
+    double vision_act = vision ? a.in_flight * m.vision.activation_bytes : 0;
     // Fixed buffers in the allocator: cuBLAS and TE GEMM workspaces (32 MiB
     // each on Hopper: CUBLAS_WORKSPACE_CONFIG :4096:8, TE get_workspace), the
     // pipeline's send/receive buffers (2sbh each way) and, without gradient
@@ -694,7 +707,7 @@ MemoryEstimate estimate_model(const MemoryModel& m) {
     double p2p = m.pp > 1 ? 2 * ab(m) * tokens * m.hidden * rep : 0;
     double wgrad = m.grad_accumulation_fusion ? 0 : p.largest * m.param_bytes;
     double other = workspace + p2p + wgrad;
-    double activations = a.layers + a.edges + a.logits + a.working;
+    double activations = a.layers + a.edges + a.logits + a.working + vision_act;
     double peak = pb.weights + pb.gradients + pb.optimizer + activations + other;
     double overhead = overhead_for(peak, kGiB);
     StageMemory sm{stage, peak / kGiB, (peak + overhead) / kGiB};
@@ -716,6 +729,11 @@ MemoryEstimate estimate_model(const MemoryModel& m) {
                        {fmt::format("{:.3g} M parameters on this rank ({:.3g} M in routed experts), {} B each{}",
                                     params / 1e6, p.experts / 1e6, m.param_bytes,
                                     m.fp8_weight_cache && !m.fp8_param ? " + 2 B fp8 weight cache for linear layers" : "")}});
+    if (vision) {
+      e.parts.back().details.push_back(fmt::format("vision tower and projector: {:.3g} M parameters ({:.3g} M frozen)",
+                                                   (m.vision.trainable_params + m.vision.frozen_params) / 1e6,
+                                                   m.vision.frozen_params / 1e6));
+    }
     e.parts.push_back({"gradients", e.gradients, {fmt::format("main_grad buffer, {} B per parameter", m.grad_bytes)}});
     e.parts.push_back({"optimizer", e.optimizer,
                        {fmt::format("{} state{}", m.optimizer,
@@ -730,6 +748,7 @@ MemoryEstimate estimate_model(const MemoryModel& m) {
     if (a.offloaded > 0) act.push_back(fmt::format("offloaded to the host: {}", gib(a.offloaded)));
     if (a.edges > 0) act.push_back(fmt::format("embedding / output-layer inputs: {}", gib(a.edges)));
     if (a.logits > 0) act.push_back(fmt::format("logits + cross-entropy (fp32): {}", gib(a.logits)));
+    if (vision_act > 0) act.push_back(fmt::format("vision tower and projector: {}", gib(vision_act)));
     e.parts.push_back({"activations", e.activations, act});
     e.parts.push_back({"other", e.other,
                        {fmt::format("GEMM workspaces {}, pipeline buffers {}, weight-gradient temporary {}",
@@ -746,6 +765,7 @@ MemoryEstimate estimate_model(const MemoryModel& m) {
                          e.stage, m.pp);
   }
   if (m.experts > 0) e.rank += ", any expert rank (balanced routing)";
+  if (m.vision.dims) e.vision = m.vision;
   return e;
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "lint/facts/derived.h"
+#include "lint/facts/estimate_vision.h"
 #include "lint/model/job.h"
 
 namespace mblint {
@@ -45,6 +46,7 @@ struct MemoryEstimate {
   std::vector<StageMemory> stages;
   std::vector<MemoryPart> parts;       // the breakdown, in display order
   std::vector<std::string> assumptions;  // what was assumed for unknown values
+  std::optional<VisionLoad> vision;      // a vision-language model's tower (first stage)
 };
 
 // The decoder layers of one pipeline stage by kind. A transformer layer is
@@ -119,6 +121,7 @@ struct MemoryModel {
   bool distribute_saved = false;
   int64_t cpu_offload_layers = 0;
   std::set<std::string> offload_modules;  // fine-grained activation offloading
+  VisionLoad vision;  // a vision-language recipe's tower and projector (estimate_vision.h)
   // Hardware.
   std::string gpu;
   double capacity_gib = 0;

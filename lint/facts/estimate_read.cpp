@@ -613,6 +613,10 @@ std::optional<MemoryModel> read_memory_model(const Job& job, const Derived& deri
   if (!pattern) split_layers(r, m);
   read_precision(r, m);
   read_activation_settings(r, m);
+  std::optional<VisionLoad> vision = read_vision_load(job, m, why_not);
+  if (!vision) return std::nullopt;
+  m.vision = *vision;
+  if (m.vision.dims) assumptions.push_back(vision_assumption(m.vision));
   if (derived.gpu) {
     m.gpu = derived.gpu->display;
     m.capacity_gib = derived.gpu->memory_gib;

@@ -1,0 +1,262 @@
+// The vision tower of a vision-language recipe (see estimate_vision.h).
+//
+// Sources:
+// [G4VL] Megatron-Bridge 067f987df03b, src/megatron/bridge/models/gemma_vl/
+//        modeling_gemma4_vl.py (Gemma4VLModel): the Hugging Face vision tower
+//        (AutoModel.from_config(vision_config)) and the multimodal embedder are
+//        built only where the language model has pre_process (the first
+//        pipeline stage), whole on every tensor-parallel rank (an HF module,
+//        its gradients all-reduced over TP by
+//        hook_hf_module_setattr_for_tp_grad_sync), cast to params_dtype;
+//        gemma4_vl_provider.py: freeze_vision_model / freeze_vision_projection
+//        call model.freeze(), which turns requires_grad off.
+// [HFG4] huggingface/transformers, src/transformers/models/gemma4/
+//        modeling_gemma4.py and configuration_gemma4.py (Gemma4VisionModel,
+//        Gemma4MultimodalEmbedder; read at 008e574391258935): per encoder
+//        layer q/k/v/o projections without bias, a per-head RMSNorm on q and
+//        k, a gated MLP (gate, up, down) without bias, four RMSNorms; a patch
+//        embedding without bias; two learned position tables (x and y) of
+//        position_embedding_size rows; with `standardize` a bias and a scale
+//        over the output; the pooler averages merge x merge patches into one
+//        soft token (pooling_kernel_size) and an image yields at most
+//        vision_soft_tokens_per_image of them. The embedder is an RMSNorm
+//        without weight and a hidden -> text hidden projection without bias.
+// [Q3VL] Megatron-Bridge 067f987df03b, src/megatron/bridge/models/qwen_vl/
+//        modelling_qwen3_vl/: model.py (Qwen3VLModel builds the vision model
+//        only with pre_process: the first pipeline stage; freeze() treats the
+//        merger and the deepstack mergers as the "vision projection"),
+//        vision_model.py (Qwen3VLVisionModel: not split over pipeline stages),
+//        transformer_config.py get_vision_model_config (Megatron-Core
+//        transformer layers: LayerNorm, qkv and linear biases, a GELU MLP
+//        without gate, MHA, no dropout, no sequence parallelism, the language
+//        model's tensor parallelism and recompute settings), utils.py
+//        (Qwen3VLVisionPatchEmbed: Conv3d with bias; Qwen3VLVisionPatchMerger:
+//        a norm, a merge^2 x hidden square fc1 and an fc2 to the text width,
+//        TE column- and row-parallel). Each image token merges merge^2 patches,
+//        so a micro-batch of seq_length tokens holds at most seq_length x
+//        merge^2 patches per sample.
+//
+// What a frozen tower costs: its weights (params_dtype) and nothing else. With
+// requires_grad off and pixel inputs that need no gradient, autograd records
+// no graph through the tower, so it saves no activations and gets no
+// main_grad or optimizer state; its forward working set is freed before the
+// language model of the same micro-batch runs and is not counted.
+#include "lint/facts/estimate_vision.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string_view>
+
+#include <fmt/format.h>
+
+#include "lint/facts/estimate.h"
+#include "lint/facts/setting_reader.h"
+#include "lint/model/catalog.h"
+#include "lint/model/job.h"
+
+namespace mblint {
+
+namespace {
+
+constexpr VisionDims kVisionDims[] = {
+#include "lint/facts/vision_dims_data.inc"
+};
+
+bool arch_is(const VisionDims& d, std::string_view arch) { return std::string_view(d.arch) == arch; }
+
+// A tower built from Hugging Face modules whose training activations the
+// estimate does not model: trainable, it is declined.
+bool hf_tower(const VisionDims& d) { return arch_is(d, "gemma4"); }
+
+int64_t patch_embedding(const VisionDims& d) {
+  return static_cast<int64_t>(d.in_channels) * d.temporal_patch * d.patch_size * d.patch_size * d.hidden;
+}
+
+// [HFG4] Gemma4VisionModel's parameters.
+int64_t gemma4_tower(const VisionDims& d) {
+  int64_t h = d.hidden, inner = static_cast<int64_t>(d.heads) * d.head_dim;
+  int64_t attention = 4 * h * inner + 2 * static_cast<int64_t>(d.head_dim);  // q, k, v, o + q/k norms
+  int64_t mlp = 3 * h * d.ffn;                                                // gate, up, down
+  int64_t norms = 4 * h;                                                      // input, post-attention, pre- and post-MLP
+  int64_t positions = 2 * static_cast<int64_t>(d.position_rows) * h;          // x and y tables
+  return d.layers * (attention + mlp + norms) + patch_embedding(d) + positions + d.extra_params;
+}
+
+// [Q3VL] one Qwen3-VL vision layer: the weights TP splits (qkv with its
+// bias, proj, fc1 with its bias, fc2) and those it replicates (two
+// LayerNorms, the row-parallel biases).
+struct Split {
+  int64_t split = 0, whole = 0;
+};
+Split qwen3_layer(const VisionDims& d) {
+  int64_t h = d.hidden, f = d.ffn;
+  return {3 * h * h + 3 * h + h * h + h * f + f + f * h, 2 * h + 2 * h + h + h};
+}
+
+// [Q3VL] a patch merger: norm over the hidden (main) or the merged width
+// (deepstack, use_postshuffle_norm), fc1 merged -> merged with bias
+// (column-parallel), fc2 merged -> text hidden with bias (row-parallel).
+Split qwen3_merger(const VisionDims& d, bool postshuffle) {
+  int64_t merged = static_cast<int64_t>(d.hidden) * d.merge * d.merge;
+  int64_t norm = 2 * (postshuffle ? merged : d.hidden);
+  return {merged * merged + merged + merged * d.text_hidden, norm + d.text_hidden};
+}
+
+}  // namespace
+
+const VisionDims* find_vision_dims(std::string_view model_key) {
+  for (const VisionDims& d : kVisionDims) {
+    if (model_key == d.key) return &d;
+  }
+  return nullptr;
+}
+
+VisionParams vision_params(const VisionDims& d) {
+  VisionParams p;
+  if (arch_is(d, "gemma4")) {
+    p.tower = gemma4_tower(d);
+    p.projector = static_cast<int64_t>(d.hidden) * d.text_hidden;  // [HFG4] embedding_projection
+  } else if (arch_is(d, "qwen3_vl")) {
+    Split layer = qwen3_layer(d);
+    int64_t embeddings = patch_embedding(d) + d.hidden + static_cast<int64_t>(d.position_rows) * d.hidden;
+    p.tower_split = d.layers * layer.split;
+    p.tower = p.tower_split + d.layers * layer.whole + embeddings + d.extra_params;
+    Split main = qwen3_merger(d, false), deep = qwen3_merger(d, true);
+    p.projector_split = main.split + d.deepstack * deep.split;
+    p.projector = p.projector_split + main.whole + d.deepstack * deep.whole;
+  }
+  return p;
+}
+
+namespace {
+
+// [Q3VL] bytes a trained Megatron-Core tower keeps for the backward pass per
+// micro-batch: its layers as language-model layers over `patches` tokens
+// (estimate.cpp's terms: no SP, no dropout, flash attention), under the
+// language model's recompute settings, plus the Conv3d's pixel input.
+double megatron_tower_bytes(const VisionDims& d, const MemoryModel& m, int64_t patches) {
+  MemoryModel v;
+  v.hidden = d.hidden;
+  v.heads = d.heads;
+  v.query_groups = d.heads;
+  v.kv_channels = d.head_dim;
+  v.ffn = d.ffn;
+  v.swiglu = false;
+  v.add_bias = true;
+  v.seq = patches;
+  v.tp = m.tp;
+  v.hidden_dropout = v.attention_dropout = 0;
+  v.recompute = m.recompute;
+  v.recompute_method = m.recompute_method;
+  v.recompute_layers = m.recompute_layers;
+  v.recompute_modules = m.recompute_modules;
+  double per_layer = layer_activation_bytes(v, false);
+  double layers = d.layers, checkpoint = 2.0 * static_cast<double>(patches) * d.hidden;
+  double kept = layers * per_layer;
+  if (m.recompute == "full") {
+    double group = static_cast<double>(std::max<int64_t>(1, m.recompute_layers));
+    if (m.recompute_method == "block") {
+      double recomputed = std::min(group, layers);
+      kept = recomputed * checkpoint + (layers - recomputed) * per_layer + per_layer;
+    } else {
+      kept = std::ceil(layers / group) * checkpoint + std::min(group, layers) * per_layer;
+    }
+  }
+  double pixels = 2.0 * static_cast<double>(patches) * d.in_channels * d.temporal_patch * d.patch_size * d.patch_size;
+  return kept + pixels;
+}
+
+// [Q3VL] a trained merger keeps its norm's input, fc1's input (the merged
+// rows), and the GELU and fc2 inputs (merged width over TP): per patch
+// hidden x (2 + 2/TP) elements in bf16.
+double qwen3_merger_bytes(const VisionDims& d, const MemoryModel& m, int64_t patches) {
+  double per_merger = 2.0 * static_cast<double>(patches) * d.hidden * (2.0 + 2.0 / std::max<int64_t>(1, m.tp));
+  return (1 + d.deepstack) * per_merger;
+}
+
+}  // namespace
+
+std::optional<VisionLoad> read_vision_load(const Job& job, const MemoryModel& m, std::string* why_not) {
+  VisionLoad v;
+  if (!job.recipe || !job.recipe->model) return v;
+  const VisionDims* d = find_vision_dims(job.recipe->model);
+  if (!d) return v;
+  v.dims = d;
+  bool lora = m.lora_rank > 0;
+  if (lora && arch_is(*d, "qwen3_vl")) {
+    if (why_not) {
+      *why_not = fmt::format(
+          "LoRA on {}: Bridge's target modules (linear_qkv, linear_proj, linear_fc1, linear_fc2) also match the "
+          "Megatron-Core vision tower's layers and mergers, whose adapters and saved activations are not modelled",
+          d->hf_id);
+    }
+    return std::nullopt;
+  }
+  // [G4VL] the providers default every freeze_* to False; a PEFT job freezes
+  // the whole base model, and LoRA's target modules name Megatron-Core
+  // modules, not the HF tower's.
+  auto frozen = [&](std::string_view path) { return lora || config_bool(job, path).value.value_or(false); };
+  v.tower_frozen = frozen("model.freeze_vision_model");
+  v.projector_frozen = frozen("model.freeze_vision_projection");
+  v.language_frozen = !lora && config_bool(job, "model.freeze_language_model").value.value_or(false);
+  VisionParams p = vision_params(*d);
+  double tp = static_cast<double>(std::max<int64_t>(1, m.tp));
+  double tower = static_cast<double>(p.tower - p.tower_split) + static_cast<double>(p.tower_split) / tp;
+  double projector = static_cast<double>(p.projector - p.projector_split) + static_cast<double>(p.projector_split) / tp;
+  (v.tower_frozen ? v.frozen_params : v.trainable_params) += tower;
+  (v.projector_frozen ? v.frozen_params : v.trainable_params) += projector;
+  if (!v.tower_frozen && hf_tower(*d)) {
+    if (why_not) {
+      *why_not = fmt::format(
+          "the trainable vision tower of {} (freeze_vision_model false) is a Hugging Face module whose saved "
+          "activations per image patch are not modelled",
+          d->hf_id);
+    }
+    return std::nullopt;
+  }
+  int64_t micro_batch = std::max<int64_t>(0, m.micro_batch);
+  int64_t merge2 = static_cast<int64_t>(d->merge) * d->merge;
+  if (d->tokens_per_image > 0) {
+    // Every image places tokens_per_image tokens in the sequence, so a
+    // sample of seq_length tokens carries at most seq_length /
+    // tokens_per_image images, each of at most tokens_per_image x merge^2
+    // patches.
+    v.images = micro_batch * (m.seq / d->tokens_per_image);
+    v.patches = v.images * d->tokens_per_image * merge2;
+  } else {
+    // Variable tokens per image: every token of the sample an image token.
+    v.patches = micro_batch * m.seq * merge2;
+  }
+  if (!v.tower_frozen) v.activation_bytes += megatron_tower_bytes(*d, m, v.patches);
+  if (!v.projector_frozen && arch_is(*d, "gemma4")) {
+    // [HFG4] the embedder's RMSNorm runs in fp32 and keeps its fp32 input and
+    // the rstd per token; the projection keeps its bf16 input.
+    double image_tokens = static_cast<double>(v.images * d->tokens_per_image);
+    v.activation_bytes += image_tokens * (6.0 * d->hidden + 4.0);
+  }
+  if (!v.projector_frozen && arch_is(*d, "qwen3_vl")) v.activation_bytes += qwen3_merger_bytes(*d, m, v.patches);
+  return v;
+}
+
+std::string vision_assumption(const VisionLoad& v) {
+  const VisionDims& d = *v.dims;
+  VisionParams p = vision_params(d);
+  auto state = [](bool frozen) { return frozen ? "frozen" : "trained"; };
+  std::string placement = p.tower_split > 0 ? "split over tensor parallelism like the language model's layers"
+                                            : "whole on every tensor-parallel rank";
+  std::string bound =
+      d.tokens_per_image > 0
+          ? fmt::format("images per micro-batch at most {} (seq_length / {} image tokens each, x micro batch), {} "
+                        "patches ({}x{} pooled into each image token)",
+                        v.images, d.tokens_per_image, v.patches, d.merge, d.merge)
+          : fmt::format("patches per micro-batch at most {} (every token of seq_length x micro batch an image token "
+                        "of {}x{} merged patches)",
+                        v.patches, d.merge, d.merge);
+  return fmt::format("vision tower of {}: {:.1f} M parameters ({}) + projector {:.1f} M ({}), {}, on the first "
+                     "pipeline stage{}; {}",
+                     d.hf_id, static_cast<double>(p.tower) / 1e6, state(v.tower_frozen),
+                     static_cast<double>(p.projector) / 1e6, state(v.projector_frozen), placement,
+                     v.language_frozen ? "; language model frozen (freeze_language_model): weights only" : "", bound);
+}
+
+}  // namespace mblint
