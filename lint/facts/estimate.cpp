@@ -19,6 +19,7 @@
 // Every term below says which of these it follows. No constant is fitted to
 // a measured run; the acceptance test (tools/memory_eval.py) only compares.
 #include "lint/facts/estimate.h"
+#include "lint/facts/estimate_dsa.h"
 
 #include <algorithm>
 #include <cmath>
@@ -98,7 +99,11 @@ void attention_block(const MemoryModel& m, double tokens, double rep, Terms& t) 
     // projections are TP-split. Their outputs are what mla_up_proj recomputes.
     if (m.q_lora > 0) t.add("MLA q down-projection + norm", 4 * tokens * m.q_lora * rep);
     t.add("MLA kv down-projection + norm", ab(m) * tokens * (2 * m.kv_lora + m.qk_rope) * rep);
-    if (!recomputes(m, "mla_up_proj")) {
+    if (m.dsa_heads > 0) {
+      // DeepSeek sparse attention: absorbed MLA over the indexer's top-k
+      // keys instead of the up-projections and the core attention below.
+      for (const auto& [what, bytes] : dsa_attention_terms(m, tokens)) t.add(what.c_str(), bytes);
+    } else if (!recomputes(m, "mla_up_proj")) {
       double qk = static_cast<double>(m.qk_head + m.qk_rope);
       t.add("MLA up-projections and rotary Q, K", ab(m) * tokens * heads_local * (qk + (m.qk_head + m.v_head)));
       t.add("Q, K, V", ab(m) * tokens * heads_local * (2 * qk + m.v_head));
@@ -112,7 +117,7 @@ void attention_block(const MemoryModel& m, double tokens, double rep, Terms& t) 
     t.add("Q, K, V", ab(m) * tokens * d * (heads_local + 2 * groups_local));
     value_dim = d;
   }
-  core_attention(m, tokens, heads_local, t);
+  if (!(m.mla && m.dsa_heads > 0)) core_attention(m, tokens, heads_local, t);
   // [K]: the attention output is the projection's input, 2sbh/t.
   if (!offloads(m, "core_attn") && !offloads(m, "attn_proj")) {
     t.add("attention output (projection input)", gemm_input_bytes(m) * tokens * heads_local * value_dim);
@@ -327,7 +332,7 @@ std::pair<double, double> dense_and_moe_layers(const MemoryModel& m, int stage) 
 LayerKinds layer_kinds(const MemoryModel& m, int stage) {
   if (!m.hybrid_stages.empty()) return m.hybrid_stages[static_cast<size_t>(stage)];
   auto [dense, moe] = dense_and_moe_layers(m, stage);
-  return {0, dense + moe, dense, moe};
+  return {0, dense + moe, dense, moe, dsa_indexers_on_stage(m, stage)};
 }
 
 double layer_count(const MemoryModel& m, const LayerKinds& k) {
@@ -340,7 +345,9 @@ LayerKinds mtp_layer_kinds(const MemoryModel& m) {
   const LayerKinds& k = m.mtp_kinds;
   if (k.mamba + k.attention + k.mlp + k.moe > 0) return k;
   bool moe = !m.moe_pattern.empty() && m.moe_pattern.back();
-  return {0, 1, moe ? 0.0 : 1.0, moe ? 1.0 : 0.0};
+  // An MTP depth's layers number from 1 (multi_token_prediction.py), and
+  // layer 1 always computes its own DSA top-k: it builds an indexer.
+  return {0, 1, moe ? 0.0 : 1.0, moe ? 1.0 : 0.0, m.dsa_heads > 0 ? 1.0 : 0.0};
 }
 
 double attention_layer_bytes(const MemoryModel& m);
@@ -351,6 +358,7 @@ double kinds_bytes(const MemoryModel& m, const LayerKinds& k) {
   double bytes = k.attention * attention_layer_bytes(m) + k.mlp * mlp_layer_bytes(m, false);
   if (k.moe > 0) bytes += k.moe * mlp_layer_bytes(m, true);
   if (k.mamba > 0) bytes += k.mamba * mamba_layer_bytes(m);
+  if (k.indexers > 0) bytes += k.indexers * dsa_indexer_bytes(m);
   return bytes;
 }
 
@@ -360,6 +368,7 @@ StageParams stage_params(const MemoryModel& m, int stage) {
   double dense = k.mlp, moe = k.moe;
   double h = static_cast<double>(m.hidden);
   add_attention_params(m, k.attention, p);
+  p.replicated += k.indexers * dsa_indexer_params(m);  // duplicated over TP
   add_mlp_params(m, dense, false, p);
   add_mlp_params(m, moe, true, p);
   add_mamba_params(m, k.mamba, p);
@@ -399,6 +408,7 @@ StageParams stage_params(const MemoryModel& m, int stage) {
     double built = m.mtp_repeated ? 1 : mtp;
     LayerKinds kinds = mtp_layer_kinds(m);
     add_attention_params(m, built * kinds.attention, p);
+    p.replicated += built * kinds.indexers * dsa_indexer_params(m);
     add_mlp_params(m, built * kinds.mlp, false, p);
     add_mlp_params(m, built * kinds.moe, true, p);
     add_mamba_params(m, built * kinds.mamba, p);

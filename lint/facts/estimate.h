@@ -53,6 +53,9 @@ struct MemoryEstimate {
 // has one block per layer: Mamba (M), attention (*), MLP (-) or MoE (E).
 struct LayerKinds {
   double mamba = 0, attention = 0, mlp = 0, moe = 0;
+  // Of the attention layers, those with a DeepSeek sparse attention indexer
+  // (not a layer of its own: part of the attention block).
+  double indexers = 0;
 };
 
 // Everything the estimate reads, resolved with the entry point's defaults.
@@ -80,6 +83,15 @@ struct MemoryModel {
   LayerKinds mtp_kinds;
   bool mtp_repeated = false;  // mtp_use_repeated_layer: one layer's weights serve every depth
   int64_t moe_latent = 0;     // LatentMoE: routed experts work in this width (0: hidden)
+  // DeepSeek sparse attention (Megatron-Core's experimental attention variant
+  // "dsa", GLM-5.x): MLA in its absorbed form over the top-k keys a lightning
+  // indexer picks (estimate_dsa.cpp). dsa_heads 0: no DSA. With topk_freq > 1
+  // only the layers is_dsa_skip_topk_layer keeps build an indexer; the others
+  // reuse its top-k (dsa_indexer: per decoder layer).
+  int64_t dsa_heads = 0, dsa_head_dim = 0, dsa_topk = 0;
+  int64_t dsa_topk_freq = 1, dsa_skip_offset = 0;
+  bool dsa_indexer_loss = false;  // dsa_indexer_loss_coeff > 0: the indexer trains
+  std::vector<bool> dsa_indexer;
   double capacity_factor = 0;     // 0: dropless
   bool pad_to_capacity = false;
   std::string dispatcher = "allgather";
