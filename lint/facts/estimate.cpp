@@ -531,7 +531,18 @@ StageActivations stage_activations(const MemoryModel& m, int stage) {
     // layers each (a repeated layer runs once per depth) plus the
     // concatenated [embedding, hidden] input.
     double layer = kinds_bytes(m, mtp_layer_kinds(m));
-    a.layers += a.in_flight * m.stage_mtp[stage] * (layer + 2 * ab(m) * tokens * h * rep);
+    double inputs = 2 * ab(m) * tokens * h * rep;
+    if (m.recompute == "full") {
+      // Under full recompute each depth checkpoints its projection and layer
+      // from their two inputs, hidden_states and the embedding (2sbh each),
+      // and recomputes them in the backward pass, one depth at a time
+      // (multi_token_prediction.py MultiTokenPredictionLayer.forward ->
+      // _checkpointed_forward, Megatron-LM 2a75ac12c54b).
+      a.layers += a.in_flight * m.stage_mtp[stage] * inputs;
+      a.working = std::max(a.working, layer + inputs);
+    } else {
+      a.layers += a.in_flight * m.stage_mtp[stage] * (layer + inputs);
+    }
   }
   return a;
 }
