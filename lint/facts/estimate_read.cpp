@@ -181,6 +181,15 @@ void read_precision(const Reader& r, MemoryModel& m) {
     m.master_bytes = dtype_bytes(r.text("optimizer.main_params_dtype"), 4);
     m.exp_avg_bytes = dtype_bytes(r.text("optimizer.exp_avg_dtype"), 4);
     if (m.optimizer == "adam") m.exp_avg_sq_bytes = dtype_bytes(r.text("optimizer.exp_avg_sq_dtype"), 4);
+    // store_param_remainders (OptimizerConfig, default True; no Megatron-LM
+    // flag): with bf16 parameters and an fp32 master weight, TE's FusedAdam
+    // keeps only the 16 bits of the fp32 master the bf16 parameter lacks, an
+    // int16 "master_param" (megatron/core/optimizer/__init__.py passes it to
+    // TE's FusedAdam; distrib_optimizer.py allocates it as torch.int16;
+    // TE fused_adam.py _initialize_state), Megatron-LM 2a75ac12c54b.
+    if (bf16 && m.master_bytes == 4 && r.flag("optimizer.store_param_remainders").value_or(true)) {
+      m.master_bytes = 2;
+    }
     // Megatron-LM's validate_args derives the gradient buffer's dtype from
     // --main-grads-dtype; Megatron-Core's DDP (what Bridge builds) takes it
     // from ddp.grad_reduce_in_fp32 alone (param_and_grad_buffer.py,
