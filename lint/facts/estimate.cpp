@@ -552,12 +552,31 @@ StageActivations stage_activations(const MemoryModel& m, int stage) {
 
 struct ParamBytes {
   double weights = 0, gradients = 0, optimizer = 0;
+  double reload = 0;  // the second copy of the inner optimizer's state while a checkpoint loads
 };
 
 // [MC] 4.1: bf16 parameters 2 B, fp32 main gradients 4 B, fp32 master
 // weights 4 B and Adam's two moments 8 B (18 B/param); the distributed
 // optimizer shards the master weights and moments over the data-parallel
 // group (DP·CP for dense parameters, expert DP for experts, per instance).
+// Resuming a distributed optimizer from a checkpoint (Megatron-LM
+// 2a75ac12c54b, megatron/core/optimizer/distrib_optimizer.py): before the
+// first step the inner optimizer has no state, so sharded_state_dict(
+// is_loading=True) calls load_state_dict(state_dict()), which allocates
+// every state tensor with torch.empty (exp_avg, exp_avg_sq and, with the
+// precision-aware optimizer, master_param) and hands them to the inner
+// optimizer's load_state_dict while still holding them. TE's FusedAdam
+// (transformer_engine/pytorch/optimizers/fused_adam.py load_state_dict,
+// set_scaled_state, _initialize_state) does not adopt them: it allocates
+// its own state tensors and copies into them, so at the end of that call
+// both copies are alive. (torch's Optimizer.load_state_dict first casts
+// them to the bf16 parameter's dtype; TE drops those casts param by param,
+// so they are gone by then.) Without the precision-aware optimizer the
+// fp32 master shards are Megatron's own and are not doubled.
+double resume_state_bytes(const MemoryModel& m) {
+  return m.exp_avg_bytes + m.exp_avg_sq_bytes + (m.precision_aware ? m.master_bytes : 0);
+}
+
 ParamBytes param_bytes(const MemoryModel& m, const StageParams& p) {
   ParamBytes b;
   double dense = p.sharded + p.replicated;
@@ -601,6 +620,7 @@ ParamBytes param_bytes(const MemoryModel& m, const StageParams& p) {
   double instances = m.fsdp_outer_optim ? static_cast<double>(std::max<int64_t>(1, m.optimizer_instances)) : 1.0;
   double optimizer = shard_optimizer ? (dense / dense_shard + p.experts / expert_shard) / instances : all;
   b.optimizer = optimizer * state * (1 - m.optimizer_offload);
+  b.reload = m.resumes_optimizer ? optimizer * resume_state_bytes(m) : 0;
   return b;
 }
 
@@ -717,6 +737,11 @@ MemoryEstimate estimate_model(const MemoryModel& m) {
     double other = workspace + p2p + wgrad;
     double activations = a.layers + a.edges + a.logits + a.working;
     double peak = pb.weights + pb.gradients + pb.optimizer + activations + other;
+    // Loading a checkpoint: no activations yet, the weights, gradient buffers
+    // and optimizer state plus the second copy of the optimizer's state
+    // (resume_state_bytes). It counts when it exceeds the training step.
+    double resume = std::max(0.0, pb.weights + pb.gradients + pb.optimizer + pb.reload - peak);
+    peak += resume;
     double overhead = overhead_for(peak, kGiB);
     StageMemory sm{stage, peak / kGiB, (peak + overhead) / kGiB};
     e.stages.push_back(sm);
@@ -728,6 +753,7 @@ MemoryEstimate estimate_model(const MemoryModel& m) {
     e.optimizer = pb.optimizer / kGiB;
     e.activations = activations / kGiB;
     e.other = other / kGiB;
+    e.resume = resume / kGiB;
     e.peak_allocated = peak / kGiB;
     e.overhead = overhead / kGiB;
     e.total = sm.total;
@@ -755,6 +781,12 @@ MemoryEstimate estimate_model(const MemoryModel& m) {
     e.parts.push_back({"other", e.other,
                        {fmt::format("GEMM workspaces {}, pipeline buffers {}, weight-gradient temporary {}",
                                     gib(workspace), gib(p2p), gib(wgrad))}});
+    if (resume > 0) {
+      e.parts.push_back({"resume", e.resume,
+                         {fmt::format("loading the checkpoint's optimizer state peaks above the training step: "
+                                      "weights + gradients + optimizer state + a second copy of Adam's state ({})",
+                                      gib(pb.reload))}});
+    }
     e.parts.push_back({"overhead", e.overhead,
                        {fmt::format("CUDA context {:.1f} GiB + NCCL {:.1f} GiB + {:.0f}% allocator fragmentation",
                                     kContextGiB, kNcclGiB, kFragmentation * 100)}});

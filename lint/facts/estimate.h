@@ -34,7 +34,10 @@ struct MemoryEstimate {
   double optimizer = 0;
   double activations = 0;
   double other = 0;
-  double peak_allocated = 0;  // sum of the five above (PyTorch's max allocated)
+  // Loading a checkpoint's optimizer state: what the load peak adds above
+  // the training step's (0 when the job does not resume, or training peaks higher).
+  double resume = 0;
+  double peak_allocated = 0;  // sum of the six above (PyTorch's max allocated)
   double overhead = 0;        // CUDA context, NCCL buffers, fragmentation
   double total = 0;           // peak_allocated + overhead
   double capacity = 0;        // the GPU's memory; 0 when the GPU is unknown
@@ -117,6 +120,10 @@ struct MemoryModel {
   // distributed-optimizer instance, the optimizer state is sharded over them all.
   bool fsdp_outer_optim = false;
   double optimizer_offload = 0;
+  bool precision_aware = false;  // TE FusedAdam holds the master weight in its state
+  // The job loads a distributed optimizer's state from a checkpoint
+  // (checkpoint.load set, not finetune, load_optim): see resume_bytes.
+  bool resumes_optimizer = false;
   bool grad_accumulation_fusion = true;
   int64_t lora_rank = 0;  // PEFT (LoRA): the base model is frozen; 0 = full training
   std::string cross_entropy = "unfused";  // "unfused", "native" (fused, compiled), "te"

@@ -177,7 +177,8 @@ void read_precision(const Reader& r, MemoryModel& m) {
   m.master_bytes = 4;
   m.exp_avg_bytes = 4;
   m.exp_avg_sq_bytes = m.optimizer == "adam" ? 4 : 0;  // SGD and Muon keep one momentum
-  if (r.flag("optimizer.use_precision_aware_optimizer").value_or(false)) {
+  m.precision_aware = r.flag("optimizer.use_precision_aware_optimizer").value_or(false);
+  if (m.precision_aware) {
     m.master_bytes = dtype_bytes(r.text("optimizer.main_params_dtype"), 4);
     m.exp_avg_bytes = dtype_bytes(r.text("optimizer.exp_avg_dtype"), 4);
     if (m.optimizer == "adam") m.exp_avg_sq_bytes = dtype_bytes(r.text("optimizer.exp_avg_sq_dtype"), 4);
@@ -211,6 +212,11 @@ void read_precision(const Reader& r, MemoryModel& m) {
   if (r.flag("optimizer.optimizer_cpu_offload").value_or(false)) {
     m.optimizer_offload = std::clamp(r.number("optimizer.optimizer_offload_fraction").value_or(1.0), 0.0, 1.0);
   }
+  std::string load = r.text("checkpoint.load").value_or("");
+  bool loads = !load.empty() && load != "null" && load != "None";
+  m.resumes_optimizer = loads && !r.flag("checkpoint.finetune").value_or(false) &&
+                        r.flag("checkpoint.load_optim").value_or(true) && m.distributed_optimizer &&
+                        m.fsdp_sharding.empty() && m.optimizer_offload == 0 && m.optimizer == "adam";
   m.grad_accumulation_fusion = r.flag("model.gradient_accumulation_fusion").value_or(true);
   // Megatron-LM's --cross-entropy-loss-fusion is off by default; Bridge's
   // GPT providers turn it on.
