@@ -480,3 +480,28 @@ TEST_CASE("estimate: loading a checkpoint holds the inner optimizer's state twic
   m.seq = 1024;
   CHECK(estimate_model(m).resume == 0);
 }
+
+// gpt_model.py (Megatron-LM 2a75ac12c54b) builds word embeddings on every
+// stage with pre_process or mtp_process: the MTP stage of an untied model
+// holds them besides its output layer (V x h each); with tied weights its
+// output-weight copy is that embedding.
+TEST_CASE("estimate: an untied model's MTP stage holds its own word embeddings", "[estimate]") {
+  MemoryModel m = paper_model(8, 512, 12, 1, 2, 1);
+  m.vocab = 50304;
+  m.stage_layers = {1, 11};  // the last stage is the most loaded
+  m.mtp_layers = 1;
+  m.stage_mtp = {0, 1};
+  m.tied = false;
+  MemoryEstimate untied = estimate_model(m);
+  m.tied = true;
+  MemoryEstimate tied = estimate_model(m);
+  REQUIRE(untied.stage == 1);
+  REQUIRE(tied.stage == 1);
+  CHECK((untied.weights - tied.weights) * kGiB == Approx(50304.0 * 512 * 2).epsilon(1e-9));
+  // Without MTP the last stage holds one V x h matrix either way (PP > 1).
+  m.stage_mtp = {0, 0};
+  m.mtp_layers = 0;
+  MemoryEstimate plain_tied = estimate_model(m);
+  m.tied = false;
+  CHECK(estimate_model(m).weights == Approx(plain_tied.weights).epsilon(1e-12));
+}

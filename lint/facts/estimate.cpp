@@ -415,6 +415,16 @@ StageParams stage_params(const MemoryModel& m, int stage) {
     if (m.lora_rank > 0 && !m.hybrid_stages.empty()) p.adapter_params += built * hybrid_lora_params(m, kinds);
     p.sharded += built * 2 * h * h / m.tp;
     p.replicated += built * 3 * (m.rmsnorm ? h : 2 * h);
+    // The MTP stage builds its own word embeddings for the depths' inputs
+    // (gpt_model.py: `if self.pre_process or self.mtp_process`, and
+    // language_module.py shared_embedding_or_output_weight: "MTP need both
+    // embedding layer and output layer", Megatron-LM 2a75ac12c54b). Untied
+    // models only: with tied weights the stage's output weight copy is
+    // already counted above.
+    if (!first && !m.tied) {
+      p.sharded += embedding;
+      p.largest = std::max(p.largest, embedding);
+    }
   }
   return p;
 }
