@@ -575,7 +575,8 @@ struct ParamBytes {
 // is_loading=True) calls load_state_dict(state_dict()), which allocates
 // every state tensor with torch.empty (exp_avg, exp_avg_sq and, with the
 // precision-aware optimizer, master_param) and hands them to the inner
-// optimizer's load_state_dict while still holding them. TE's FusedAdam
+// optimizer's load_state_dict while still holding them. TE's FusedAdam (the
+// Adam optimizer/__init__.py imports first; Apex's only without TE)
 // (transformer_engine/pytorch/optimizers/fused_adam.py load_state_dict,
 // set_scaled_state, _initialize_state) does not adopt them: it allocates
 // its own state tensors and copies into them, so at the end of that call
