@@ -159,3 +159,38 @@ TEST_CASE("estimate --recipe NAME alone estimates the recipe's job, as an overri
   CHECK(typo.code == 2);
   CHECK(typo.err.find("llama3_8b_pretrain_config") != std::string::npos);
 }
+
+// The GLM-5.2 verification card's H100 checkpoint_resume run (Megatron
+// Bridge 067f987df03b, examples/model_verification_cards/glm5-2/card.yaml):
+// 352 H100, PP 11 with the card's layout, seq 2048, precision-aware Adam.
+TEST_CASE("estimate: the GLM-5.2 card's resumed run, optimizer remainders and the load peak", "[cli][estimate]") {
+  Dir dir;
+  std::vector<std::string> job = {
+      "estimate", "--recipe", "glm52_pretrain_416gpu_h100_bf16_config", "--nodes", "44", "--gpus-per-node", "8",
+      "--gpu", "h100", "--format", "json", "--set", "model.seq_length=2048", "--set", "dataset.seq_length=2048",
+      "--set", "model.pipeline_model_parallel_size=11", "--set", "model.virtual_pipeline_model_parallel_size=null",
+      "--set", "model.microbatch_group_size_per_vp_stage=null", "--set",
+      "model.pipeline_model_parallel_layout='Etttttt|tttttttt|tttttttt|tttttttt|tttttttt|tttttttt|tttttttt|"
+      "tttttttt|tttttttt|tttt|ttttmL'"};
+  auto estimate = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = job;
+    args.insert(args.end(), extra.begin(), extra.end());
+    Run r = run_mblint(args, dir.path);
+    INFO(r.err);
+    return nlohmann::json::parse(r.out)["estimate"];
+  };
+  auto fresh = estimate({});
+  auto full_master = estimate({"--set", "optimizer.store_param_remainders=false"});
+  // store_param_remainders: 4 + 4 + 2 B of Adam state per parameter, not 4 + 4 + 4.
+  CHECK(full_master["optimizer"].get<double>() / fresh["optimizer"].get<double>() == Approx(12.0 / 10.0).epsilon(1e-3));
+  CHECK(fresh.find("resume") == fresh.end());
+  // Resuming (--load_dir): weights + gradients + twice the optimizer state
+  // (TE's FusedAdam holds the master remainders too), above the training step.
+  auto resumed = estimate({"--set", "checkpoint.load=/ckpt"});
+  double w = resumed["weights"], g = resumed["gradients"], o = resumed["optimizer"];
+  CHECK(resumed["peak_allocated"].get<double>() == Approx(w + g + 2 * o).margin(0.02));
+  CHECK(resumed["peak_allocated"].get<double>() > fresh["peak_allocated"].get<double>());
+  // Fine-tuning from it loads no optimizer state.
+  auto finetune = estimate({"--set", "checkpoint.load=/ckpt", "--set", "checkpoint.finetune=true"});
+  CHECK(finetune.find("resume") == finetune.end());
+}

@@ -444,3 +444,64 @@ TEST_CASE("estimate: hybrid FSDP shards the optimizer over every instance, param
   CHECK(hfsdp.weights == Approx(hsdp.weights).epsilon(1e-12));
   CHECK(hfsdp.optimizer == Approx(params / 16 * 12 / kGiB).epsilon(1e-9));
 }
+
+// Resuming from a checkpoint (distrib_optimizer.py sharded_state_dict with
+// is_loading, Megatron-LM 2a75ac12c54b; TE fused_adam.py load_state_dict):
+// the inner optimizer's state exists twice for a moment, before any
+// activation is allocated. The toy: 12 layers of h 512, V 50304, seq 128,
+// b 1, one data-parallel rank, so the optimizer state dominates.
+TEST_CASE("estimate: loading a checkpoint holds the inner optimizer's state twice", "[estimate]") {
+  MemoryModel m = paper_model(8, 512, 12, 1, 1, 1);
+  m.seq = 128;
+  m.vocab = 50304;
+  m.positions = 1024;
+  m.distributed_optimizer = true;
+  double h = 512;
+  double params = 12 * (12 * h * h + 13 * h) + 50304 * h + 1024 * h + 2 * h;
+  MemoryEstimate fresh = estimate_model(m);
+  CHECK(fresh.resume == 0);
+  m.resumes_optimizer = true;
+  // Without the precision-aware optimizer the fp32 master shards are
+  // Megatron's own: only exp_avg and exp_avg_sq (8 B) are doubled.
+  // 2 (bf16 weight) + 4 (fp32 main_grad) + 12 (master + moments) + 8.
+  MemoryEstimate resumed = estimate_model(m);
+  CHECK(resumed.peak_allocated * kGiB == Approx(params * (2 + 4 + 12 + 8)).epsilon(1e-9));
+  CHECK(resumed.resume * kGiB ==
+        Approx(params * 8 - (fresh.activations + fresh.other) * kGiB).epsilon(1e-9));
+  // Precision-aware with store_param_remainders: TE keeps an int16 master
+  // (2 B) in its state, so all 10 B are doubled: 2 + 4 + 10 + 10.
+  m.precision_aware = true;
+  m.master_bytes = 2;
+  MemoryEstimate aware = estimate_model(m);
+  CHECK(aware.optimizer * kGiB == Approx(params * 10).epsilon(1e-9));
+  CHECK(aware.peak_allocated * kGiB == Approx(params * (2 + 4 + 10 + 10)).epsilon(1e-9));
+  // The training step still peaks higher with a large batch: no resume part.
+  m.micro_batch = 64;
+  m.seq = 1024;
+  CHECK(estimate_model(m).resume == 0);
+}
+
+// gpt_model.py (Megatron-LM 2a75ac12c54b) builds word embeddings on every
+// stage with pre_process or mtp_process: the MTP stage of an untied model
+// holds them besides its output layer (V x h each); with tied weights its
+// output-weight copy is that embedding.
+TEST_CASE("estimate: an untied model's MTP stage holds its own word embeddings", "[estimate]") {
+  MemoryModel m = paper_model(8, 512, 12, 1, 2, 1);
+  m.vocab = 50304;
+  m.stage_layers = {1, 11};  // the last stage is the most loaded
+  m.mtp_layers = 1;
+  m.stage_mtp = {0, 1};
+  m.tied = false;
+  MemoryEstimate untied = estimate_model(m);
+  m.tied = true;
+  MemoryEstimate tied = estimate_model(m);
+  REQUIRE(untied.stage == 1);
+  REQUIRE(tied.stage == 1);
+  CHECK((untied.weights - tied.weights) * kGiB == Approx(50304.0 * 512 * 2).epsilon(1e-9));
+  // Without MTP the last stage holds one V x h matrix either way (PP > 1).
+  m.stage_mtp = {0, 0};
+  m.mtp_layers = 0;
+  MemoryEstimate plain_tied = estimate_model(m);
+  m.tied = false;
+  CHECK(estimate_model(m).weights == Approx(plain_tied.weights).epsilon(1e-12));
+}

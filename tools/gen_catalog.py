@@ -189,7 +189,7 @@ def load_models(path: Path) -> dict[str, dict]:
             raise DataError(f"{path.name}: duplicate model {key}")
         model: dict = {"key": key, "hf_id": row["hf_id"], "source": expand_source(row["source"]),
                        "hybrid_layer_pattern": row["hybrid_layer_pattern"], "mamba_mixer": row["mamba_mixer"],
-                       "mtp_layer_pattern": row["mtp_layer_pattern"]}
+                       "mtp_layer_pattern": row["mtp_layer_pattern"], "dsa_indexer": row["dsa_indexer"]}
         for name in MODEL_INT_FIELDS + MLA_INT_FIELDS:
             model[name] = int(row[name])
         for name in MODEL_BOOL_FIELDS:
@@ -237,6 +237,10 @@ def check_model(m: dict, where: str) -> None:
     need(set(mtp) <= set("M*-E"), "mtp_layer_pattern has unknown symbols")
     need(not m["mtp_repeated_layer"] or m["mtp_num_layers"] > 0, "mtp_repeated_layer set without MTP layers")
     need(m["moe_latent_size"] == 0 or moe, "moe_latent_size set on a dense model")
+    dsa = m["dsa_indexer"]
+    need(not dsa or re.fullmatch(r"[1-9]\d*/[1-9]\d*/[1-9]\d*/[1-9]\d*/\d+", dsa) is not None,
+         "dsa_indexer is not heads/head_dim/topk/topk_freq/skip_topk_offset")
+    need(not dsa or m["multi_latent_attention"], "dsa_indexer set on a model without MLA")
 
 
 # ---------------------------------------------------------------- recipes
@@ -743,6 +747,7 @@ def emit_model(m: dict) -> str:
         f" .mamba_mixer = {c_str(m['mamba_mixer'])},\n"
         f"        .mtp_layer_pattern = {c_str(m['mtp_layer_pattern'])},"
         f" .mtp_repeated_layer = {c_bool(m['mtp_repeated_layer'])}, .moe_latent_size = {m['moe_latent_size']},\n"
+        f"        .dsa_indexer = {c_str(m['dsa_indexer'])},\n"
         f"        .source = {c_str(m['source'])},\n"
         "    },\n"
     )

@@ -46,6 +46,7 @@ nlohmann::ordered_json estimate_json(const MemoryEstimate& e) {
   o["optimizer"] = round2(e.optimizer);
   o["activations"] = round2(e.activations);
   o["other"] = round2(e.other);
+  if (e.resume > 0) o["resume"] = round2(e.resume);
   o["peak_allocated"] = round2(e.peak_allocated);
   o["overhead"] = round2(e.overhead);
   o["total"] = round2(e.total);

@@ -19,6 +19,7 @@
 // Every term below says which of these it follows. No constant is fitted to
 // a measured run; the acceptance test (tools/memory_eval.py) only compares.
 #include "lint/facts/estimate.h"
+#include "lint/facts/estimate_dsa.h"
 
 #include <algorithm>
 #include <cmath>
@@ -98,7 +99,11 @@ void attention_block(const MemoryModel& m, double tokens, double rep, Terms& t) 
     // projections are TP-split. Their outputs are what mla_up_proj recomputes.
     if (m.q_lora > 0) t.add("MLA q down-projection + norm", 4 * tokens * m.q_lora * rep);
     t.add("MLA kv down-projection + norm", ab(m) * tokens * (2 * m.kv_lora + m.qk_rope) * rep);
-    if (!recomputes(m, "mla_up_proj")) {
+    if (m.dsa_heads > 0) {
+      // DeepSeek sparse attention: absorbed MLA over the indexer's top-k
+      // keys instead of the up-projections and the core attention below.
+      for (const auto& [what, bytes] : dsa_attention_terms(m, tokens)) t.add(what.c_str(), bytes);
+    } else if (!recomputes(m, "mla_up_proj")) {
       double qk = static_cast<double>(m.qk_head + m.qk_rope);
       t.add("MLA up-projections and rotary Q, K", ab(m) * tokens * heads_local * (qk + (m.qk_head + m.v_head)));
       t.add("Q, K, V", ab(m) * tokens * heads_local * (2 * qk + m.v_head));
@@ -112,7 +117,7 @@ void attention_block(const MemoryModel& m, double tokens, double rep, Terms& t) 
     t.add("Q, K, V", ab(m) * tokens * d * (heads_local + 2 * groups_local));
     value_dim = d;
   }
-  core_attention(m, tokens, heads_local, t);
+  if (!(m.mla && m.dsa_heads > 0)) core_attention(m, tokens, heads_local, t);
   // [K]: the attention output is the projection's input, 2sbh/t.
   if (!offloads(m, "core_attn") && !offloads(m, "attn_proj")) {
     t.add("attention output (projection input)", gemm_input_bytes(m) * tokens * heads_local * value_dim);
@@ -327,7 +332,7 @@ std::pair<double, double> dense_and_moe_layers(const MemoryModel& m, int stage) 
 LayerKinds layer_kinds(const MemoryModel& m, int stage) {
   if (!m.hybrid_stages.empty()) return m.hybrid_stages[static_cast<size_t>(stage)];
   auto [dense, moe] = dense_and_moe_layers(m, stage);
-  return {0, dense + moe, dense, moe};
+  return {0, dense + moe, dense, moe, dsa_indexers_on_stage(m, stage)};
 }
 
 double layer_count(const MemoryModel& m, const LayerKinds& k) {
@@ -340,7 +345,9 @@ LayerKinds mtp_layer_kinds(const MemoryModel& m) {
   const LayerKinds& k = m.mtp_kinds;
   if (k.mamba + k.attention + k.mlp + k.moe > 0) return k;
   bool moe = !m.moe_pattern.empty() && m.moe_pattern.back();
-  return {0, 1, moe ? 0.0 : 1.0, moe ? 1.0 : 0.0};
+  // An MTP depth's layers number from 1 (multi_token_prediction.py), and
+  // layer 1 always computes its own DSA top-k: it builds an indexer.
+  return {0, 1, moe ? 0.0 : 1.0, moe ? 1.0 : 0.0, m.dsa_heads > 0 ? 1.0 : 0.0};
 }
 
 double attention_layer_bytes(const MemoryModel& m);
@@ -351,6 +358,7 @@ double kinds_bytes(const MemoryModel& m, const LayerKinds& k) {
   double bytes = k.attention * attention_layer_bytes(m) + k.mlp * mlp_layer_bytes(m, false);
   if (k.moe > 0) bytes += k.moe * mlp_layer_bytes(m, true);
   if (k.mamba > 0) bytes += k.mamba * mamba_layer_bytes(m);
+  if (k.indexers > 0) bytes += k.indexers * dsa_indexer_bytes(m);
   return bytes;
 }
 
@@ -360,6 +368,7 @@ StageParams stage_params(const MemoryModel& m, int stage) {
   double dense = k.mlp, moe = k.moe;
   double h = static_cast<double>(m.hidden);
   add_attention_params(m, k.attention, p);
+  p.replicated += k.indexers * dsa_indexer_params(m);  // duplicated over TP
   add_mlp_params(m, dense, false, p);
   add_mlp_params(m, moe, true, p);
   add_mamba_params(m, k.mamba, p);
@@ -399,12 +408,23 @@ StageParams stage_params(const MemoryModel& m, int stage) {
     double built = m.mtp_repeated ? 1 : mtp;
     LayerKinds kinds = mtp_layer_kinds(m);
     add_attention_params(m, built * kinds.attention, p);
+    p.replicated += built * kinds.indexers * dsa_indexer_params(m);
     add_mlp_params(m, built * kinds.mlp, false, p);
     add_mlp_params(m, built * kinds.moe, true, p);
     add_mamba_params(m, built * kinds.mamba, p);
     if (m.lora_rank > 0 && !m.hybrid_stages.empty()) p.adapter_params += built * hybrid_lora_params(m, kinds);
     p.sharded += built * 2 * h * h / m.tp;
     p.replicated += built * 3 * (m.rmsnorm ? h : 2 * h);
+    // The MTP stage builds its own word embeddings for the depths' inputs
+    // (gpt_model.py: `if self.pre_process or self.mtp_process`, and
+    // language_module.py shared_embedding_or_output_weight: "MTP need both
+    // embedding layer and output layer", Megatron-LM 2a75ac12c54b). Untied
+    // models only: with tied weights the stage's output weight copy is
+    // already counted above.
+    if (!first && !m.tied) {
+      p.sharded += embedding;
+      p.largest = std::max(p.largest, embedding);
+    }
   }
   return p;
 }
@@ -521,7 +541,18 @@ StageActivations stage_activations(const MemoryModel& m, int stage) {
     // layers each (a repeated layer runs once per depth) plus the
     // concatenated [embedding, hidden] input.
     double layer = kinds_bytes(m, mtp_layer_kinds(m));
-    a.layers += a.in_flight * m.stage_mtp[stage] * (layer + 2 * ab(m) * tokens * h * rep);
+    double inputs = 2 * ab(m) * tokens * h * rep;
+    if (m.recompute == "full") {
+      // Under full recompute each depth checkpoints its projection and layer
+      // from their two inputs, hidden_states and the embedding (2sbh each),
+      // and recomputes them in the backward pass, one depth at a time
+      // (multi_token_prediction.py MultiTokenPredictionLayer.forward ->
+      // _checkpointed_forward, Megatron-LM 2a75ac12c54b).
+      a.layers += a.in_flight * m.stage_mtp[stage] * inputs;
+      a.working = std::max(a.working, layer + inputs);
+    } else {
+      a.layers += a.in_flight * m.stage_mtp[stage] * (layer + inputs);
+    }
   }
   return a;
 }
@@ -531,12 +562,32 @@ StageActivations stage_activations(const MemoryModel& m, int stage) {
 
 struct ParamBytes {
   double weights = 0, gradients = 0, optimizer = 0;
+  double reload = 0;  // the second copy of the inner optimizer's state while a checkpoint loads
 };
 
 // [MC] 4.1: bf16 parameters 2 B, fp32 main gradients 4 B, fp32 master
 // weights 4 B and Adam's two moments 8 B (18 B/param); the distributed
 // optimizer shards the master weights and moments over the data-parallel
 // group (DP·CP for dense parameters, expert DP for experts, per instance).
+// Resuming a distributed optimizer from a checkpoint (Megatron-LM
+// 2a75ac12c54b, megatron/core/optimizer/distrib_optimizer.py): before the
+// first step the inner optimizer has no state, so sharded_state_dict(
+// is_loading=True) calls load_state_dict(state_dict()), which allocates
+// every state tensor with torch.empty (exp_avg, exp_avg_sq and, with the
+// precision-aware optimizer, master_param) and hands them to the inner
+// optimizer's load_state_dict while still holding them. TE's FusedAdam (the
+// Adam optimizer/__init__.py imports first; Apex's only without TE)
+// (transformer_engine/pytorch/optimizers/fused_adam.py load_state_dict,
+// set_scaled_state, _initialize_state) does not adopt them: it allocates
+// its own state tensors and copies into them, so at the end of that call
+// both copies are alive. (torch's Optimizer.load_state_dict first casts
+// them to the bf16 parameter's dtype; TE drops those casts param by param,
+// so they are gone by then.) Without the precision-aware optimizer the
+// fp32 master shards are Megatron's own and are not doubled.
+double resume_state_bytes(const MemoryModel& m) {
+  return m.exp_avg_bytes + m.exp_avg_sq_bytes + (m.precision_aware ? m.master_bytes : 0);
+}
+
 ParamBytes param_bytes(const MemoryModel& m, const StageParams& p) {
   ParamBytes b;
   double dense = p.sharded + p.replicated;
@@ -580,6 +631,7 @@ ParamBytes param_bytes(const MemoryModel& m, const StageParams& p) {
   double instances = m.fsdp_outer_optim ? static_cast<double>(std::max<int64_t>(1, m.optimizer_instances)) : 1.0;
   double optimizer = shard_optimizer ? (dense / dense_shard + p.experts / expert_shard) / instances : all;
   b.optimizer = optimizer * state * (1 - m.optimizer_offload);
+  b.reload = m.resumes_optimizer ? optimizer * resume_state_bytes(m) : 0;
   return b;
 }
 
@@ -709,6 +761,11 @@ MemoryEstimate estimate_model(const MemoryModel& m) {
     double other = workspace + p2p + wgrad;
     double activations = a.layers + a.edges + a.logits + a.working + vision_act;
     double peak = pb.weights + pb.gradients + pb.optimizer + activations + other;
+    // Loading a checkpoint: no activations yet, the weights, gradient buffers
+    // and optimizer state plus the second copy of the optimizer's state
+    // (resume_state_bytes). It counts when it exceeds the training step.
+    double resume = std::max(0.0, pb.weights + pb.gradients + pb.optimizer + pb.reload - peak);
+    peak += resume;
     double overhead = overhead_for(peak, kGiB);
     StageMemory sm{stage, peak / kGiB, (peak + overhead) / kGiB};
     e.stages.push_back(sm);
@@ -720,6 +777,7 @@ MemoryEstimate estimate_model(const MemoryModel& m) {
     e.optimizer = pb.optimizer / kGiB;
     e.activations = activations / kGiB;
     e.other = other / kGiB;
+    e.resume = resume / kGiB;
     e.peak_allocated = peak / kGiB;
     e.overhead = overhead / kGiB;
     e.total = sm.total;
@@ -753,6 +811,12 @@ MemoryEstimate estimate_model(const MemoryModel& m) {
     e.parts.push_back({"other", e.other,
                        {fmt::format("GEMM workspaces {}, pipeline buffers {}, weight-gradient temporary {}",
                                     gib(workspace), gib(p2p), gib(wgrad))}});
+    if (resume > 0) {
+      e.parts.push_back({"resume", e.resume,
+                         {fmt::format("loading the checkpoint's optimizer state peaks above the training step: "
+                                      "weights + gradients + optimizer state + a second copy of Adam's state ({})",
+                                      gib(pb.reload))}});
+    }
     e.parts.push_back({"overhead", e.overhead,
                        {fmt::format("CUDA context {:.1f} GiB + NCCL {:.1f} GiB + {:.0f}% allocator fragmentation",
                                     kContextGiB, kNcclGiB, kFragmentation * 100)}});

@@ -35,7 +35,10 @@ struct MemoryEstimate {
   double optimizer = 0;
   double activations = 0;
   double other = 0;
-  double peak_allocated = 0;  // sum of the five above (PyTorch's max allocated)
+  // Loading a checkpoint's optimizer state: what the load peak adds above
+  // the training step's (0 when the job does not resume, or training peaks higher).
+  double resume = 0;
+  double peak_allocated = 0;  // sum of the six above (PyTorch's max allocated)
   double overhead = 0;        // CUDA context, NCCL buffers, fragmentation
   double total = 0;           // peak_allocated + overhead
   double capacity = 0;        // the GPU's memory; 0 when the GPU is unknown
@@ -55,6 +58,9 @@ struct MemoryEstimate {
 // has one block per layer: Mamba (M), attention (*), MLP (-) or MoE (E).
 struct LayerKinds {
   double mamba = 0, attention = 0, mlp = 0, moe = 0;
+  // Of the attention layers, those with a DeepSeek sparse attention indexer
+  // (not a layer of its own: part of the attention block).
+  double indexers = 0;
 };
 
 // Everything the estimate reads, resolved with the entry point's defaults.
@@ -82,6 +88,15 @@ struct MemoryModel {
   LayerKinds mtp_kinds;
   bool mtp_repeated = false;  // mtp_use_repeated_layer: one layer's weights serve every depth
   int64_t moe_latent = 0;     // LatentMoE: routed experts work in this width (0: hidden)
+  // DeepSeek sparse attention (Megatron-Core's experimental attention variant
+  // "dsa", GLM-5.x): MLA in its absorbed form over the top-k keys a lightning
+  // indexer picks (estimate_dsa.cpp). dsa_heads 0: no DSA. With topk_freq > 1
+  // only the layers is_dsa_skip_topk_layer keeps build an indexer; the others
+  // reuse its top-k (dsa_indexer: per decoder layer).
+  int64_t dsa_heads = 0, dsa_head_dim = 0, dsa_topk = 0;
+  int64_t dsa_topk_freq = 1, dsa_skip_offset = 0;
+  bool dsa_indexer_loss = false;  // dsa_indexer_loss_coeff > 0: the indexer trains
+  std::vector<bool> dsa_indexer;
   double capacity_factor = 0;     // 0: dropless
   bool pad_to_capacity = false;
   std::string dispatcher = "allgather";
@@ -107,6 +122,10 @@ struct MemoryModel {
   // distributed-optimizer instance, the optimizer state is sharded over them all.
   bool fsdp_outer_optim = false;
   double optimizer_offload = 0;
+  bool precision_aware = false;  // TE FusedAdam holds the master weight in its state
+  // The job loads a distributed optimizer's state from a checkpoint
+  // (checkpoint.load set, not finetune, load_optim): see resume_bytes.
+  bool resumes_optimizer = false;
   bool grad_accumulation_fusion = true;
   int64_t lora_rank = 0;  // PEFT (LoRA): the base model is frozen; 0 = full training
   std::string cross_entropy = "unfused";  // "unfused", "native" (fused, compiled), "te"

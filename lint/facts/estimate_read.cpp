@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "lint/facts/estimate.h"
+#include "lint/facts/estimate_dsa.h"
 #include "lint/model/pipeline_layout.h"
 
 namespace mblint {
@@ -176,10 +177,20 @@ void read_precision(const Reader& r, MemoryModel& m) {
   m.master_bytes = 4;
   m.exp_avg_bytes = 4;
   m.exp_avg_sq_bytes = m.optimizer == "adam" ? 4 : 0;  // SGD and Muon keep one momentum
-  if (r.flag("optimizer.use_precision_aware_optimizer").value_or(false)) {
+  m.precision_aware = r.flag("optimizer.use_precision_aware_optimizer").value_or(false);
+  if (m.precision_aware) {
     m.master_bytes = dtype_bytes(r.text("optimizer.main_params_dtype"), 4);
     m.exp_avg_bytes = dtype_bytes(r.text("optimizer.exp_avg_dtype"), 4);
     if (m.optimizer == "adam") m.exp_avg_sq_bytes = dtype_bytes(r.text("optimizer.exp_avg_sq_dtype"), 4);
+    // store_param_remainders (OptimizerConfig, default True; no Megatron-LM
+    // flag): with bf16 parameters and an fp32 master weight, TE's FusedAdam
+    // keeps only the 16 bits of the fp32 master the bf16 parameter lacks, an
+    // int16 "master_param" (megatron/core/optimizer/__init__.py passes it to
+    // TE's FusedAdam; distrib_optimizer.py allocates it as torch.int16;
+    // TE fused_adam.py _initialize_state), Megatron-LM 2a75ac12c54b.
+    if (bf16 && m.master_bytes == 4 && r.flag("optimizer.store_param_remainders").value_or(true)) {
+      m.master_bytes = 2;
+    }
     // Megatron-LM's validate_args derives the gradient buffer's dtype from
     // --main-grads-dtype; Megatron-Core's DDP (what Bridge builds) takes it
     // from ddp.grad_reduce_in_fp32 alone (param_and_grad_buffer.py,
@@ -201,6 +212,11 @@ void read_precision(const Reader& r, MemoryModel& m) {
   if (r.flag("optimizer.optimizer_cpu_offload").value_or(false)) {
     m.optimizer_offload = std::clamp(r.number("optimizer.optimizer_offload_fraction").value_or(1.0), 0.0, 1.0);
   }
+  std::string load = r.text("checkpoint.load").value_or("");
+  bool loads = !load.empty() && load != "null" && load != "None";
+  m.resumes_optimizer = loads && !r.flag("checkpoint.finetune").value_or(false) &&
+                        r.flag("checkpoint.load_optim").value_or(true) && m.distributed_optimizer &&
+                        m.fsdp_sharding.empty() && m.optimizer_offload == 0 && m.optimizer == "adam";
   m.grad_accumulation_fusion = r.flag("model.gradient_accumulation_fusion").value_or(true);
   // Megatron-LM's --cross-entropy-loss-fusion is off by default; Bridge's
   // GPT providers turn it on.
@@ -440,6 +456,56 @@ bool read_mamba_dims(const Reader& r, MemoryModel& m, std::string* why_not) {
   return missing.empty();
 }
 
+// DeepSeek sparse attention: the job's experimental_attention_variant "dsa"
+// and dsa_indexer_* settings, else the catalog's record of the recipe's model
+// (ModelDims::dsa_indexer, what the GLM-5 bridge maps from the HF config,
+// with its dsa_indexer_loss_coeff 0.001). TransformerConfig leaves the
+// indexer's heads, head dim and top-k unset (None) and its loss off; the
+// other variants (gated delta net) are declined.
+bool read_dsa(const Reader& r, MemoryModel& m, std::string* why_not) {
+  std::vector<int64_t> catalog;
+  std::string_view text = r.dims && r.dims->dsa_indexer ? r.dims->dsa_indexer : "";
+  for (size_t at = 0; at < text.size() && catalog.size() < 5;) {
+    size_t end = std::min(text.find('/', at), text.size());
+    catalog.push_back(std::stoll(std::string(text.substr(at, end - at))));
+    at = end + 1;
+  }
+  bool recorded = catalog.size() == 5;
+  std::string variant = r.text("model.experimental_attention_variant").value_or(recorded ? "dsa" : "");
+  if (variant.empty()) return true;
+  if (variant != "dsa") {
+    if (why_not) *why_not = fmt::format("the experimental attention variant {} (gated delta net) is not modelled", variant);
+    return false;
+  }
+  if (!m.mla) {
+    if (why_not) *why_not = "DeepSeek sparse attention without multi-latent attention is not modelled";
+    return false;
+  }
+  std::vector<std::string> missing;
+  auto dim = [&](const char* path, size_t index) -> int64_t {
+    if (auto v = r.integer(path); v && *v > 0) return *v;
+    if (recorded) return catalog[index];
+    missing.push_back(std::string(path).substr(6));
+    return 0;
+  };
+  m.dsa_heads = dim("model.dsa_indexer_n_heads", 0);
+  m.dsa_head_dim = dim("model.dsa_indexer_head_dim", 1);
+  m.dsa_topk = dim("model.dsa_indexer_topk", 2);
+  if (!missing.empty()) {
+    if (why_not) {
+      *why_not = "DeepSeek sparse attention: the indexer's ";
+      for (size_t i = 0; i < missing.size(); ++i) *why_not += fmt::format("{}{}", i ? ", " : "", missing[i]);
+      *why_not += " are not known";
+    }
+    return false;
+  }
+  m.dsa_topk_freq = std::max<int64_t>(1, r.integer("model.dsa_indexer_topk_freq").value_or(recorded ? catalog[3] : 1));
+  m.dsa_skip_offset = std::max<int64_t>(0, r.integer("model.dsa_indexer_skip_topk_offset").value_or(recorded ? catalog[4] : 0));
+  m.dsa_indexer_loss = r.number("model.dsa_indexer_loss_coeff").value_or(recorded ? 0.001 : 0.0) > 0;
+  m.dsa_indexer = dsa_indexer_layers(m.layers, m.dsa_skip_offset, m.dsa_topk_freq);
+  return true;
+}
+
 bool read_shape(const Reader& r, MemoryModel& m, std::string* why_not) {
   const Derived& d = r.derived;
   const ModelDims* dims = r.dims;
@@ -514,7 +580,7 @@ bool read_shape(const Reader& r, MemoryModel& m, std::string* why_not) {
   }
   m.mtp_layers = std::clamp<int64_t>(r.shape("model.mtp_num_layers", dims ? dims->mtp_num_layers : 0, 0, ""), 0, 1000);
   m.mtp_repeated = r.flag("model.mtp_use_repeated_layer").value_or(dims ? dims->mtp_repeated_layer : false);
-  return true;
+  return read_dsa(r, m, why_not);
 }
 
 bool read_parallel(const Reader& r, MemoryModel& m, std::string* why_not) {

@@ -70,6 +70,9 @@ struct ModelDims {
   const char* mtp_layer_pattern;
   bool mtp_repeated_layer;
   int moe_latent_size;      // LatentMoE: experts work in this width (0: none)
+  // DeepSeek sparse attention's indexer (Megatron-Core's experimental attention
+  // variant "dsa"): "n_heads/head_dim/topk/topk_freq/skip_topk_offset"; "" for none.
+  const char* dsa_indexer;
   const char* source;       // where these numbers come from
 };
 
