@@ -1,5 +1,7 @@
 // The most loaded GPU needs more memory than it has: the job dies with CUDA
 // out of memory, usually after its queue wait.
+#include <algorithm>
+
 #include "rules/support/memory_support.h"
 
 namespace mblint {
@@ -31,37 +33,77 @@ Diagnostic oom_diagnostic(const RuleContext& context, const MemoryEstimate& e, c
   return diag;
 }
 
-// What a recipe-based job's weights, gradients and optimizer state alone take
-// (partial_job_estimate): the least its most loaded rank allocates, judged
-// with the same measured error. An estimate that assumed any value decides
-// nothing.
-std::optional<Diagnostic> fixed_part_diagnostic(const RuleContext& context) {
-  std::optional<MemoryEstimate> e = partial_job_estimate(context);
-  if (!e || e->capacity <= 0 || !e->assumptions.empty()) return std::nullopt;
-  MemoryEstimate fixed = fixed_part(*e);
-  MemoryRange range = total_range(fixed);
-  if (range.high <= e->capacity) return std::nullopt;
+// Whether the estimate assumed the world size and nothing else: the weights
+// and gradients do not depend on it unless FSDP shards them.
+bool only_world_size_assumed(const Job& job, const MemoryEstimate& e) {
+  bool world = std::all_of(e.assumptions.begin(), e.assumptions.end(),
+                           [](const std::string& a) { return a.starts_with("world size "); });
+  if (!world) return false;
+  for (std::string_view path : {"ddp.use_megatron_fsdp", "dist.use_megatron_fsdp", "dist.use_torch_fsdp2"}) {
+    Setting fsdp = read_flag(job, path);
+    if (!fsdp.value || *fsdp.value) return false;  // on, or not known
+  }
+  return true;
+}
+
+// What a job on a catalog recipe takes before any activation
+// (partial_job_estimate): its weights, gradients and optimizer state, or,
+// when only the world size had to be assumed, its weights and gradients
+// (the optimizer state is sharded over data-parallel ranks mblint does not
+// know). The least the most loaded rank allocates, judged with the same
+// measured error. An estimate that assumed anything else decides nothing.
+struct FixedPartFinding {
+  MemoryEstimate fixed;
+  std::string what;   // "weights, gradients and optimizer state"
+  std::string parts;  // "weights 15.0 GiB, gradients 29.9 GiB, ..."
+  bool world_unknown = false;
+};
+
+std::optional<FixedPartFinding> fixed_part_finding(const RuleContext& context, const MemoryEstimate& e) {
+  FixedPartFinding f;
+  f.fixed = fixed_part(e);
+  if (e.assumptions.empty()) {
+    f.what = "weights, gradients and optimizer state";
+    f.parts = fmt::format("weights {:.1f} GiB, gradients {:.1f} GiB, optimizer {:.1f} GiB", e.weights, e.gradients,
+                          e.optimizer);
+    return f;
+  }
+  if (!only_world_size_assumed(context.job, e)) return std::nullopt;
+  f.fixed.peak_allocated = f.fixed.total = e.weights + e.gradients;
+  f.what = "weights and gradients";
+  f.parts = fmt::format("weights {:.1f} GiB, gradients {:.1f} GiB", e.weights, e.gradients);
+  f.world_unknown = true;
+  return f;
+}
+
+std::optional<Diagnostic> fixed_part_diagnostic(const RuleContext& context, const MemoryEstimate& e,
+                                                const FixedPartFinding& f) {
+  MemoryRange range = total_range(f.fixed);
+  if (range.high <= e.capacity) return std::nullopt;
   const GpuType* gpu = context.derived.gpu;
   std::string name = gpu ? gpu->display : "GPU";
-  bool beyond = range.low > e->capacity;
-  std::string parts = fmt::format("weights {:.1f} GiB, gradients {:.1f} GiB, optimizer {:.1f} GiB", e->weights,
-                                  e->gradients, e->optimizer);
+  bool beyond = range.low > e.capacity;
+  double gib = f.fixed.peak_allocated;
   std::string message =
-      beyond ? fmt::format("weights, gradients and optimizer state alone are estimated at {:.1f} GiB per GPU, beyond "
-                           "the {:.1f} GiB of the {} even within the estimate's measured error (needs {:.0f}-{:.0f} "
-                           "GiB before any activation): {}",
-                           fixed.peak_allocated, e->capacity, name, range.low, range.high, parts)
-             : fmt::format("weights, gradients and optimizer state alone are estimated at {:.1f} GiB per GPU, within "
-                           "the estimate's measured error of the {:.1f} GiB of the {} (needs {:.0f}-{:.0f} GiB before "
-                           "any activation): it will likely run out of memory: {}",
-                           fixed.peak_allocated, e->capacity, name, range.low, range.high, parts);
+      beyond ? fmt::format("{} alone are estimated at {:.1f} GiB per GPU, beyond the {:.1f} GiB of the {} even within "
+                           "the estimate's measured error (needs {:.0f}-{:.0f} GiB before any activation): {}",
+                           f.what, gib, e.capacity, name, range.low, range.high, f.parts)
+             : fmt::format("{} alone are estimated at {:.1f} GiB per GPU, within the estimate's measured error of "
+                           "the {:.1f} GiB of the {} (needs {:.0f}-{:.0f} GiB before any activation): it will likely "
+                           "run out of memory: {}",
+                           f.what, gib, e.capacity, name, range.low, range.high, f.parts);
   Diagnostic diag = make_diagnostic(kEstimatedOom, message, fixed_part_span(context));
   if (!beyond) diag.severity = Severity::Warning;
   diag.notes.push_back(Note{fmt::format("most loaded rank: {}; the activations of a job on a catalog recipe are not "
                                         "judged (recipe code may set recompute or offloading where mblint does not "
                                         "read it): `mblint estimate` shows the whole estimate, {:.1f} GiB",
-                                        e->rank, e->total),
+                                        e.rank, e.total),
                             {}});
+  if (f.world_unknown) {
+    diag.notes.push_back(Note{"the world size is not known (give --nodes and --gpus-per-node): the optimizer state, "
+                              "sharded over the data-parallel ranks, is left out",
+                              {}});
+  }
   diag.notes.push_back(Note{error_band_note(), {}});
   return diag;
 }
@@ -72,18 +114,28 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   if (whole && whole->capacity > 0) {
     MemoryRange range = total_range(*whole);
     if (range.high > whole->capacity) found = oom_diagnostic(context, *whole, range);
-  } else if (!whole) {
-    found = fixed_part_diagnostic(context);
+  }
+  std::optional<MemoryEstimate> partial = whole ? std::nullopt : partial_job_estimate(context);
+  std::optional<FixedPartFinding> fixed;
+  if (partial && partial->capacity > 0) {
+    fixed = fixed_part_finding(context, *partial);
+    if (fixed) found = fixed_part_diagnostic(context, *partial, *fixed);
   }
   if (!found) return;
   Diagnostic diag = std::move(*found);
+  if (fixed && fixed->world_unknown) {  // nothing to re-estimate on a world mblint does not know
+    diag.help = "divide the weights over more GPUs: raise tensor_model_parallel_size or "
+                "pipeline_model_parallel_size (with --nodes and --gpus-per-node mblint re-estimates each change)";
+    out.push_back(std::move(diag));
+    return;
+  }
   // The remedies are judged as the finding is: a recipe job's by its weights,
   // gradients and optimizer state under the capacity.
   std::vector<MemoryRemedy> remedies;
   if (whole) {
     remedies = memory_remedies(context, *whole, context.thresholds.memory_headroom * whole->capacity);
-  } else if (std::optional<MemoryEstimate> e = partial_job_estimate(context)) {
-    remedies = memory_remedies(context, *e, e->capacity, MemoryMeasure::FixedPart);
+  } else if (partial) {
+    remedies = memory_remedies(context, *partial, partial->capacity, MemoryMeasure::FixedPart);
   }
   diag.help = remedies_help(remedies);
   for (size_t i = 0; i < remedies.size() && i < 4; ++i) diag.fixes.push_back(remedies[i].fix);
@@ -116,8 +168,9 @@ against every other error rule before it is offered, best first.
 A Megatron-LM command line or a full config dump states every memory setting, so the whole estimate
 is judged. A job on a catalog recipe does not: recipe code may turn on recompute or offloading where
 mblint does not read it, so only what its layout, precision and optimizer decide is judged, the
-weights, gradients and optimizer state of the most loaded rank, with the same measured error (an
-estimate that had to assume a value, such as an unknown world size, is not judged at all).
+weights, gradients and optimizer state of the most loaded rank, with the same measured error (with the
+world size unknown, the weights and gradients alone, as the optimizer state's sharding depends on
+it; an estimate that had to assume any other value is not judged).
 
 Needs the GPU type (`--gpu`, or the recipe's) and the model shape.)md",
     .bad = {"model_config.yaml",
