@@ -251,7 +251,9 @@ std::string hydra_snippet(const std::vector<PlanSetting>& settings) {
   std::vector<std::string> words;
   for (const PlanSetting& s : settings) {
     // Pasted on a shell command line: a written pipeline layout's "|" would be a pipe.
-    bool plain = std::all_of(s.value.begin(), s.value.end(), [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '.' || ch == '_' || ch == '-'; });
+    bool plain = std::all_of(s.value.begin(), s.value.end(), [](char ch) {
+      return std::isalnum(static_cast<unsigned char>(ch)) || ch == '.' || ch == '_' || ch == '-';
+    });
     words.push_back(plain ? fmt::format("{}={}", s.key, s.value) : fmt::format("'{}={}'", s.key, s.value));
   }
   return fmt::format("{}", fmt::join(words, " "));
@@ -521,13 +523,6 @@ int run_plan(const std::vector<std::string>& args, RuleSet rules, const CliEnvir
   bool gbs_assumed = !d.global_batch_size.known();
   plan.global_batch_size = gbs_assumed ? 1024 : *d.global_batch_size;
 
-  // The planner judges each layout's memory itself (lint/plan/plan_memory.cpp):
-  // the memory rules would only repeat that verdict as errors.
-  std::vector<const RuleInfo*> layout_rules;
-  for (const RuleInfo* rule : rules) {
-    if (rule->group != RuleGroup::Memory) layout_rules.push_back(rule);
-  }
-  rules = RuleSet(layout_rules.data(), layout_rules.size());
   PlanResult result = make_plan(base, plan, rules);
   result.global_batch_assumed = gbs_assumed;
   std::optional<Smallest> smallest;

@@ -716,7 +716,14 @@ std::vector<std::string> describe_pins(const Job& base, const std::vector<std::s
   return out;
 }
 
-PlanResult make_plan(const Job& base, const PlanOptions& options, RuleSet rules) {
+PlanResult make_plan(const Job& base, const PlanOptions& options, RuleSet configured) {
+  // Each layout's memory is judged here (plan_memory.cpp): the memory rules
+  // would only repeat that verdict as errors.
+  std::vector<const RuleInfo*> layout_rules;
+  for (const RuleInfo* rule : configured) {
+    if (rule->group != RuleGroup::Memory) layout_rules.push_back(rule);
+  }
+  RuleSet rules(layout_rules.data(), layout_rules.size());
   PlanResult result;
   Shape shape = shape_of(base);
   result.seq_length = shape.seq;

@@ -1,7 +1,5 @@
 // The most loaded GPU needs more memory than it has: the job dies with CUDA
 // out of memory, usually after its queue wait.
-#include <algorithm>
-
 #include "rules/support/memory_support.h"
 
 namespace mblint {
@@ -33,14 +31,14 @@ Diagnostic oom_diagnostic(const RuleContext& context, const MemoryEstimate& e, c
   return diag;
 }
 
-// Whether the estimate assumed the world size and nothing else: the weights
-// and gradients do not depend on it unless FSDP shards them.
-bool only_world_size_assumed(const Job& job, const MemoryEstimate& e) {
-  bool world = std::all_of(e.assumptions.begin(), e.assumptions.end(),
-                           [](const std::string& a) { return a.starts_with("world size "); });
-  if (!world) return false;
+// Whether the estimate assumed the data-parallel size and nothing else (it
+// adds exactly one assumption for an unknown one, estimate_read.cpp): the
+// weights and gradients do not depend on it unless FSDP shards them.
+bool only_data_parallel_assumed(const RuleContext& context, const MemoryEstimate& e) {
+  const Quantity& dp = context.derived.data_parallel;
+  if ((dp.known() && *dp > 0) || e.assumptions.size() != 1) return false;
   for (std::string_view path : {"ddp.use_megatron_fsdp", "dist.use_megatron_fsdp", "dist.use_torch_fsdp2"}) {
-    Setting fsdp = read_flag(job, path);
+    Setting fsdp = read_flag(context.job, path);
     if (!fsdp.value || *fsdp.value) return false;  // on, or not known
   }
   return true;
@@ -68,7 +66,7 @@ std::optional<FixedPartFinding> fixed_part_finding(const RuleContext& context, c
                           e.optimizer);
     return f;
   }
-  if (!only_world_size_assumed(context.job, e)) return std::nullopt;
+  if (!only_data_parallel_assumed(context, e)) return std::nullopt;
   f.fixed.peak_allocated = f.fixed.total = e.weights + e.gradients;
   f.what = "weights and gradients";
   f.parts = fmt::format("weights {:.1f} GiB, gradients {:.1f} GiB", e.weights, e.gradients);

@@ -204,15 +204,16 @@ std::vector<MemoryRemedy> memory_remedies(const RuleContext& context, const Memo
   std::vector<Quantity> storage;
   std::vector<std::string> before;
   bool before_known = false;
-  auto try_candidate = [&](const std::vector<const Candidate*>& parts) {
+  // Adds the remedy the candidate makes, if any; says whether it did.
+  auto try_candidate = [&](const std::vector<const Candidate*>& parts) -> bool {
     Candidate merged = *parts.front();
     for (size_t i = 1; i < parts.size(); ++i) merged = combine(merged, *parts[i]);
     Job job = changed_job(context.job, merged.changes);
     Derived derived = derive(job);
     auto e = estimate_memory(job, derived);
-    if (!e) return;
+    if (!e) return false;
     MemoryEstimate measured = judged(*e);
-    if (measured.total >= now.total - 0.05) return;
+    if (measured.total >= now.total - 0.05) return false;
     if (!before_known) {
       before = other_errors(context, context.job, context.derived);
       before_known = true;
@@ -221,7 +222,7 @@ std::vector<MemoryRemedy> memory_remedies(const RuleContext& context, const Memo
     bool new_error = std::any_of(after.begin(), after.end(), [&](const std::string& k) {
       return !std::binary_search(before.begin(), before.end(), k);
     });
-    if (new_error) return;
+    if (new_error) return false;
     MemoryRemedy r;
     r.cost = merged.cost;
     r.what = merged.what;
@@ -238,16 +239,15 @@ std::vector<MemoryRemedy> memory_remedies(const RuleContext& context, const Memo
       if (auto edit = replace_value(part->quantity->where, std::to_string(part->new_value))) r.fix.edits.push_back(*edit);
     }
     remedies.push_back(std::move(r));
+    return true;
   };
   std::vector<Candidate> singles = candidates(context, storage);
-  for (const Candidate& c : singles) try_candidate({&c});
   // Judged by the weights, gradients and optimizer state, a change that does
   // not lower them alone (recompute, a smaller micro-batch) adds nothing to a
   // pair.
   std::vector<const Candidate*> lowering;
   for (const Candidate& c : singles) {
-    bool lowers = std::any_of(remedies.begin(), remedies.end(), [&](const MemoryRemedy& r) { return r.what == c.what; });
-    if (measure == MemoryMeasure::Whole || lowers) lowering.push_back(&c);
+    if (try_candidate({&c}) || measure == MemoryMeasure::Whole) lowering.push_back(&c);
   }
   bool any_fits = std::any_of(remedies.begin(), remedies.end(), [](const MemoryRemedy& r) { return r.fits; });
   // No single change is enough: every pair of changes that touch different
