@@ -470,13 +470,13 @@ TEST_CASE("fixing every fixture with a fix: the rule is gone, a second --fix is 
   size_t exercised = 0, exercised_safe = 0, changed = 0, changed_safe = 0, fixes_applied = 0;
   std::set<std::string> rules_fixed;
   for (const test::FixtureCase& fixture : cases) {
-    if (fixture.dir.filename().string().rfind("fires", 0) != 0) continue;
+    if (test::case_name(fixture).rfind("fires", 0) != 0) continue;
     std::vector<std::string> args = without_format(fixture.args);
     nlohmann::json report;
     std::vector<Found> original = diagnostics_of(fixture.dir, args, &report);
     for (bool unsafe : {true, false}) {
       if (!has_allowed_fix(report, unsafe)) continue;
-      std::string name = fs::relative(fixture.dir, test::source_dir()).string() + (unsafe ? " --unsafe-fixes" : "");
+      std::string name = test::case_label(fixture) + (unsafe ? " --unsafe-fixes" : "");
       INFO("fixture " << name);
       fs::path dir = test::make_temp_dir("mblint-fixture-fix");
       fs::copy(fixture.dir, dir, fs::copy_options::recursive);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <sstream>
+#include <tuple>
 
 #include "lint/cli/cli.h"
 #include "rules/registry.h"
@@ -42,13 +43,31 @@ std::vector<std::string> split_command(const std::string& line) {
   return args;
 }
 
+std::string case_name(const FixtureCase& fixture) {
+  return fixture.name.empty() ? fixture.dir.filename().string() : fixture.name;
+}
+
+std::filesystem::path expected_path(const FixtureCase& fixture) {
+  return fixture.dir / (fixture.name.empty() ? "expected.txt" : fixture.name + ".expected.txt");
+}
+
+std::string case_label(const FixtureCase& fixture) {
+  std::string dir = std::filesystem::relative(fixture.dir, source_dir()).string();
+  return fixture.name.empty() ? dir : dir + ":" + fixture.name;
+}
+
 std::vector<FixtureCase> find_fixture_cases(const std::filesystem::path& root) {
   std::vector<FixtureCase> cases;
   for (const auto& entry : std::filesystem::recursive_directory_iterator(root)) {
-    if (!entry.is_regular_file() || entry.path().filename() != "cmd") continue;
-    cases.push_back(FixtureCase{entry.path().parent_path(), split_command(read_file(entry.path()))});
+    if (!entry.is_regular_file()) continue;
+    std::string file = entry.path().filename().string();
+    if (file != "cmd" && !file.ends_with(".cmd")) continue;
+    std::string name = file == "cmd" ? "" : file.substr(0, file.size() - 4);
+    cases.push_back(FixtureCase{entry.path().parent_path(), split_command(read_file(entry.path())), name});
   }
-  std::sort(cases.begin(), cases.end(), [](const FixtureCase& a, const FixtureCase& b) { return a.dir < b.dir; });
+  std::sort(cases.begin(), cases.end(), [](const FixtureCase& a, const FixtureCase& b) {
+    return std::tie(a.dir, a.name) < std::tie(b.dir, b.name);
+  });
   return cases;
 }
 

@@ -19,17 +19,16 @@ TEST_CASE("golden fixtures produce exactly their expected output", "[fixtures]")
   std::vector<FixtureCase> cases = find_fixture_cases(source_dir() / "fixtures");
   REQUIRE(cases.size() > 0);
   for (const FixtureCase& fixture : cases) {
-    if (filter && fixture.dir.string().find(filter) == std::string::npos) continue;
+    if (filter && case_label(fixture).find(filter) == std::string::npos) continue;
     std::string actual = run_case(fixture);
-    std::filesystem::path expected_path = fixture.dir / "expected.txt";
+    std::filesystem::path expected = expected_path(fixture);
     if (update) {
-      std::ofstream(expected_path, std::ios::binary) << actual;
+      std::ofstream(expected, std::ios::binary) << actual;
       continue;
     }
-    INFO("fixture " << std::filesystem::relative(fixture.dir, source_dir()).string()
-                    << " (regenerate: MBLINT_UPDATE_FIXTURES=1 build/tests/mblint_tests '[fixtures]')");
-    REQUIRE(std::filesystem::exists(expected_path));
-    CHECK(actual == read_file(expected_path));
+    INFO("fixture " << case_label(fixture) << " (regenerate: MBLINT_UPDATE_FIXTURES=1 build/tests/mblint_tests '[fixtures]')");
+    REQUIRE(std::filesystem::exists(expected));
+    CHECK(actual == read_file(expected));
   }
 }
 
@@ -39,15 +38,15 @@ TEST_CASE("every rule has fixtures that fire and fixtures that stay silent", "[f
   std::map<std::string, std::pair<int, int>> counts;
   for (const FixtureCase& fixture : cases) {
     std::string rule = fixture.dir.parent_path().filename().string();
-    std::string name = fixture.dir.filename().string();
-    std::string expected = read_file(fixture.dir / "expected.txt");
+    std::string name = case_name(fixture);
+    std::string expected = read_file(expected_path(fixture));
     std::string tag = "[" + rule + "]";
     if (name.rfind("fires", 0) == 0) {
-      INFO(fixture.dir.string());
+      INFO(case_label(fixture));
       CHECK(expected.find(tag) != std::string::npos);
       counts[rule].first++;
     } else if (name.rfind("silent", 0) == 0) {
-      INFO(fixture.dir.string());
+      INFO(case_label(fixture));
       CHECK(expected.find(tag) == std::string::npos);
       counts[rule].second++;
     }

@@ -117,7 +117,7 @@ def main() -> None:
         if b"pretrain_gpt" in data or b"--tensor-model-parallel-size" in data:
             put(dirs["megatron_lm_args"], b"\n".join(re.split(rb"[ \t\\\n]+", data)))
         overrides.update(re.findall(rb"(?:\+\+|\+|~)?[A-Za-z_][A-Za-z0-9_.@/]*=[^ \"\\\n]*", data))
-    for cmd in (ROOT / "fixtures").rglob("cmd"):
+    for cmd in [*(ROOT / "fixtures").rglob("cmd"), *(ROOT / "fixtures").rglob("*.cmd")]:
         overrides.update(re.findall(rb"(?:\+\+|\+|~)?[A-Za-z_][A-Za-z0-9_.@/]*=[^ \"\\\n]*", cmd.read_bytes()))
     ordered = sorted(overrides)
     for start in range(0, len(ordered), 20):
