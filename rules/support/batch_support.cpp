@@ -108,6 +108,18 @@ TrainingUnit training_unit(const Job& job) {
 
 namespace {
 
+// lr_warmup_fraction, when set, makes the warm-up a share of the decay; true
+// when it is unset, so the explicit warm-up count decides.
+bool warmup_from_fraction(const Field& fraction, SchedulerSteps& steps) {
+  if (fraction.set() && fraction.number && steps.decay) {
+    steps.warmup = *fraction.number * *steps.decay;
+    steps.warmup_how = fmt::format("lr_warmup_fraction {} x {}", format_number(*fraction.number),
+                                   format_number(*steps.decay));
+    steps.warmup_inputs = {fraction.quantity};
+  }
+  return fraction.unset();
+}
+
 void iteration_steps(const RuleContext& context, SchedulerSteps& steps) {
   const Job& job = context.job;
   Field iters = read_field(job, "train.train_iters");
@@ -130,12 +142,7 @@ void iteration_steps(const RuleContext& context, SchedulerSteps& steps) {
                                   format_number(*source->number), *gbs);
     steps.decay_inputs = {source->quantity, gbs};
   }
-  if (fraction.set() && fraction.number && steps.decay) {
-    steps.warmup = *fraction.number * *steps.decay;
-    steps.warmup_how = fmt::format("lr_warmup_fraction {} x {}", format_number(*fraction.number),
-                                   format_number(*steps.decay));
-    steps.warmup_inputs = {fraction.quantity};
-  } else if (fraction.unset()) {
+  if (warmup_from_fraction(fraction, steps)) {
     if (auto warmup = warmup_iters.value_or_unset(0)) {
       steps.warmup = *warmup * static_cast<double>(*gbs);
       steps.warmup_how = fmt::format("lr_warmup_iters {} x global batch {}", format_number(*warmup), *gbs);
@@ -157,12 +164,7 @@ void sample_steps(const RuleContext& context, SchedulerSteps& steps) {
                                   source->quantity.name, format_number(*source->number));
     steps.decay_inputs = {source->quantity};
   }
-  if (fraction.set() && fraction.number && steps.decay) {
-    steps.warmup = *fraction.number * *steps.decay;
-    steps.warmup_how = fmt::format("lr_warmup_fraction {} x {}", format_number(*fraction.number),
-                                   format_number(*steps.decay));
-    steps.warmup_inputs = {fraction.quantity};
-  } else if (fraction.unset()) {
+  if (warmup_from_fraction(fraction, steps)) {
     if (auto warmup = warmup_samples.value_or_unset(0)) {
       steps.warmup = *warmup;
       steps.warmup_how = fmt::format("lr_warmup_samples {}", format_number(*warmup));

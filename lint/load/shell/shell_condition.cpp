@@ -33,6 +33,18 @@ Status either(Status a, Status b) {
   return Status::Undecided;
 }
 
+// `a OP b OP c` read left to right: -a and -o in [ ], && and || in [[ ]].
+template <class Reader>
+Status chain(Reader& r, bool (*at_op)(const Reader&, size_t, std::string_view), std::string_view op,
+             Status (*operand)(Reader&), Status (*combine)(Status, Status)) {
+  Status s = operand(r);
+  while (at_op(r, r.pos, op)) {
+    ++r.pos;
+    s = combine(s, operand(r));
+  }
+  return s;
+}
+
 bool is_string_or_number_op(std::string_view op) {
   static constexpr std::array<std::string_view, 12> kOps = {
       "=", "==", "!=", "<", ">", "-eq", "-ne", "-lt", "-le", "-gt", "-ge", "=~"};
@@ -145,23 +157,9 @@ Status test_not(TestReader& r) {
   return test_primary(r);
 }
 
-Status test_and(TestReader& r) {
-  Status s = test_not(r);
-  while (test_at(r, r.pos, "-a")) {
-    ++r.pos;
-    s = both(s, test_not(r));
-  }
-  return s;
-}
+Status test_and(TestReader& r) { return chain(r, test_at, "-a", test_not, both); }
 
-Status test_or(TestReader& r) {
-  Status s = test_and(r);
-  while (test_at(r, r.pos, "-o")) {
-    ++r.pos;
-    s = either(s, test_and(r));
-  }
-  return s;
-}
+Status test_or(TestReader& r) { return chain(r, test_at, "-o", test_and, either); }
 
 // ---------------------------------------------------------------- [[ ]]
 
@@ -251,23 +249,9 @@ Status cond_not(CondReader& r) {
   return s;
 }
 
-Status cond_and(CondReader& r) {
-  Status s = cond_not(r);
-  while (cond_op(r, r.pos, "&&")) {
-    ++r.pos;
-    s = both(s, cond_not(r));
-  }
-  return s;
-}
+Status cond_and(CondReader& r) { return chain(r, cond_op, "&&", cond_not, both); }
 
-Status cond_or(CondReader& r) {
-  Status s = cond_and(r);
-  while (cond_op(r, r.pos, "||")) {
-    ++r.pos;
-    s = either(s, cond_and(r));
-  }
-  return s;
-}
+Status cond_or(CondReader& r) { return chain(r, cond_op, "||", cond_and, either); }
 
 // ---------------------------------------------------------------- globs
 
