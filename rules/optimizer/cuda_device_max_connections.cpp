@@ -3,6 +3,7 @@
 // with FSDP (it serializes FSDP's overlapping streams), and not needed on
 // Blackwell and later.
 #include "rules/support/config_support.h"
+#include "rules/support/moe_support.h"
 
 namespace mblint {
 
@@ -32,7 +33,8 @@ bool every_gpu_asserts(const Job& job, const Derived& d) {
          splits(d.tensor_parallel);
 }
 
-void require_one(const RuleContext& context, const EnvLookup& env, std::vector<Diagnostic>& out) {
+void require_one(const RuleContext& context, const EnvLookup& env, std::vector<Diagnostic>& out,
+                 std::vector<Note> extra = {}) {
   const Job& job = context.job;
   const Derived& d = context.derived;
   const Quantity& tp = d.tensor_parallel;
@@ -65,6 +67,7 @@ void require_one(const RuleContext& context, const EnvLookup& env, std::vector<D
   diag.severity = megatron_lm ? Severity::Error : Severity::Warning;
   if (env.from_config) diag.notes.push_back(note_for(env, kVariable));
   add_notes(diag, {&parallel}, nullptr);
+  for (Note& note : extra) diag.notes.push_back(std::move(note));
   if (d.gpu && (job.cluster.gpu_where.statement.valid() || job.cluster.gpu_where.value.valid())) {
     diag.notes.push_back(Note{job.cluster.gpu_where.origin.empty()
                                   ? fmt::format("the GPUs are {} ({})", d.gpu->display, d.gpu->architecture)
@@ -141,11 +144,18 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   }
   if (one) return;
   bool parallel = splits(d.tensor_parallel) || splits(d.context_parallel);
-  auto ep_overlap = any_of(flag(job, "model.overlap_moe_expert_parallel_comm"),
-                           flag(job, "comm_overlap.overlap_moe_expert_parallel_comm"));
+  // As Bridge applies it: comm_overlap's value, else false under a CommOverlapConfig.
+  moe::Switch ep_overlap = moe::overlap_switch(job, "overlap_moe_expert_parallel_comm");
   // With FSDP or EP-communication overlap Megatron-LM only warns: those want more connections.
-  if (!parallel || megatron_fsdp != false || torch_fsdp != false || ep_overlap != false) return;
-  require_one(context, env, out);
+  if (!parallel || megatron_fsdp != false || torch_fsdp != false || ep_overlap.value != false) return;
+  std::vector<Note> reset;
+  if (moe::Field model = moe::read_field(job, "model.overlap_moe_expert_parallel_comm"); model.boolean() == true) {
+    Note note = moe::note_for(model);
+    note.message += " (the recipe's CommOverlapConfig sets the model's value from comm_overlap.overlap_moe_expert_parallel_comm, "
+                    "false when unset: no expert-parallel overlap)";
+    reset.push_back(std::move(note));
+  }
+  require_one(context, env, out, std::move(reset));
 }
 
 }  // namespace
@@ -165,7 +175,10 @@ communication kernels must be scheduled before the GEMMs they overlap with.
   the environment variable CUDA_DEVICE_MAX_CONNECTIONS to 1" (an **error** for Megatron-LM
   launches); Megatron Bridge does not check it, the run is slower (a **warning**). With FSDP or
   MoE expert-parallel communication overlap Megatron-LM only warns (those prefer more
-  connections), so mblint says nothing there.
+  connections), so mblint says nothing there. Under Bridge the overlap is the value it applies:
+  a `CommOverlapConfig` writes `comm_overlap.overlap_moe_expert_parallel_comm` over the model's
+  (false when unset: `CommOverlapConfig.setup()` in `training/comm_overlap.py`, Megatron Bridge v0.2.0 to v0.6.0), so
+  `model.overlap_moe_expert_parallel_comm=true` under a recipe with one does not overlap.
 * **FSDP with `CUDA_DEVICE_MAX_CONNECTIONS=1`**: Megatron Bridge's Megatron-FSDP set-up
   (`_validate_and_apply_megatron_fsdp_v1_configs`) and Megatron-LM (for Megatron-FSDP and Torch
   FSDP2) assert "FSDP requires CUDA_DEVICE_MAX_CONNECTIONS > 1 or unset." (**error**). Torch
