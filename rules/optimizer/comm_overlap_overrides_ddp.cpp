@@ -102,8 +102,9 @@ Only the `comm_overlap.*` field of the same name changes the result. So
 reduce-scatter, without a message. Megatron-LM has no such section: its flags are taken as given
 (and `validate_args` checks them, see `overlap-param-gather-prerequisites`).
 
-Recipes usually carry a `comm_overlap` section, but mblint's catalog does not record it: the rule
-speaks only when the job's own files show the section.)md",
+mblint's catalog records which recipes build a `CommOverlapConfig` and the fields they set, so
+the rule speaks when the job's files or its recipe have the section (not for `comm_overlap: null`).
+The model's overlap switches it replaces are `comm-overlap-overrides-model`.)md",
     .bad = {"override.yaml",
      "comm_overlap:\n  tp_comm_overlap: false\nddp:\n  use_distributed_optimizer: true\n  overlap_grad_reduce: false\n",
      "override.yaml --recipe llama3_8b_pretrain_2gpu_h100_bf16_config --nodes 1 --gpus-per-node 8"},
