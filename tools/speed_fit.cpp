@@ -131,7 +131,7 @@ int main(int argc, char** argv) {
       {"cpu_moe_layer_s", &SpeedConstants::cpu_moe_layer_s, 1e-5, 1e-2},
       {"moe_sync_s", &SpeedConstants::moe_sync_s, 1e-5, 2e-2},
       {"cuda_graph_cpu_share", &SpeedConstants::cuda_graph_cpu_share, 0.0, 1},
-      {"step_fixed_s", &SpeedConstants::step_fixed_s, 1e-3, 1},
+      {"step_fixed_s", &SpeedConstants::step_fixed_s, 1e-3, 10},
   };
   for (const Knob& k : knobs) c.*k.field = std::clamp(c.*k.field, k.lo, k.hi);  // start inside the bounds
   std::cout << fmt::format("{} rows read; start: mean |log error| {:.4f}\n", rows.size(), loss(rows, c));
