@@ -161,14 +161,16 @@ TEST_CASE("more models: Gemma 2 with attention dropout takes the unfused attenti
   CHECK_FALSE(off.softcap_attention);
 }
 
-TEST_CASE("more models: every Gemma 2 and Gemma 3 1B recipe is estimated", "[estimate]") {
+TEST_CASE("more models: every Gemma 2, Gemma 3 1B and EXAONE 4.0 1.2B recipe is estimated", "[estimate]") {
   for (const char* recipe :
        {"gemma2_2b_pretrain_2gpu_h100_bf16_config", "gemma2_2b_sft_1gpu_h100_bf16_config",
         "gemma2_2b_peft_1gpu_h100_bf16_config", "gemma2_9b_pretrain_8gpu_h100_bf16_config",
         "gemma2_9b_sft_4gpu_h100_bf16_config", "gemma2_9b_peft_1gpu_h100_bf16_config",
         "gemma2_27b_pretrain_16gpu_h100_bf16_config", "gemma2_27b_sft_16gpu_h100_bf16_config",
         "gemma2_27b_peft_4gpu_h100_bf16_config", "gemma3_1b_pretrain_1gpu_h100_bf16_config",
-        "gemma3_1b_sft_1gpu_h100_bf16_config", "gemma3_1b_peft_1gpu_h100_bf16_config"}) {
+        "gemma3_1b_sft_1gpu_h100_bf16_config", "gemma3_1b_peft_1gpu_h100_bf16_config",
+        "exaone4_1p2b_pretrain_1gpu_h100_bf16_config", "exaone4_1p2b_sft_1gpu_h100_bf16_config",
+        "exaone4_1p2b_peft_1gpu_h100_bf16_config"}) {
     INFO(recipe);
     CHECK(estimate_json({"--recipe", recipe})["estimate"].is_object());
   }
