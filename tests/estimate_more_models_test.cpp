@@ -20,13 +20,18 @@ namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
-// The memory model `mblint estimate --recipe NAME` reads, with the YAML
-// `override` (may be empty) applied over the recipe.
-MemoryModel recipe_model(const std::string& recipe, const std::string& override = "{}\n") {
+// The memory model `mblint estimate --recipe NAME` reads (the recipe alone,
+// as without a file), or with the YAML `override` over the recipe.
+MemoryModel recipe_model(const std::string& recipe, const std::string& override = "") {
   test::LintRun run("mblint-estimate-more");
-  run.write("override.yaml", override);
   run.options.recipe = run.value(recipe);
-  const Job& job = run.lint("override.yaml");
+  if (!override.empty()) {
+    run.write("override.yaml", override);
+    run.options.paths = {"override.yaml"};
+  }
+  run.result = run_lint(run.sources, run.options, all_rules());
+  REQUIRE(run.result.jobs.size() == 1);
+  const Job& job = run.result.jobs[0];
   std::vector<std::string> assumptions;
   std::string why;
   std::optional<MemoryModel> m = read_memory_model(job, run.derived(), assumptions, &why);
@@ -129,8 +134,12 @@ TEST_CASE("more models: a Gemma layer's extra saved activations, by hand", "[est
   MemoryModel uncapped = m;
   uncapped.logit_softcap = false;
   double logits = T * 256000;
-  CHECK((estimate_model(m).activations - estimate_model(uncapped).activations) * kGiB ==
-        Approx(26 * extra + 2 * logits).epsilon(1e-9));
+  auto activations = [](const MemoryModel& model) { return estimate_model(model).activations * kGiB; };
+  CHECK(activations(m) - activations(uncapped) == Approx(2 * logits).epsilon(1e-9));
+  // All of it over the plain GPT layer: 26 layers' extras and the soft-cap.
+  MemoryModel none = plain;
+  none.logit_softcap = false;
+  CHECK(activations(m) - activations(none) == Approx(26 * extra + 2 * logits).epsilon(1e-9));
   // Gemma 3 1B's qk_layernorm keeps the Q and K views' copies and an fp32
   // rstd per head: (2 x 256 + 4) x T x (4 + 1) at seq 4096 (SFT recipe).
   MemoryModel g3 = recipe_model("gemma3_1b_sft_1gpu_h100_bf16_config");
