@@ -163,6 +163,12 @@ CSV_DIM_COLUMNS = (
 )
 
 
+# The tokens of data/model_dims.csv's `text_extras` column (appended after
+# dsa_indexer), the layer features lint/facts/estimate_read.cpp reads.
+TEXT_EXTRAS = ("rmsnorm", "post_norms", "no_pre_norms", "qk_norm", "unfused_glu", "logit_softcap", "softcap_attention",
+               "unfused_attention")
+
+
 # Abbreviations of data/model_dims.csv's `source` column (see its header),
 # expanded so that ModelDims::source names repository, commit and path.
 SOURCE_ABBREVIATIONS = (
@@ -189,7 +195,8 @@ def load_models(path: Path) -> dict[str, dict]:
             raise DataError(f"{path.name}: duplicate model {key}")
         model: dict = {"key": key, "hf_id": row["hf_id"], "source": expand_source(row["source"]),
                        "hybrid_layer_pattern": row["hybrid_layer_pattern"], "mamba_mixer": row["mamba_mixer"],
-                       "mtp_layer_pattern": row["mtp_layer_pattern"], "dsa_indexer": row["dsa_indexer"]}
+                       "mtp_layer_pattern": row["mtp_layer_pattern"], "dsa_indexer": row["dsa_indexer"],
+                       "text_extras": row.get("text_extras") or ""}
         for name in MODEL_INT_FIELDS + MLA_INT_FIELDS:
             model[name] = int(row[name])
         for name in MODEL_BOOL_FIELDS:
@@ -241,6 +248,8 @@ def check_model(m: dict, where: str) -> None:
     need(not dsa or re.fullmatch(r"[1-9]\d*/[1-9]\d*/[1-9]\d*/[1-9]\d*/\d+", dsa) is not None,
          "dsa_indexer is not heads/head_dim/topk/topk_freq/skip_topk_offset")
     need(not dsa or m["multi_latent_attention"], "dsa_indexer set on a model without MLA")
+    extras = [t for t in m["text_extras"].split("+") if t]
+    need(set(extras) <= set(TEXT_EXTRAS), f"text_extras has unknown tokens (known: {', '.join(TEXT_EXTRAS)})")
 
 
 # ---------------------------------------------------------------- recipes
@@ -747,7 +756,7 @@ def emit_model(m: dict) -> str:
         f" .mamba_mixer = {c_str(m['mamba_mixer'])},\n"
         f"        .mtp_layer_pattern = {c_str(m['mtp_layer_pattern'])},"
         f" .mtp_repeated_layer = {c_bool(m['mtp_repeated_layer'])}, .moe_latent_size = {m['moe_latent_size']},\n"
-        f"        .dsa_indexer = {c_str(m['dsa_indexer'])},\n"
+        f"        .dsa_indexer = {c_str(m['dsa_indexer'])}, .text_extras = {c_str(m['text_extras'])},\n"
         f"        .source = {c_str(m['source'])},\n"
         "    },\n"
     )

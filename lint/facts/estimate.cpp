@@ -14,6 +14,13 @@
 //       mamba_block.py and mamba_hybrid_layer_allocation.py (pattern symbols,
 //       '|' pipeline segments, the even split without them), and
 //       models/mamba/mamba_layer_specs.py (which layers fuse their norm).
+//  [GM] The text stacks of Gemma 2 and Gemma 3 as Megatron Bridge 067f987df03b
+//       builds them (src/megatron/bridge/models/gemma/gemma2_provider.py,
+//       gemma3_provider.py, models/common/te_layers.py) on Megatron-Core
+//       2a75ac12c54b (megatron/core/transformer/mlp.py MLP.forward,
+//       attention.py get_query_key_value_tensors): the post norms of
+//       TERowParallelLinearLayerNorm, qk_layernorm, the unfused GLU path and
+//       the soft-capped logits and attention scores.
 //  [NS] Narayanan et al. 2021 (1F1B and the interleaved schedule): warm-up
 //       micro-batches per stage, megatron/core/pipeline_parallel/schedules.py.
 // Every term below says which of these it follows. No constant is fitted to
@@ -75,6 +82,10 @@ void core_attention(const MemoryModel& m, double tokens, double heads_local, Ter
   double s = static_cast<double>(m.seq) / m.cp;
   double b = static_cast<double>(m.micro_batch);
   if (m.unfused_attention) {
+    // [GM] Gemma 2's unfused fallback (Gemma2DotProductAttention: with an
+    // attention mask or dropout) soft-caps the scores before the softmax:
+    // tanh keeps its output for the backward pass.
+    if (m.softcap_attention) t.add("attention soft-cap tanh output 2as²b/t", ab(m) * heads_local * s * s * b);
     t.add("attention softmax output 2as²b/t", ab(m) * heads_local * s * s * b);
     if (m.attention_dropout > 0) {
       t.add("attention dropout mask as²b/t", heads_local * s * s * b);
@@ -90,7 +101,7 @@ void attention_block(const MemoryModel& m, double tokens, double rep, Terms& t) 
   double heads_local = static_cast<double>(m.heads) / m.tp;
   // [K]: layer-norm input 2sbh and the QKV input 2sbh, replicated over TP
   // unless sequence parallel splits them (eq. 4).
-  if (!offloads(m, "attn_norm")) t.add("input layernorm input", ab(m) * tokens * h * rep);
+  if (m.pre_norms && !offloads(m, "attn_norm")) t.add("input layernorm input", ab(m) * tokens * h * rep);
   if (!recomputes(m, "layernorm") && !offloads(m, "qkv_linear")) t.add("QKV input", gemm_input_bytes(m) * tokens * h * rep);
   double value_dim = 0;
   if (m.mla) {
@@ -115,6 +126,10 @@ void attention_block(const MemoryModel& m, double tokens, double rep, Terms& t) 
     double d = static_cast<double>(m.kv_channels);
     double groups_local = static_cast<double>(m.query_groups) / m.tp;
     t.add("Q, K, V", ab(m) * tokens * d * (heads_local + 2 * groups_local));
+    // [GM] qk_layernorm: TE's norm over each head of the Q and K views of the
+    // fused QKV output (not contiguous, so the norm reshapes them into a
+    // copy) keeps that input and an fp32 rstd per head and token.
+    if (m.qk_norm) t.add("Q, K norm inputs + rstd (fp32)", (ab(m) * d + 4) * tokens * (heads_local + groups_local));
     value_dim = d;
   }
   if (!(m.mla && m.dsa_heads > 0)) core_attention(m, tokens, heads_local, t);
@@ -122,6 +137,9 @@ void attention_block(const MemoryModel& m, double tokens, double rep, Terms& t) 
   if (!offloads(m, "core_attn") && !offloads(m, "attn_proj")) {
     t.add("attention output (projection input)", gemm_input_bytes(m) * tokens * heads_local * value_dim);
   }
+  // [GM] the post-attention norm on linear_proj's output (reduced over TP,
+  // scattered with SP) keeps its input and an fp32 rstd per token.
+  if (m.post_norms) t.add("post-attention norm input + rstd (fp32)", (ab(m) * h + 4) * tokens * rep);
   // [K]: the dropout mask after the projection, 1 byte per element.
   if (m.hidden_dropout > 0) t.add("attention dropout mask sbh", tokens * h * rep);
 }
@@ -133,7 +151,13 @@ void dense_mlp(const MemoryModel& m, double tokens, double rep, double ffn, Term
   double glu = m.swiglu ? 2.0 : 1.0;
   if (!recomputes(m, "layernorm") && !offloads(m, "mlp_norm")) t.add(name, gemm_input_bytes(m) * tokens * h * rep);
   t.add("MLP fc1 output (activation input)", ab(m) * tokens * ffn * glu / m.tp);
+  // [GM] the unfused glu path computes act(x_glu) * (x_linear + offset):
+  // the product keeps both operands, two new f-wide tensors, besides the
+  // fc1 output the activation keeps.
+  if (m.unfused_glu && m.swiglu) t.add("GLU activation output and linear half", 2 * ab(m) * tokens * ffn / m.tp);
   t.add("MLP activation output (fc2 input)", gemm_input_bytes(m) * tokens * ffn / m.tp);
+  // [GM] the post-MLP norm on linear_fc2's output, as after the attention.
+  if (m.post_norms) t.add("post-MLP norm input + rstd (fp32)", (ab(m) * h + 4) * tokens * rep);
 }
 
 // A MoE layer's MLP (megatron/core/transformer/moe): router logits and
@@ -241,8 +265,11 @@ void add_attention_params(const MemoryModel& m, double count, StageParams& p) {
   double qkv = h * d * (m.heads + 2 * m.query_groups);
   double proj = m.heads * d * h;
   double bias = m.add_bias ? d * (m.heads + 2 * m.query_groups) : 0;
+  // [GM] the post-attention norm (h) and the Q and K head norms (d each).
+  double extra_norms = (m.post_norms ? norms : 0) + (m.qk_norm ? 2 * (m.rmsnorm ? d : 2 * d) : 0);
+  if (!m.pre_norms) norms = 0;  // [GM] EXAONE 4: no input norm
   p.sharded += count * (qkv + proj + bias) / m.tp;
-  p.replicated += count * (norms + (m.add_bias ? h : 0));
+  p.replicated += count * (norms + extra_norms + (m.add_bias ? h : 0));
   p.largest = std::max(p.largest, qkv / m.tp);
 }
 
@@ -250,7 +277,7 @@ void add_mlp_params(const MemoryModel& m, double count, bool moe, StageParams& p
   double h = static_cast<double>(m.hidden);
   double glu = m.swiglu ? 2.0 : 1.0;
   double norm = m.rmsnorm ? h : 2 * h;
-  p.replicated += count * norm;
+  p.replicated += count * norm * ((m.post_norms ? 1 : 0) + (m.pre_norms ? 1 : 0));  // [GM] pre- and post-MLP norms
   if (!moe) {
     double f = static_cast<double>(m.ffn);
     p.sharded += count * (h * f * glu + f * h + (m.add_bias ? f * glu : 0)) / m.tp;
@@ -529,6 +556,10 @@ StageActivations stage_activations(const MemoryModel& m, int stage) {
     // writes the gradient into the logits in place and saves only them (and
     // fp32 statistics per row): 2 bytes per logit, per loss.
     if (m.cross_entropy == "te") a.logits = logits * ab(m) * (1 + mtp);
+    // [GM] Gemma2OutputLayer soft-caps the logits, cap x tanh(logits / cap):
+    // tanh keeps its bf16 output for the backward pass, alive beside the
+    // loss's own tensors.
+    if (m.logit_softcap) a.logits += logits * ab(m) * (1 + mtp);
     // defer_embedding_wgrad_compute: the output layer's weight gradient waits
     // for the pipeline flush, keeping each earlier micro-batch's bf16 logits
     // gradient and the layer's input.
@@ -685,7 +716,7 @@ void mlp_part(const MemoryModel& m, bool moe, Terms& t) {
     if (!offloads(m, "mlp_norm")) t.add("MLP input (recomputed MLP)", ab(m) * tokens * m.hidden * rep);
   } else {
     dense_mlp(m, tokens, rep, static_cast<double>(m.ffn), t, "MLP input (layernorm output)");
-    if (!offloads(m, "mlp_norm")) t.add("pre-MLP layernorm input", ab(m) * tokens * m.hidden * rep);
+    if (m.pre_norms && !offloads(m, "mlp_norm")) t.add("pre-MLP layernorm input", ab(m) * tokens * m.hidden * rep);
   }
   if (moe && !offloads(m, "mlp_norm")) t.add("pre-MLP layernorm input", ab(m) * tokens * m.hidden * rep);
   if (m.hidden_dropout > 0) t.add("MLP dropout mask sbh", tokens * m.hidden * rep);

@@ -74,6 +74,15 @@ struct MemoryModel {
   int64_t positions = 0;  // learned absolute position embeddings (0: rope/none)
   bool swiglu = false, tied = true, rmsnorm = false, add_bias = true;
   bool mla = false;
+  // Text-stack layer features (estimate.cpp): a norm after linear_proj and
+  // after linear_fc2 (Bridge's TERowParallelLinearLayerNorm: Gemma 2/3,
+  // EXAONE 4); qk_layernorm; a gated MLP on Megatron-Core's unfused glu path
+  // (an activation it does not fuse: fast_gelu); the output layer's tanh
+  // soft-cap over the logits; attention logits soft-capped inside the
+  // attention (only the unfused path keeps anything for it).
+  bool post_norms = false, qk_norm = false, unfused_glu = false;
+  bool pre_norms = true;  // false: no input norm before the attention nor the MLP (EXAONE 4)
+  bool logit_softcap = false, softcap_attention = false;
   int64_t q_lora = 0, kv_lora = 0, qk_head = 0, qk_rope = 0, v_head = 0;
   int64_t experts = 0, topk = 2, moe_ffn = 0, shared_ffn = 0, mtp_layers = 0;
   std::vector<bool> moe_pattern;  // per decoder layer; empty = dense

@@ -4,6 +4,7 @@
 // and recipes otherwise. Every default taken is recorded as an assumption.
 #include <algorithm>
 #include <cmath>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -49,6 +50,35 @@ struct Reader {
     return fallback;
   }
 };
+
+// Whether the catalog records layer feature `token` for the recipe's model
+// (ModelDims::text_extras, '+'-separated).
+bool has_extra(const ModelDims* dims, std::string_view token) {
+  std::string_view text = dims && dims->text_extras ? dims->text_extras : "";
+  while (!text.empty()) {
+    size_t end = std::min(text.find('+'), text.size());
+    if (text.substr(0, end) == token) return true;
+    text.remove_prefix(std::min(end + 1, text.size()));
+  }
+  return false;
+}
+
+// The text stack's layer features (estimate.cpp [GM]): the job's own
+// settings where it writes them, else what the catalog records for its model.
+void read_text_extras(const Reader& r, MemoryModel& m) {
+  auto extra = [&](std::string_view token) { return has_extra(r.dims, token); };
+  m.qk_norm = r.flag("model.qk_layernorm").value_or(extra("qk_norm"));
+  m.post_norms = extra("post_norms");
+  m.pre_norms = !extra("no_pre_norms");
+  m.unfused_glu = extra("unfused_glu");
+  auto capped = [&](std::string_view path, std::string_view token) {
+    if (auto cap = r.number(path)) return *cap > 0;
+    const ConfigValue* node = config_node(r.job, path);
+    return !(node && node->is_null()) && extra(token);
+  };
+  m.logit_softcap = capped("model.final_logit_softcapping", "logit_softcap");
+  m.softcap_attention = capped("model.attn_logit_softcapping", "softcap_attention");
+}
 
 // Megatron-LM pads the vocabulary to a multiple of
 // make_vocab_size_divisible_by x TP (vocab_size_with_padding).
@@ -238,6 +268,15 @@ void read_activation_settings(const Reader& r, MemoryModel& m) {
   double dropout_default = r.megatron_lm || !r.dims ? 0.1 : 0.0;
   m.hidden_dropout = r.number("model.hidden_dropout").value_or(dropout_default);
   m.attention_dropout = r.number("model.attention_dropout").value_or(dropout_default);
+  // [GM] Gemma 2's core attention (Gemma2FlexDotProductAttention) runs
+  // FlexAttention, which keeps what flash attention keeps, only without
+  // attention dropout; with it, it falls back to the unfused attention.
+  if (has_extra(r.dims, "softcap_attention") && m.softcap_attention && m.attention_dropout > 0) {
+    m.unfused_attention = true;
+  }
+  // [GM] EXAONE 4's layer spec names Megatron-Core's DotProductAttention as
+  // its core attention, whatever attention_backend says.
+  if (has_extra(r.dims, "unfused_attention")) m.unfused_attention = true;
   m.recompute = r.text("model.recompute_granularity").value_or("");
   m.recompute_method = r.text("model.recompute_method").value_or("uniform");
   m.recompute_layers = r.integer("model.recompute_num_layers").value_or(1);
@@ -553,7 +592,8 @@ bool read_shape(const Reader& r, MemoryModel& m, std::string* why_not) {
   int64_t ffn_default = r.megatron_lm && m.swiglu ? (8 * m.hidden / 3) / 64 * 64 : 4 * m.hidden;
   m.ffn = r.shape("model.ffn_hidden_size", dims ? dims->ffn_hidden_size : 0, ffn_default, "");
   m.tied = r.flag("model.share_embeddings_and_output_weights").value_or(dims ? dims->tied_embeddings : true);
-  m.rmsnorm = r.text("model.normalization").value_or("LayerNorm") == "RMSNorm";
+  m.rmsnorm = r.text("model.normalization").value_or(has_extra(dims, "rmsnorm") ? "RMSNorm" : "LayerNorm") == "RMSNorm";
+  read_text_extras(r, m);
   m.add_bias = r.flag("model.add_bias_linear").value_or(dims == nullptr);
   std::string positions = r.text("model.position_embedding_type").value_or(dims ? "rope" : "learned_absolute");
   m.positions = positions == "learned_absolute" ? m.seq : 0;

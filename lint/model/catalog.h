@@ -73,6 +73,10 @@ struct ModelDims {
   // DeepSeek sparse attention's indexer (Megatron-Core's experimental attention
   // variant "dsa"): "n_heads/head_dim/topk/topk_freq/skip_topk_offset"; "" for none.
   const char* dsa_indexer;
+  // Layer features of the text stack that change its memory, '+'-separated
+  // (data/model_dims.csv text_extras: rmsnorm, post_norms, qk_norm,
+  // unfused_glu, logit_softcap, softcap_attention); "" for none recorded.
+  const char* text_extras;
   const char* source;       // where these numbers come from
 };
 
