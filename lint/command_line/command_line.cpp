@@ -117,7 +117,7 @@ void add_job_options(cxxopts::Options& options) {
       ("recipe", "recipe the YAML files / --config-file scripts use", cxxopts::value<std::string>())
       ("nodes", "number of nodes", cxxopts::value<std::string>())
       ("gpus-per-node", "GPUs (ranks) per node", cxxopts::value<std::string>())
-      ("gpu", "GPU type: a100-40, a100-80, h100, h200, b200, b300, gb200, gb300, vr200, r100",
+      ("gpu", fmt::format("GPU type: {}", gpu_type_names()),
        cxxopts::value<std::string>())
       ("set", "Hydra override applied last (repeatable), e.g. --set model.context_parallel_size=2",
        cxxopts::value<std::vector<std::string>>())
@@ -194,9 +194,7 @@ std::optional<int> read_job_options(const std::vector<std::string>& full_args, c
     }
   }
   if (options.gpu && !find_gpu(options.gpu->text)) {
-    return usage_error(env, fmt::format("unknown GPU type '{}' (known: a100-40, a100-80, h100, h200, b200, b300, "
-                                        "gb200, gb300, vr200, r100)",
-                                        options.gpu->text));
+    return usage_error(env, fmt::format("unknown GPU type '{}' (known: {})", options.gpu->text, gpu_type_names()));
   }
   for (const auto* version : {&options.bridge_version, &options.megatron_core_version}) {
     if (*version && !parse_version(version->value().text)) {

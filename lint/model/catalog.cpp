@@ -136,6 +136,18 @@ std::span<const RecipeAlias> all_recipe_aliases() { return kRecipeAliases; }
 std::span<const ModelDims> all_models() { return kModelDims; }
 std::span<const GpuType> all_gpus() { return kGpus; }
 
+std::string gpu_type_names() {
+  std::string names;
+  for (const GpuType& gpu : kGpus) {
+    std::string_view name = gpu.name;
+    if (name == "a100-40gb") name = "a100-40";  // the spellings find_gpu reads, shortest
+    if (name == "a100") name = "a100-80";
+    names += names.empty() ? "" : ", ";
+    names += name;
+  }
+  return names;
+}
+
 const Recipe* find_recipe(std::string_view name, const RecipeAlias** via_alias) {
   if (via_alias) *via_alias = nullptr;
   // kRecipes is sorted by (name, kind): lower_bound lands on the library recipe

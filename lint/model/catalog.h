@@ -154,6 +154,8 @@ std::span<const Recipe> all_recipes();
 std::span<const RecipeAlias> all_recipe_aliases();
 std::span<const ModelDims> all_models();
 std::span<const GpuType> all_gpus();
+// The names `--gpu` accepts, one per GPU type: "a100-40, a100-80, h100, ...".
+std::string gpu_type_names();
 
 // Canonical name or alias -> recipe. The alias used is reported through `via_alias`.
 const Recipe* find_recipe(std::string_view name, const RecipeAlias** via_alias = nullptr);

@@ -128,7 +128,7 @@ std::optional<CommandLineValue> read_count(Reader& r, const ConfigValue& value, 
 std::optional<CommandLineValue> read_gpu(Reader& r, const ConfigValue& value, std::string_view name) {
   if (value.kind == ValueKind::String && find_gpu(value.text)) return CommandLineValue{value.text, text_span(value)};
   report(r, value.where.value, fmt::format("{} is {}, not a GPU type mblint knows", name, to_display(value)),
-         "known GPU types: a100-40, a100-80, h100, h200, b200, b300, gb200, gb300, vr200, r100");
+         fmt::format("known GPU types: {}", gpu_type_names()));
   return std::nullopt;
 }
 
