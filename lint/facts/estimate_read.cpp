@@ -9,6 +9,7 @@
 
 #include "lint/facts/estimate.h"
 #include "lint/facts/estimate_dsa.h"
+#include "lint/facts/estimate_linear_attention.h"
 #include "lint/model/pipeline_layout.h"
 
 namespace mblint {
@@ -460,8 +461,10 @@ bool read_mamba_dims(const Reader& r, MemoryModel& m, std::string* why_not) {
 // and dsa_indexer_* settings, else the catalog's record of the recipe's model
 // (ModelDims::dsa_indexer, what the GLM-5 bridge maps from the HF config,
 // with its dsa_indexer_loss_coeff 0.001). TransformerConfig leaves the
-// indexer's heads, head dim and top-k unset (None) and its loss off; the
-// other variants (gated delta net) are declined.
+// indexer's heads, head dim and top-k unset (None) and its loss off. The
+// gated delta net variant ("gated_delta_net", spelled "gdn" since
+// Megatron-Core deprecated the long name) is read by
+// estimate_linear_attention.cpp; "gdn2" is declined.
 bool read_dsa(const Reader& r, MemoryModel& m, std::string* why_not) {
   std::vector<int64_t> catalog;
   std::string_view text = r.dims && r.dims->dsa_indexer ? r.dims->dsa_indexer : "";
@@ -471,10 +474,12 @@ bool read_dsa(const Reader& r, MemoryModel& m, std::string* why_not) {
     at = end + 1;
   }
   bool recorded = catalog.size() == 5;
-  std::string variant = r.text("model.experimental_attention_variant").value_or(recorded ? "dsa" : "");
+  std::string fallback = recorded ? "dsa" : catalog_has_gated_delta_net(r.dims) ? "gated_delta_net" : "";
+  std::string variant = r.text("model.experimental_attention_variant").value_or(fallback);
   if (variant.empty()) return true;
+  if (variant == "gated_delta_net" || variant == "gdn") return read_gated_delta_net(r.job, r.dims, m, why_not);
   if (variant != "dsa") {
-    if (why_not) *why_not = fmt::format("the experimental attention variant {} (gated delta net) is not modelled", variant);
+    if (why_not) *why_not = fmt::format("the experimental attention variant {} is not modelled", variant);
     return false;
   }
   if (!m.mla) {

@@ -73,6 +73,11 @@ struct ModelDims {
   // DeepSeek sparse attention's indexer (Megatron-Core's experimental attention
   // variant "dsa"): "n_heads/head_dim/topk/topk_freq/skip_topk_offset"; "" for none.
   const char* dsa_indexer;
+  // Gated delta net (Megatron-Core's experimental attention variant
+  // "gated_delta_net"): "linear_attention_freq/linear_num_key_heads/
+  // linear_key_head_dim/linear_num_value_heads/linear_value_head_dim/
+  // linear_conv_kernel_dim/attention_output_gate (0 or 1)"; "" for none.
+  const char* gated_delta_net;
   const char* source;       // where these numbers come from
 };
 
