@@ -679,6 +679,13 @@ std::optional<MemoryModel> read_memory_model(const Job& job, const Derived& deri
   if ((peft && !peft->is_null()) || (peft_recipe && !(peft && peft->is_null()))) {
     m.lora_rank = r.integer("peft.dim").value_or(32);
     if (!r.integer("peft.dim")) assumptions.push_back("PEFT: LoRA rank 32 (LoRA's default dim) on every linear layer");
+    if (!m.gdn_pattern.empty()) {
+      // Bridge's default targets (linear_qkv, linear_proj, linear_fc1,
+      // linear_fc2) match no GDN projection (in_proj, out_proj): the
+      // per-layer adapters of a GDN stack are not modelled.
+      if (why_not) *why_not = "LoRA on a gated delta net model: the adapters of its mixed layers are not modelled";
+      return std::nullopt;
+    }
   }
   m.vocab = vocab_size(r, m.tp);
   if (!pattern) split_layers(r, m);
