@@ -196,7 +196,8 @@ def load_models(path: Path) -> dict[str, dict]:
         model: dict = {"key": key, "hf_id": row["hf_id"], "source": expand_source(row["source"]),
                        "hybrid_layer_pattern": row["hybrid_layer_pattern"], "mamba_mixer": row["mamba_mixer"],
                        "mtp_layer_pattern": row["mtp_layer_pattern"], "dsa_indexer": row["dsa_indexer"],
-                       "text_extras": row.get("text_extras") or ""}
+                       "text_extras": row.get("text_extras") or "",
+                       "gated_delta_net": row.get("gated_delta_net") or ""}
         for name in MODEL_INT_FIELDS + MLA_INT_FIELDS:
             model[name] = int(row[name])
         for name in MODEL_BOOL_FIELDS:
@@ -250,6 +251,10 @@ def check_model(m: dict, where: str) -> None:
     need(not dsa or m["multi_latent_attention"], "dsa_indexer set on a model without MLA")
     extras = [t for t in m["text_extras"].split("+") if t]
     need(set(extras) <= set(TEXT_EXTRAS), f"text_extras has unknown tokens (known: {', '.join(TEXT_EXTRAS)})")
+    gdn = m["gated_delta_net"]
+    need(not gdn or re.fullmatch(r"[1-9]\d*/[1-9]\d*/[1-9]\d*/[1-9]\d*/[1-9]\d*/[1-9]\d*/[01]", gdn) is not None,
+         "gated_delta_net is not freq/key_heads/key_dim/value_heads/value_dim/conv_kernel/output_gate")
+    need(not gdn or not dsa, "gated_delta_net and dsa_indexer are both set")
 
 
 # ---------------------------------------------------------------- recipes
@@ -756,7 +761,8 @@ def emit_model(m: dict) -> str:
         f" .mamba_mixer = {c_str(m['mamba_mixer'])},\n"
         f"        .mtp_layer_pattern = {c_str(m['mtp_layer_pattern'])},"
         f" .mtp_repeated_layer = {c_bool(m['mtp_repeated_layer'])}, .moe_latent_size = {m['moe_latent_size']},\n"
-        f"        .dsa_indexer = {c_str(m['dsa_indexer'])}, .text_extras = {c_str(m['text_extras'])},\n"
+        f"        .dsa_indexer = {c_str(m['dsa_indexer'])}, .text_extras = {c_str(m['text_extras'])},"
+        f" .gated_delta_net = {c_str(m['gated_delta_net'])},\n"
         f"        .source = {c_str(m['source'])},\n"
         "    },\n"
     )

@@ -27,6 +27,7 @@
 // a measured run; the acceptance test (tools/memory_eval.py) only compares.
 #include "lint/facts/estimate.h"
 #include "lint/facts/estimate_dsa.h"
+#include "lint/facts/estimate_linear_attention.h"
 
 #include <algorithm>
 #include <cmath>
@@ -131,6 +132,10 @@ void attention_block(const MemoryModel& m, double tokens, double rep, Terms& t) 
     // copy) keeps that input and an fp32 rstd per head and token.
     if (m.qk_norm) t.add("Q, K norm inputs + rstd (fp32)", (ab(m) * d + 4) * tokens * (heads_local + groups_local));
     value_dim = d;
+    // attention_output_gate (attention.py _apply_output_gate, Megatron-LM
+    // 2a75ac12c54b): linear_qkv also projects a gate per head; the output is
+    // core_out x sigmoid(gate), which keeps the gate and the ungated output.
+    if (m.attention_gate) t.add("attention output gate and ungated output", 2 * ab(m) * tokens * heads_local * d);
   }
   if (!(m.mla && m.dsa_heads > 0)) core_attention(m, tokens, heads_local, t);
   // [K]: the attention output is the projection's input, 2sbh/t.
@@ -262,7 +267,8 @@ void add_attention_params(const MemoryModel& m, double count, StageParams& p) {
     return;
   }
   double d = static_cast<double>(m.kv_channels);
-  double qkv = h * d * (m.heads + 2 * m.query_groups);
+  // attention_output_gate: linear_qkv projects heads x kv_channels more (attention.py).
+  double qkv = h * d * (m.heads * (m.attention_gate ? 2 : 1) + 2 * m.query_groups);
   double proj = m.heads * d * h;
   double bias = m.add_bias ? d * (m.heads + 2 * m.query_groups) : 0;
   // [GM] the post-attention norm (h) and the Q and K head norms (d each).
@@ -359,7 +365,7 @@ std::pair<double, double> dense_and_moe_layers(const MemoryModel& m, int stage) 
 LayerKinds layer_kinds(const MemoryModel& m, int stage) {
   if (!m.hybrid_stages.empty()) return m.hybrid_stages[static_cast<size_t>(stage)];
   auto [dense, moe] = dense_and_moe_layers(m, stage);
-  return {0, dense + moe, dense, moe, dsa_indexers_on_stage(m, stage)};
+  return {0, dense + moe, dense, moe, dsa_indexers_on_stage(m, stage), gdn_layers_on_stage(m, stage)};
 }
 
 double layer_count(const MemoryModel& m, const LayerKinds& k) {
@@ -382,7 +388,8 @@ double mlp_layer_bytes(const MemoryModel& m, bool moe);
 
 // The activation bytes of the layers `k` counts, per micro-batch.
 double kinds_bytes(const MemoryModel& m, const LayerKinds& k) {
-  double bytes = k.attention * attention_layer_bytes(m) + k.mlp * mlp_layer_bytes(m, false);
+  double bytes = (k.attention - k.linear) * attention_layer_bytes(m) + k.mlp * mlp_layer_bytes(m, false);
+  if (k.linear > 0) bytes += k.linear * gdn_layer_bytes(m);
   if (k.moe > 0) bytes += k.moe * mlp_layer_bytes(m, true);
   if (k.mamba > 0) bytes += k.mamba * mamba_layer_bytes(m);
   if (k.indexers > 0) bytes += k.indexers * dsa_indexer_bytes(m);
@@ -394,7 +401,13 @@ StageParams stage_params(const MemoryModel& m, int stage) {
   LayerKinds k = layer_kinds(m, stage);
   double dense = k.mlp, moe = k.moe;
   double h = static_cast<double>(m.hidden);
-  add_attention_params(m, k.attention, p);
+  add_attention_params(m, k.attention - k.linear, p);
+  if (k.linear > 0) {  // gated delta net blocks in place of attention
+    GdnParams g = gdn_layer_params(m);
+    p.sharded += k.linear * g.sharded;
+    p.replicated += k.linear * g.replicated;
+    p.largest = std::max(p.largest, g.largest);
+  }
   p.replicated += k.indexers * dsa_indexer_params(m);  // duplicated over TP
   add_mlp_params(m, dense, false, p);
   add_mlp_params(m, moe, true, p);

@@ -61,6 +61,9 @@ struct LayerKinds {
   // Of the attention layers, those with a DeepSeek sparse attention indexer
   // (not a layer of its own: part of the attention block).
   double indexers = 0;
+  // Of the attention layers, gated delta net ones (a linear-attention block
+  // in place of softmax attention; estimate_linear_attention.cpp).
+  double linear = 0;
 };
 
 // Everything the estimate reads, resolved with the entry point's defaults.
@@ -106,6 +109,12 @@ struct MemoryModel {
   int64_t dsa_topk_freq = 1, dsa_skip_offset = 0;
   bool dsa_indexer_loss = false;  // dsa_indexer_loss_coeff > 0: the indexer trains
   std::vector<bool> dsa_indexer;
+  // Gated delta net (experimental attention variant "gated_delta_net",
+  // Qwen3-Next, Qwen3.5; estimate_linear_attention.cpp): per decoder layer,
+  // true = a GDN block, false = softmax attention; empty: none.
+  std::vector<bool> gdn_pattern;
+  int64_t gdn_key_heads = 0, gdn_key_dim = 0, gdn_value_heads = 0, gdn_value_dim = 0, gdn_conv = 4;
+  bool attention_gate = false;  // attention_output_gate: a sigmoid gate on the attention output
   double capacity_factor = 0;     // 0: dropless
   bool pad_to_capacity = false;
   std::string dispatcher = "allgather";

@@ -10,6 +10,7 @@
 
 #include "lint/facts/estimate.h"
 #include "lint/facts/estimate_dsa.h"
+#include "lint/facts/estimate_linear_attention.h"
 #include "lint/model/pipeline_layout.h"
 
 namespace mblint {
@@ -499,8 +500,10 @@ bool read_mamba_dims(const Reader& r, MemoryModel& m, std::string* why_not) {
 // and dsa_indexer_* settings, else the catalog's record of the recipe's model
 // (ModelDims::dsa_indexer, what the GLM-5 bridge maps from the HF config,
 // with its dsa_indexer_loss_coeff 0.001). TransformerConfig leaves the
-// indexer's heads, head dim and top-k unset (None) and its loss off; the
-// other variants (gated delta net) are declined.
+// indexer's heads, head dim and top-k unset (None) and its loss off. The
+// gated delta net variant ("gated_delta_net", spelled "gdn" since
+// Megatron-Core deprecated the long name) is read by
+// estimate_linear_attention.cpp; "gdn2" is declined.
 bool read_dsa(const Reader& r, MemoryModel& m, std::string* why_not) {
   std::vector<int64_t> catalog;
   std::string_view text = r.dims && r.dims->dsa_indexer ? r.dims->dsa_indexer : "";
@@ -510,10 +513,12 @@ bool read_dsa(const Reader& r, MemoryModel& m, std::string* why_not) {
     at = end + 1;
   }
   bool recorded = catalog.size() == 5;
-  std::string variant = r.text("model.experimental_attention_variant").value_or(recorded ? "dsa" : "");
+  std::string fallback = recorded ? "dsa" : catalog_has_gated_delta_net(r.dims) ? "gated_delta_net" : "";
+  std::string variant = r.text("model.experimental_attention_variant").value_or(fallback);
   if (variant.empty()) return true;
+  if (variant == "gated_delta_net" || variant == "gdn") return read_gated_delta_net(r.job, r.dims, m, why_not);
   if (variant != "dsa") {
-    if (why_not) *why_not = fmt::format("the experimental attention variant {} (gated delta net) is not modelled", variant);
+    if (why_not) *why_not = fmt::format("the experimental attention variant {} is not modelled", variant);
     return false;
   }
   if (!m.mla) {
@@ -714,6 +719,13 @@ std::optional<MemoryModel> read_memory_model(const Job& job, const Derived& deri
   if ((peft && !peft->is_null()) || (peft_recipe && !(peft && peft->is_null()))) {
     m.lora_rank = r.integer("peft.dim").value_or(32);
     if (!r.integer("peft.dim")) assumptions.push_back("PEFT: LoRA rank 32 (LoRA's default dim) on every linear layer");
+    if (!m.gdn_pattern.empty()) {
+      // Bridge's default targets (linear_qkv, linear_proj, linear_fc1,
+      // linear_fc2) match no GDN projection (in_proj, out_proj): the
+      // per-layer adapters of a GDN stack are not modelled.
+      if (why_not) *why_not = "LoRA on a gated delta net model: the adapters of its mixed layers are not modelled";
+      return std::nullopt;
+    }
   }
   m.vocab = vocab_size(r, m.tp);
   if (!pattern) split_layers(r, m);

@@ -77,6 +77,11 @@ struct ModelDims {
   // (data/model_dims.csv text_extras: rmsnorm, post_norms, qk_norm,
   // unfused_glu, logit_softcap, softcap_attention); "" for none recorded.
   const char* text_extras;
+  // Gated delta net (Megatron-Core's experimental attention variant
+  // "gated_delta_net"): "linear_attention_freq/linear_num_key_heads/
+  // linear_key_head_dim/linear_num_value_heads/linear_value_head_dim/
+  // linear_conv_kernel_dim/attention_output_gate (0 or 1)"; "" for none.
+  const char* gated_delta_net;
   const char* source;       // where these numbers come from
 };
 
