@@ -233,6 +233,15 @@ void read_activation_settings(const Reader& r, MemoryModel& m) {
   std::optional<std::string> impl = r.text("model.transformer_impl");
   std::optional<std::string> backend = r.text("model.attention_backend");
   m.unfused_attention = (impl && *impl == "local") || (backend && (*backend == "unfused" || *backend == "local"));
+  // Transformer Engine falls back to its unfused attention when neither
+  // fused backend takes the head dimension: FlashAttention 2 wants a
+  // multiple of 8 (transformer_engine/pytorch/attention/dot_product_attention/
+  // utils.py get_attention_backend, "padded head_dim %8 = 0"), cuDNN's
+  // arbitrary-sequence-length kernels too (transformer_engine/common/
+  // fused_attn/fused_attn.cpp, head_dim_qk % 8 == 0), TransformerEngine
+  // d0067d0. A 624-wide model with 12 heads (52 each) runs unfused.
+  if (m.kv_channels > 0 && m.kv_channels % 8 != 0 && !m.mla) m.unfused_attention = true;
+  m.local_attention = impl && *impl == "local";
   // Megatron-LM and TransformerConfig default both dropouts to 0.1; Bridge's
   // model providers for current models set them to 0.
   double dropout_default = r.megatron_lm || !r.dims ? 0.1 : 0.0;
@@ -676,9 +685,15 @@ std::optional<MemoryModel> read_memory_model(const Job& job, const Derived& deri
     if (!r.integer("peft.dim")) assumptions.push_back("PEFT: LoRA rank 32 (LoRA's default dim) on every linear layer");
   }
   m.vocab = vocab_size(r, m.tp);
-  if (!pattern) split_layers(r, m);
   read_precision(r, m);
   read_activation_settings(r, m);
+  // pretrain_vlm.py's LLaVA sets the language model's sequence and layers
+  // (estimate_llava.cpp) before they are split over the stages.
+  std::optional<EncoderLoad> encoder = read_llava(job, m, assumptions, why_not);
+  if (!encoder) return std::nullopt;
+  m.encoder = *encoder;
+  read_uncounted(job, m);
+  if (!pattern) split_layers(r, m);
   std::optional<VisionLoad> vision = read_vision_load(job, m, why_not);
   if (!vision) return std::nullopt;
   m.vision = *vision;
@@ -696,6 +711,7 @@ std::optional<MemoryEstimate> estimate_memory(const Job& job, const Derived& der
   if (!model) return std::nullopt;
   MemoryEstimate e = estimate_model(*model);
   e.assumptions = std::move(assumptions);
+  e.uncounted = model->uncounted;
   return e;
 }
 

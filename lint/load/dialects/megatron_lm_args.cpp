@@ -74,8 +74,10 @@ constexpr std::array kFlags = {
 
     // Model shape.
     value("--num-layers", T::Int, "model.num_layers"),
-    value("--encoder-num-layers", T::Int, ""),  // T5: no single layer count
-    value("--decoder-num-layers", T::Int, ""),
+    // T5's encoder and decoder (pretrain_t5.py); pretrain_vlm.py's vision
+    // tower and language model. No Bridge GPT field: read by the estimate.
+    value("--encoder-num-layers", T::Int, "model.encoder_num_layers"),
+    value("--decoder-num-layers", T::Int, "model.decoder_num_layers"),
     value("--hidden-size", T::Int, "model.hidden_size"),
     value("--ffn-hidden-size", T::Int, "model.ffn_hidden_size"),
     value("--num-attention-heads", T::Int, "model.num_attention_heads"),
@@ -84,7 +86,7 @@ constexpr std::array kFlags = {
     value("--kv-channels", T::Int, "model.kv_channels"),
     value("--seq-length", T::Int, "model.seq_length", "dataset.seq_length"),
     value("--encoder-seq-length", T::Int, ""),  // stands for --seq-length when that is absent
-    value("--decoder-seq-length", T::Int, ""),
+    value("--decoder-seq-length", T::Int, "model.decoder_seq_length"),
     value("--max-position-embeddings", T::Int, ""),  // Bridge's GPT providers have no such field
     set("--swiglu", "model.gated_linear_unit"),
     set("--untie-embeddings-and-output-weights", "model.share_embeddings_and_output_weights", "false"),
@@ -121,6 +123,28 @@ constexpr std::array kFlags = {
     value("--mamba-num-groups", T::Int, "model.mamba_num_groups"),
     value("--mamba-head-dim", T::Int, "model.mamba_head_dim"),
     value("--mamba-state-dim", T::Int, "model.mamba_state_dim"),
+    // Vision-language models (pretrain_vlm.py's add_vlm_extra_args and the
+    // vision group of arguments.py): the image and the tower the estimate
+    // reads (lint/facts/estimate_llava.cpp).
+    value("--img-h", T::Int, "model.img_h"),
+    value("--img-w", T::Int, "model.img_w"),
+    value("--patch-dim", T::Int, "model.patch_dim"),
+    value("--dataloader-seq-length", T::Int, "model.dataloader_seq_length"),
+    set("--disable-vision-class-token", "model.disable_vision_class_token"),
+    set("--freeze-LM", "model.freeze_language_model"),
+    set("--freeze-ViT", "model.freeze_vision_model"),
+    value("--vision-model-type", T::String, "model.vision_model_type"),
+    // examples/mimo/train.py (add_mimo_args): the MIMO model and its data.
+    value("--model-provider", T::String, "model.model_provider"),
+    value("--total-seq-length", T::Int, "model.total_seq_length"),
+    value("--packing-buffer-size", T::Int, "model.packing_buffer_size"),
+    value("--language-model-checkpoint", T::String, "checkpoint.language_model_checkpoint"),
+    // Memory outside the training step's model (the estimate names it, it
+    // does not count it): RL's inference engine, a distillation teacher.
+    set("--perform-rl-step", "rl.perform_rl_step"),
+    value("--inference-dynamic-batching-buffer-size-gb", T::Float, "rl.inference_buffer_size_gb"),
+    set("--rl-training-cuda-graphs", "rl.training_cuda_graphs"),
+    value("--export-kd-teacher-load", T::String, "model.kd_teacher_load"),
     choice("--transformer-impl", "model.transformer_impl", "local|transformer_engine|inference_optimized"),
     choice("--attention-backend", "model.attention_backend", "flash|fused|unfused|local|auto"),
 
