@@ -71,26 +71,8 @@ double gemm_input_bytes(const MemoryModel& m) {
 // the fp32 log-sum-exp per row ([MC] 4.3 item 3). Unfused ("local" impl or
 // attention_backend unfused) keeps softmax output 2as²b, dropout mask as²b and
 // dropout output 2as²b [K sec. 4.1]; without attention dropout PyTorch's
-// dropout returns its input and neither the mask nor the copy exists.
-// Transformer Engine's fused scale-mask-softmax kernel takes the scores
-// only for some shapes (FusedScaleMaskSoftmax.is_kernel_available,
-// transformer_engine/pytorch/attention/dot_product_attention/softmax.py,
-// the same at v2.8 and d0067d0): 16 < sk < 16384, sk a multiple of 8, sq > 1,
-// sq and b x heads multiples of 4, sq a multiple of the kernel's batches per
-// block. Otherwise forward_torch_softmax runs torch's softmax in fp32
-// (softmax_in_fp32 defaults to True there), which keeps its fp32 output for
-// the backward pass besides the bf16 probabilities the second GEMM keeps.
-bool te_softmax_kernel(int64_t sq, int64_t sk, double attn_batches) {
-  if (!(16 < sk && sk < 16384) || sk % 8 != 0 || sq <= 1) return false;
-  if (sq % 4 != 0 || std::fmod(attn_batches, 4.0) != 0) return false;
-  int64_t pow2 = 1;
-  while (pow2 < sk) pow2 <<= 1;
-  int64_t warp = std::min<int64_t>(pow2, 32);  // THREADS_PER_WARP
-  int64_t per_warp = pow2 <= 128 ? 2 : 1;
-  int64_t per_block = (128 / warp) * per_warp;  // THREADS_PER_BLOCK 128
-  return sq % per_block == 0;
-}
-
+// dropout returns its input and neither the mask nor the copy exists. TE's
+// unfused attention may add the softmax's fp32 output (te_softmax_kernel).
 void core_attention(const MemoryModel& m, double tokens, double heads_local, Terms& t) {
   if (recomputes(m, "core_attn")) return;  // [K] selective recompute: recomputed from Q, K, V
   if (offloads(m, "core_attn")) return;    // fine-grained offloading moves them to the host
@@ -682,6 +664,25 @@ double overhead_for(double peak, double unit) { return (kContextGiB + kNcclGiB) 
 
 }  // namespace
 
+// Transformer Engine's fused scale-mask-softmax kernel takes the scores
+// only for some shapes (FusedScaleMaskSoftmax.is_kernel_available,
+// transformer_engine/pytorch/attention/dot_product_attention/softmax.py,
+// the same at v2.8 and d0067d0): 16 < sk < 16384, sk a multiple of 8, sq > 1,
+// sq and b x heads multiples of 4, sq a multiple of the kernel's batches per
+// block. Otherwise forward_torch_softmax runs torch's softmax in fp32
+// (softmax_in_fp32 defaults to True there), which keeps its fp32 output for
+// the backward pass besides the bf16 probabilities the second GEMM keeps.
+bool te_softmax_kernel(int64_t sq, int64_t sk, double attn_batches) {
+  if (!(16 < sk && sk < 16384) || sk % 8 != 0 || sq <= 1) return false;
+  if (sq % 4 != 0 || std::fmod(attn_batches, 4.0) != 0) return false;
+  int64_t pow2 = 1;
+  while (pow2 < sk) pow2 <<= 1;
+  int64_t warp = std::min<int64_t>(pow2, 32);  // THREADS_PER_WARP
+  int64_t per_warp = pow2 <= 128 ? 2 : 1;
+  int64_t per_block = (128 / warp) * per_warp;  // THREADS_PER_BLOCK 128
+  return sq % per_block == 0;
+}
+
 MemoryRange total_range(const MemoryEstimate& e) {
   double low = e.peak_allocated / (1 + kEstimateErrorBand);
   double high = e.peak_allocated / (1 - kEstimateErrorBand);
@@ -829,8 +830,7 @@ MemoryEstimate estimate_model(const MemoryModel& m) {
     }
     if (encoder) {
       e.parts.back().details.push_back(
-          fmt::format("CLIP ViT ({} layers over {} tokens) and projector: {:.3g} M parameters ({:.3g} M frozen)",
-                      m.encoder.tower_layers, m.encoder.tower_tokens,
+          fmt::format("{}: {:.3g} M parameters ({:.3g} M frozen)", m.encoder.label,
                       (m.encoder.trainable_params + m.encoder.frozen_params) / 1e6, m.encoder.frozen_params / 1e6));
     }
     e.parts.push_back({"gradients", e.gradients, {fmt::format("main_grad buffer, {} B per parameter", m.grad_bytes)}});
@@ -847,7 +847,10 @@ MemoryEstimate estimate_model(const MemoryModel& m) {
     if (a.offloaded > 0) act.push_back(fmt::format("offloaded to the host: {}", gib(a.offloaded)));
     if (a.edges > 0) act.push_back(fmt::format("embedding / output-layer inputs: {}", gib(a.edges)));
     if (a.logits > 0) act.push_back(fmt::format("logits + cross-entropy (fp32): {}", gib(a.logits)));
-    if (vision_act > 0) act.push_back(fmt::format("vision tower and projector: {}", gib(vision_act)));
+    if (vision_act > 0) {
+      act.push_back(fmt::format("{}: {}", encoder && !vision ? m.encoder.label : "vision tower and projector",
+                                gib(vision_act)));
+    }
     e.parts.push_back({"activations", e.activations, act});
     e.parts.push_back({"other", e.other,
                        {fmt::format("GEMM workspaces {}, pipeline buffers {}, weight-gradient temporary {}",

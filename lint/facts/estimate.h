@@ -198,6 +198,12 @@ double layers_in_flight(const MemoryModel& model, int stage);
 // pass, per micro-batch on one rank (see estimate.cpp).
 double mamba_layer_bytes(const MemoryModel& model, std::vector<std::string>* details = nullptr);
 
+// Whether Transformer Engine's fused scale-mask-softmax kernel takes
+// scores of sq x sk over `attn_batches` (b x heads per rank); when it does
+// not, TE's unfused attention keeps the softmax's fp32 output too
+// (estimate.cpp).
+bool te_softmax_kernel(int64_t sq, int64_t sk, double attn_batches);
+
 // The estimate for a resolved model.
 MemoryEstimate estimate_model(const MemoryModel& model);
 

@@ -128,6 +128,7 @@ EncoderLoad llava_load(const MemoryModel& m, int64_t tower_layers, int64_t tower
   e.image_embeddings = image_embeddings;
   e.tower_frozen = tower_frozen;
   e.language_frozen = language_frozen;
+  e.label = fmt::format("CLIP ViT ({} layers over {} tokens) and projector", tower_layers, tower_tokens);
   double tp = static_cast<double>(std::max<int64_t>(1, m.tp));
   Split layer = tower_layer(m);
   double tower = tower_layers * (layer.split / tp + layer.whole);
@@ -215,6 +216,7 @@ bool read_mimo(const Job& job, MemoryModel& m, const std::string& provider, std:
   e.tower_layers = 24;
   e.tower_tokens = kClipTokens + 1;
   e.image_embeddings = kClipTokens;
+  e.label = "CLIP ViT-L/14-336 (24 layers over 577 tokens) and projector";
   e.frozen_params = kClipL336Params;
   // The projector: fc1 (column-parallel, bias split) and fc2 (row-parallel,
   // bias whole).

@@ -18,6 +18,7 @@ struct MemoryModel;
 // MLP projector, per GPU. Empty (present false) for every other job.
 struct EncoderLoad {
   bool present = false;
+  std::string label;               // "CLIP ViT (12 layers over 577 tokens) and projector"
   int64_t tower_layers = 0;
   int64_t tower_tokens = 0;        // patches + class token the ViT runs over, per image
   int64_t image_embeddings = 0;    // what one image places in the language model's sequence

@@ -9,6 +9,7 @@
 
 #include "lint/facts/estimate.h"
 #include "lint/facts/estimate_dsa.h"
+#include "lint/facts/estimate_t5.h"
 #include "lint/model/pipeline_layout.h"
 
 namespace mblint {
@@ -21,7 +22,7 @@ struct Reader {
   std::vector<std::string>& assumptions;
   const ModelDims* dims = nullptr;
   bool megatron_lm = false;
-  int64_t pattern_layers = 0;  // a hybrid stack's decoder layers (its pattern's length)
+  int64_t pattern_layers = 0;  // a hybrid stack's decoder layers (its pattern's length), or T5's decoder layers
 
   std::optional<int64_t> integer(std::string_view path) const { return config_int(job, path).value; }
   std::optional<bool> flag(std::string_view path) const { return config_bool(job, path).value; }
@@ -658,6 +659,10 @@ bool read_parallel(const Reader& r, MemoryModel& m, std::string* why_not) {
 std::optional<MemoryModel> read_memory_model(const Job& job, const Derived& derived,
                                              std::vector<std::string>& assumptions, std::string* why_not) {
   Reader r{job, derived, assumptions};
+  // T5 has no --num-layers: the decoder's layers are the language model's
+  // (estimate_t5.cpp), set here as a pattern's layer count would be.
+  std::optional<T5Layers> t5 = t5_layers(job);
+  if (t5 && t5->decoder > 0) r.pattern_layers = t5->decoder;
   r.dims = job.recipe ? job.recipe->dims : nullptr;
   r.megatron_lm = job.dialect == Dialect::MegatronLM;
   MemoryModel m;
@@ -689,7 +694,8 @@ std::optional<MemoryModel> read_memory_model(const Job& job, const Derived& deri
   read_activation_settings(r, m);
   // pretrain_vlm.py's LLaVA sets the language model's sequence and layers
   // (estimate_llava.cpp) before they are split over the stages.
-  std::optional<EncoderLoad> encoder = read_llava(job, m, assumptions, why_not);
+  std::optional<EncoderLoad> encoder =
+      t5 ? read_t5(job, m, assumptions, why_not) : read_llava(job, m, assumptions, why_not);
   if (!encoder) return std::nullopt;
   m.encoder = *encoder;
   read_uncounted(job, m);
