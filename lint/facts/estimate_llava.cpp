@@ -40,6 +40,16 @@
 
 namespace mblint {
 
+bool may_run_script(const Job& job, std::initializer_list<std::string_view> scripts) {
+  if (job.megatron_lm_scripts.empty()) return true;
+  for (const std::string& script : job.megatron_lm_scripts) {
+    for (std::string_view s : scripts) {
+      if (script == s) return true;
+    }
+  }
+  return false;
+}
+
 int64_t llava_image_embeddings(int64_t img_h, int64_t img_w, int64_t patch_dim, bool drop_class_token) {
   if (patch_dim <= 0) return 0;
   return (img_h / patch_dim) * (img_w / patch_dim) + (drop_class_token ? 0 : 1);
@@ -277,7 +287,8 @@ void read_uncounted(const Job& job, MemoryModel& m) {
 std::optional<EncoderLoad> read_llava(const Job& job, MemoryModel& m, std::vector<std::string>& assumptions,
                                       std::string* why_not) {
   if (!megatron_lm_command_line(job)) return EncoderLoad{};
-  if (auto provider = config_text(job, "model.model_provider").value) {
+  auto provider = config_text(job, "model.model_provider").value;
+  if (provider && may_run_script(job, {"examples/mimo/train.py"})) {
     EncoderLoad e;
     if (!read_mimo(job, m, *provider, assumptions, why_not, e)) return std::nullopt;
     return e;
@@ -290,7 +301,7 @@ std::optional<EncoderLoad> read_llava(const Job& job, MemoryModel& m, std::vecto
                                 "model.freeze_vision_model", "model.vision_model_type"}) {
     if (config_node(job, path)) vision = true;
   }
-  if (!vision) return EncoderLoad{};
+  if (!vision || !may_run_script(job, {"pretrain_vlm.py", "examples/multimodal/train.py"})) return EncoderLoad{};
   if (auto type = config_text(job, "model.vision_model_type").value) {
     if (why_not) {
       *why_not = fmt::format("the vision tower of examples/multimodal (--vision-model-type {}) is not modelled; "

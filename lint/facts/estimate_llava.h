@@ -5,6 +5,8 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
+#include <string_view>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,6 +31,10 @@ struct EncoderLoad {
   bool tower_frozen = false;
   bool language_frozen = false;    // --freeze-LM: its weights keep no grads or optimizer state
 };
+
+// Whether the job may run one of `scripts` (its entry script is one of
+// them, or not known).
+bool may_run_script(const Job& job, std::initializer_list<std::string_view> scripts);
 
 // Number of image embeddings one tile places in the sequence
 // (clip_vit_model.py get_num_image_embeddings for "clip", no pixel shuffle).

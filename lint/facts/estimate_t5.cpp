@@ -35,7 +35,9 @@
 namespace mblint {
 
 std::optional<T5Layers> t5_layers(const Job& job) {
-  if (!megatron_lm_command_line(job)) return std::nullopt;
+  if (!megatron_lm_command_line(job) || !may_run_script(job, {"examples/t5/pretrain_t5.py", "pretrain_t5.py"})) {
+    return std::nullopt;
+  }
   auto encoder = config_int(job, "model.encoder_num_layers").value;
   auto decoder = config_int(job, "model.decoder_num_layers").value;
   if (!encoder && !decoder) return std::nullopt;

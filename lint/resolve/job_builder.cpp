@@ -445,6 +445,7 @@ void apply_megatron_lm_arguments(Job& job, const Launch& launch, const ScriptCon
   // flags are not checked against Megatron-LM's parser alone.
   if (!launch.wrapper.empty()) return;
   FlagParser parser = parser_for_program(launch.program.text);
+  if (parser.known) job.megatron_lm_scripts.assign(parser.scripts.begin(), parser.scripts.end());
   Span program = span_of(launch.program, 0, launch.program.text.size());
   take_flag_check(job, check_megatron_lm_flags(argv, parser, flag_check_options(context.options), context.sources,
                                                program));
@@ -1379,6 +1380,7 @@ void build_megatron_lm_test_job(Job& job, const ConfigValue& root, const ConfigV
   for (Diagnostic& d : parsed.problems) job.problems.push_back(std::move(d));
   fs::path path = resolve_relative(sources.files[job.primary].path, options.base_dir);
   FlagParser parser = parser_for_test_config(path.string());
+  if (parser.known) job.megatron_lm_scripts.assign(parser.scripts.begin(), parser.scripts.end());
   take_flag_check(job, check_megatron_lm_flags(test.argv, parser, flag_check_options(options), sources, Span{}));
 }
 
