@@ -40,16 +40,6 @@
 
 namespace mblint {
 
-bool may_run_script(const Job& job, std::initializer_list<std::string_view> scripts) {
-  if (job.megatron_lm_scripts.empty()) return true;
-  for (const std::string& script : job.megatron_lm_scripts) {
-    for (std::string_view s : scripts) {
-      if (script == s) return true;
-    }
-  }
-  return false;
-}
-
 int64_t llava_image_embeddings(int64_t img_h, int64_t img_w, int64_t patch_dim, bool drop_class_token) {
   if (patch_dim <= 0) return 0;
   return (img_h / patch_dim) * (img_w / patch_dim) + (drop_class_token ? 0 : 1);
@@ -110,6 +100,7 @@ MemoryModel tower_model(const MemoryModel& m, int64_t tokens) {
   v.experts = 0;
   v.mla = false;
   v.dsa_heads = 0;
+  v.frozen_gemm_inputs = false;  // a trained tower computes its weight gradients
   return v;
 }
 
@@ -128,6 +119,11 @@ double tower_layers_bytes(const MemoryModel& v, double layers) {
 }
 
 }  // namespace
+
+double dense_layer_params(const MemoryModel& m) {
+  Split layer = tower_layer(m);
+  return layer.split / static_cast<double>(std::max<int64_t>(1, m.tp)) + layer.whole;
+}
 
 EncoderLoad llava_load(const MemoryModel& m, int64_t tower_layers, int64_t tower_tokens, int64_t image_embeddings,
                        bool tower_frozen, bool language_frozen) {
@@ -288,7 +284,7 @@ std::optional<EncoderLoad> read_llava(const Job& job, MemoryModel& m, std::vecto
                                       std::string* why_not) {
   if (!megatron_lm_command_line(job)) return EncoderLoad{};
   auto provider = config_text(job, "model.model_provider").value;
-  if (provider && may_run_script(job, {"examples/mimo/train.py"})) {
+  if (provider) {
     EncoderLoad e;
     if (!read_mimo(job, m, *provider, assumptions, why_not, e)) return std::nullopt;
     return e;
@@ -301,7 +297,7 @@ std::optional<EncoderLoad> read_llava(const Job& job, MemoryModel& m, std::vecto
                                 "model.freeze_vision_model", "model.vision_model_type"}) {
     if (config_node(job, path)) vision = true;
   }
-  if (!vision || !may_run_script(job, {"pretrain_vlm.py", "examples/multimodal/train.py"})) return EncoderLoad{};
+  if (!vision) return EncoderLoad{};
   if (auto type = config_text(job, "model.vision_model_type").value) {
     if (why_not) {
       *why_not = fmt::format("the vision tower of examples/multimodal (--vision-model-type {}) is not modelled; "
@@ -335,6 +331,7 @@ std::optional<EncoderLoad> read_llava(const Job& job, MemoryModel& m, std::vecto
   // position table has that many rows (times the micro-batch under CP with
   // packed sequences, the THD format).
   m.seq = decoder;
+  m.frozen_gemm_inputs = language_frozen;  // --freeze-LM: gradients still flow to the projector
   if (m.positions > 0) m.positions = m.cp > 1 ? decoder * m.micro_batch : decoder;
   EncoderLoad e = llava_load(m, layers, patches + 1, embeddings, tower_frozen, language_frozen);
   e.decoder_seq = decoder;

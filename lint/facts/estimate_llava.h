@@ -5,8 +5,6 @@
 #pragma once
 
 #include <cstdint>
-#include <initializer_list>
-#include <string_view>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,10 +30,6 @@ struct EncoderLoad {
   bool language_frozen = false;    // --freeze-LM: its weights keep no grads or optimizer state
 };
 
-// Whether the job may run one of `scripts` (its entry script is one of
-// them, or not known).
-bool may_run_script(const Job& job, std::initializer_list<std::string_view> scripts);
-
 // Number of image embeddings one tile places in the sequence
 // (clip_vit_model.py get_num_image_embeddings for "clip", no pixel shuffle).
 int64_t llava_image_embeddings(int64_t img_h, int64_t img_w, int64_t patch_dim, bool drop_class_token);
@@ -60,6 +54,11 @@ std::optional<EncoderLoad> read_llava(const Job& job, MemoryModel& m, std::vecto
 // (--perform-rl-step), CUDA graphs' pools (--cuda-graph-impl,
 // --enable-cuda-graph), a distillation teacher (--export-kd-teacher-load).
 void read_uncounted(const Job& job, MemoryModel& m);
+
+// One dense GPT layer's parameters on one tensor-parallel rank (qkv, proj,
+// fc1, fc2 and their biases split; the two fused norms and the row-parallel
+// biases whole), as a ViT or T5 encoder layer built from `m`'s config has.
+double dense_layer_params(const MemoryModel& m);
 
 // Bytes the tower and projector keep per micro-batch for the backward pass,
 // and their parameters on one tensor-parallel rank (both from `m`, the

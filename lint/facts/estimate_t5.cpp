@@ -35,9 +35,7 @@
 namespace mblint {
 
 std::optional<T5Layers> t5_layers(const Job& job) {
-  if (!megatron_lm_command_line(job) || !may_run_script(job, {"examples/t5/pretrain_t5.py", "pretrain_t5.py"})) {
-    return std::nullopt;
-  }
+  if (!megatron_lm_command_line(job)) return std::nullopt;
   auto encoder = config_int(job, "model.encoder_num_layers").value;
   auto decoder = config_int(job, "model.decoder_num_layers").value;
   if (!encoder && !decoder) return std::nullopt;
@@ -60,15 +58,6 @@ double cross_attention_params(const MemoryModel& m) {
   double h = m.hidden, inner = static_cast<double>(m.heads) * m.kv_channels, bias = m.add_bias ? 1 : 0;
   double split = h * inner + bias * inner + h * 2 * inner + bias * 2 * inner + inner * h;
   double whole = (m.rmsnorm ? h : 2 * h) + bias * h;
-  return split / static_cast<double>(std::max<int64_t>(1, m.tp)) + whole;
-}
-
-// [T5S] a GPT layer's parameters (the encoder's), TP-split and whole.
-double encoder_layer_params(const MemoryModel& m) {
-  double h = m.hidden, d = m.kv_channels, f = m.ffn, glu = m.swiglu ? 2 : 1, bias = m.add_bias ? 1 : 0;
-  double qkv = d * (m.heads + 2.0 * m.query_groups);
-  double split = h * qkv + bias * qkv + m.heads * d * h + h * f * glu + bias * f * glu + f * h;
-  double whole = 2 * (m.rmsnorm ? h : 2 * h) + bias * 2 * h;
   return split / static_cast<double>(std::max<int64_t>(1, m.tp)) + whole;
 }
 
@@ -115,7 +104,7 @@ EncoderLoad t5_load(const MemoryModel& m, int64_t encoder_layers, int64_t encode
   double norm = m.rmsnorm ? h : 2 * h;
   // [T5M] the encoder's layers and final norm, every decoder layer's
   // cross-attention, the LM head's bias.
-  e.trainable_params = static_cast<double>(encoder_layers) * encoder_layer_params(m) + norm +
+  e.trainable_params = static_cast<double>(encoder_layers) * dense_layer_params(m) + norm +
                        static_cast<double>(m.layers) * cross_attention_params(m) + static_cast<double>(m.vocab) / tp;
   MemoryModel enc = m;
   enc.seq = encoder_seq;

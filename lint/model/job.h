@@ -120,11 +120,6 @@ struct Job {
   Provenance recipe_where;
   const Recipe* recipe = nullptr;
 
-  // A Megatron-LM command line's entry script(s), as the flag check matched
-  // them ("pretrain_vlm.py"; every script a test family may run); empty when
-  // not known. The estimate builds a script's own model only for that script.
-  std::vector<std::string> megatron_lm_scripts;
-
   ConfigValue config;           // effective config (a Map)
   bool config_complete = false;  // a full dump: unset keys have dataclass defaults
   // Keys spelled `model.transformer.*` (builder-backed Llama configs) are
