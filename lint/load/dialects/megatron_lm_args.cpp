@@ -74,10 +74,8 @@ constexpr std::array kFlags = {
 
     // Model shape.
     value("--num-layers", T::Int, "model.num_layers"),
-    // T5's encoder and decoder (pretrain_t5.py); pretrain_vlm.py's vision
-    // tower and language model. No Bridge GPT field: read by the estimate.
-    value("--encoder-num-layers", T::Int, "model.encoder_num_layers"),
-    value("--decoder-num-layers", T::Int, "model.decoder_num_layers"),
+    value("--encoder-num-layers", T::Int, ""),  // T5: no single layer count (see kEstimateFlags)
+    value("--decoder-num-layers", T::Int, ""),
     value("--hidden-size", T::Int, "model.hidden_size"),
     value("--ffn-hidden-size", T::Int, "model.ffn_hidden_size"),
     value("--num-attention-heads", T::Int, "model.num_attention_heads"),
@@ -86,7 +84,7 @@ constexpr std::array kFlags = {
     value("--kv-channels", T::Int, "model.kv_channels"),
     value("--seq-length", T::Int, "model.seq_length", "dataset.seq_length"),
     value("--encoder-seq-length", T::Int, ""),  // stands for --seq-length when that is absent
-    value("--decoder-seq-length", T::Int, "model.decoder_seq_length"),
+    value("--decoder-seq-length", T::Int, ""),
     value("--max-position-embeddings", T::Int, ""),  // Bridge's GPT providers have no such field
     set("--swiglu", "model.gated_linear_unit"),
     set("--untie-embeddings-and-output-weights", "model.share_embeddings_and_output_weights", "false"),
@@ -123,28 +121,6 @@ constexpr std::array kFlags = {
     value("--mamba-num-groups", T::Int, "model.mamba_num_groups"),
     value("--mamba-head-dim", T::Int, "model.mamba_head_dim"),
     value("--mamba-state-dim", T::Int, "model.mamba_state_dim"),
-    // Vision-language models (pretrain_vlm.py's add_vlm_extra_args and the
-    // vision group of arguments.py): the image and the tower the estimate
-    // reads (lint/facts/estimate_llava.cpp).
-    value("--img-h", T::Int, "model.img_h"),
-    value("--img-w", T::Int, "model.img_w"),
-    value("--patch-dim", T::Int, "model.patch_dim"),
-    value("--dataloader-seq-length", T::Int, "model.dataloader_seq_length"),
-    set("--disable-vision-class-token", "model.disable_vision_class_token"),
-    set("--freeze-LM", "model.freeze_language_model"),
-    set("--freeze-ViT", "model.freeze_vision_model"),
-    value("--vision-model-type", T::String, "model.vision_model_type"),
-    // examples/mimo/train.py (add_mimo_args): the MIMO model and its data.
-    value("--model-provider", T::String, "model.model_provider"),
-    value("--total-seq-length", T::Int, "model.total_seq_length"),
-    value("--packing-buffer-size", T::Int, "model.packing_buffer_size"),
-    value("--language-model-checkpoint", T::String, "checkpoint.language_model_checkpoint"),
-    // Memory outside the training step's model (the estimate names it, it
-    // does not count it): RL's inference engine, a distillation teacher.
-    set("--perform-rl-step", "rl.perform_rl_step"),
-    value("--inference-dynamic-batching-buffer-size-gb", T::Float, "rl.inference_buffer_size_gb"),
-    set("--rl-training-cuda-graphs", "rl.training_cuda_graphs"),
-    value("--export-kd-teacher-load", T::String, "model.kd_teacher_load"),
     choice("--transformer-impl", "model.transformer_impl", "local|transformer_engine|inference_optimized"),
     choice("--attention-backend", "model.attention_backend", "flash|fused|unfused|local|auto"),
 
@@ -264,6 +240,41 @@ constexpr std::array kFlags = {
     set("--async-save", "checkpoint.async_save"),
     value("--num-workers", T::Int, "dataset.num_workers"),
 };
+
+// Flags the memory estimate reads that have no Megatron Bridge field
+// (lint/facts/estimate_llava.cpp, estimate_t5.cpp): T5's encoder and decoder,
+// pretrain_vlm.py's image and tower (its add_vlm_extra_args and
+// arguments.py's vision group), examples/mimo/train.py's model (add_mimo_args),
+// and what the estimate names without counting it. Kept apart from kFlags,
+// whose paths are Bridge's fields and whose flags every script accepts.
+constexpr std::array kEstimateFlags = {
+    value("--encoder-num-layers", T::Int, "model.encoder_num_layers"),
+    value("--decoder-num-layers", T::Int, "model.decoder_num_layers"),
+    value("--decoder-seq-length", T::Int, "model.decoder_seq_length"),
+    value("--img-h", T::Int, "model.img_h"),
+    value("--img-w", T::Int, "model.img_w"),
+    value("--patch-dim", T::Int, "model.patch_dim"),
+    value("--dataloader-seq-length", T::Int, "model.dataloader_seq_length"),
+    set("--disable-vision-class-token", "model.disable_vision_class_token"),
+    set("--freeze-LM", "model.freeze_language_model"),
+    set("--freeze-ViT", "model.freeze_vision_model"),
+    value("--vision-model-type", T::String, "model.vision_model_type"),
+    value("--model-provider", T::String, "model.model_provider"),
+    value("--total-seq-length", T::Int, "model.total_seq_length"),
+    value("--packing-buffer-size", T::Int, "model.packing_buffer_size"),
+    value("--language-model-checkpoint", T::String, "checkpoint.language_model_checkpoint"),
+    set("--perform-rl-step", "rl.perform_rl_step"),
+    value("--inference-dynamic-batching-buffer-size-gb", T::Float, "rl.inference_buffer_size_gb"),
+    set("--rl-training-cuda-graphs", "rl.training_cuda_graphs"),
+    value("--export-kd-teacher-load", T::String, "model.kd_teacher_load"),
+};
+
+const MegatronLmFlag* find_estimate_flag(std::string_view flag) {
+  for (const MegatronLmFlag& f : kEstimateFlags) {
+    if (f.flag == flag) return &f;
+  }
+  return nullptr;
+}
 
 // --- values ------------------------------------------------------------------------
 
@@ -524,6 +535,9 @@ class ArgvReader {
     size_t eq = word.text.find('=');
     std::string_view name = std::string_view(word.text).substr(0, eq);
     const MegatronLmFlag* spec = find_megatron_lm_flag(name);
+    const MegatronLmFlag* estimate = find_estimate_flag(name);
+    if (spec && spec->path.empty() && estimate) spec = estimate;  // the estimate reads what kFlags only checks
+    if (!spec) spec = estimate;
     if (!spec) return skip_values(i + 1);
     if (has_unknown(word, 0, name.size())) return skip_values(i + 1);
     Occurrence occurrence;
