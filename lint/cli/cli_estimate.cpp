@@ -98,7 +98,7 @@ std::string bar(double part, double scale) {
 }
 
 void print_estimate(std::ostream& out, const std::string& file, const MemoryModel* model, const MemoryEstimate& e,
-                    bool tty) {
+                    bool tty, const std::vector<std::string>& not_counted) {
   out << fmt::format("memory estimate: {}\n", file);
   if (model) {
     out << fmt::format("  {}TP {} x PP {}{} x CP {} x DP {}{}, micro-batch {} x seq {}\n",
@@ -128,6 +128,23 @@ void print_estimate(std::ostream& out, const std::string& file, const MemoryMode
     out << fmt::format("  per stage (GiB): {}\n", line);
   }
   for (const std::string& a : e.assumptions) out << fmt::format("  assumed: {}\n", a);
+  for (const std::string& u : not_counted) out << fmt::format("  not counted: {}\n", u);
+}
+
+// What the estimate names but does not count, each at its setting:
+// "conf.yaml:12:3: CUDA graphs ...".
+std::vector<std::string> uncounted_lines(const SourceSet& sources, const MemoryEstimate& e) {
+  std::vector<std::string> lines;
+  for (const UncountedMemory& u : e.uncounted) {
+    if (!u.where.valid() || static_cast<size_t>(u.where.file) >= sources.files.size()) {
+      lines.push_back(u.what);
+      continue;
+    }
+    const SourceFile& file = sources.files[u.where.file];
+    LineCol at = line_col(file, u.where.begin);
+    lines.push_back(fmt::format("{}:{}:{}: {}", file.path, at.line, at.column, u.what));
+  }
+  return lines;
 }
 
 void print_speed(std::ostream& out, const Speed& speed, bool tty) {
@@ -208,6 +225,7 @@ int run_estimate(const std::vector<std::string>& args, RuleSet rules, const CliE
     document["estimate"] = nlohmann::ordered_json(nullptr);
     if (!estimates.empty()) {
       document["estimate"] = estimate_json(estimates.front().second);
+      document["estimate"]["not_counted"] = uncounted_lines(sources, estimates.front().second);
       add_performance(document["estimate"], speeds.front());
     }
     if (estimates.size() > 1) {
@@ -215,6 +233,7 @@ int run_estimate(const std::vector<std::string>& args, RuleSet rules, const CliE
       for (size_t k = 0; k < estimates.size(); ++k) {
         const auto& [index, e] = estimates[k];
         nlohmann::ordered_json one = estimate_json(e);
+        one["not_counted"] = uncounted_lines(sources, e);
         add_performance(one, speeds[k]);
         one["file"] = sources.files[result.jobs[index].primary].path;
         all.push_back(std::move(one));
@@ -230,7 +249,7 @@ int run_estimate(const std::vector<std::string>& args, RuleSet rules, const CliE
       auto model = read_memory_model(result.jobs[index], result.derived[index], assumptions, nullptr);
       const Job& job = result.jobs[index];
       print_estimate(env.out, job_label(sources, job, recipe_only),
-                     model ? &*model : nullptr, e, env.stdout_is_tty);
+                     model ? &*model : nullptr, e, env.stdout_is_tty, uncounted_lines(sources, e));
       print_speed(env.out, speeds[k], env.stdout_is_tty);
     }
     for (const std::string& u : unavailable) env.out << u << "\n\n";

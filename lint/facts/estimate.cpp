@@ -69,14 +69,18 @@ bool offloads(const MemoryModel& m, const char* module) { return m.offload_modul
 // Transformer Engine quantizes the input of every FP8 GEMM and keeps the
 // quantized copy (1 byte, the column-wise data the weight-gradient GEMM
 // reads) for the backward pass instead of the bf16 tensor.
-double gemm_input_bytes(const MemoryModel& m) { return m.fp8 ? 1.0 : ab(m); }
+double gemm_input_bytes(const MemoryModel& m) {
+  if (m.frozen_gemm_inputs) return 0;  // no weight gradient to compute (MemoryModel::frozen_gemm_inputs)
+  return m.fp8 ? 1.0 : ab(m);
+}
 
 // The core attention's saved state. Fused/flash attention (TE, FlashAttention)
 // recomputes the scores in the backward pass and keeps only the output and
 // the fp32 log-sum-exp per row ([MC] 4.3 item 3). Unfused ("local" impl or
 // attention_backend unfused) keeps softmax output 2as²b, dropout mask as²b and
 // dropout output 2as²b [K sec. 4.1]; without attention dropout PyTorch's
-// dropout returns its input and neither the mask nor the copy exists.
+// dropout returns its input and neither the mask nor the copy exists. TE's
+// unfused attention may add the softmax's fp32 output (te_softmax_kernel).
 void core_attention(const MemoryModel& m, double tokens, double heads_local, Terms& t) {
   if (recomputes(m, "core_attn")) return;  // [K] selective recompute: recomputed from Q, K, V
   if (offloads(m, "core_attn")) return;    // fine-grained offloading moves them to the host
@@ -87,6 +91,10 @@ void core_attention(const MemoryModel& m, double tokens, double heads_local, Ter
     // attention mask or dropout) soft-caps the scores before the softmax:
     // tanh keeps its output for the backward pass.
     if (m.softcap_attention) t.add("attention soft-cap tanh output 2as²b/t", ab(m) * heads_local * s * s * b);
+    int64_t sq = m.seq / std::max<int64_t>(1, m.cp);
+    if (!m.local_attention && !te_softmax_kernel(sq, sq, b * heads_local)) {
+      t.add("attention softmax output in fp32 (TE's torch softmax path) 4as²b/t", 4 * heads_local * s * s * b);
+    }
     t.add("attention softmax output 2as²b/t", ab(m) * heads_local * s * s * b);
     if (m.attention_dropout > 0) {
       t.add("attention dropout mask as²b/t", heads_local * s * s * b);
@@ -140,7 +148,10 @@ void attention_block(const MemoryModel& m, double tokens, double rep, Terms& t) 
   if (!(m.mla && m.dsa_heads > 0)) core_attention(m, tokens, heads_local, t);
   // [K]: the attention output is the projection's input, 2sbh/t.
   if (!offloads(m, "core_attn") && !offloads(m, "attn_proj")) {
-    t.add("attention output (projection input)", gemm_input_bytes(m) * tokens * heads_local * value_dim);
+    // Flash attention keeps its output for its own backward pass even when
+    // the projection keeps no input (a frozen model).
+    double out_bytes = m.frozen_gemm_inputs && !m.unfused_attention ? ab(m) : gemm_input_bytes(m);
+    t.add("attention output (projection input)", out_bytes * tokens * heads_local * value_dim);
   }
   // [GM] the post-attention norm on linear_proj's output (reduced over TP,
   // scattered with SP) keeps its input and an fp32 rstd per token.
@@ -697,6 +708,25 @@ double overhead_for(double peak, double unit) { return (kContextGiB + kNcclGiB) 
 
 }  // namespace
 
+// Transformer Engine's fused scale-mask-softmax kernel takes the scores
+// only for some shapes (FusedScaleMaskSoftmax.is_kernel_available,
+// transformer_engine/pytorch/attention/dot_product_attention/softmax.py,
+// the same at v2.8 and d0067d0): 16 < sk < 16384, sk a multiple of 8, sq > 1,
+// sq and b x heads multiples of 4, sq a multiple of the kernel's batches per
+// block. Otherwise forward_torch_softmax runs torch's softmax in fp32
+// (softmax_in_fp32 defaults to True there), which keeps its fp32 output for
+// the backward pass besides the bf16 probabilities the second GEMM keeps.
+bool te_softmax_kernel(int64_t sq, int64_t sk, double attn_batches) {
+  if (!(16 < sk && sk < 16384) || sk % 8 != 0 || sq <= 1) return false;
+  if (sq % 4 != 0 || std::fmod(attn_batches, 4.0) != 0) return false;
+  int64_t pow2 = 1;
+  while (pow2 < sk) pow2 <<= 1;
+  int64_t warp = std::min<int64_t>(pow2, 32);  // THREADS_PER_WARP
+  int64_t per_warp = pow2 <= 128 ? 2 : 1;
+  int64_t per_block = (128 / warp) * per_warp;  // THREADS_PER_BLOCK 128
+  return sq % per_block == 0;
+}
+
 MemoryRange total_range(const MemoryEstimate& e) {
   double low = e.peak_allocated / (1 + kEstimateErrorBand);
   double high = e.peak_allocated / (1 - kEstimateErrorBand);
@@ -781,17 +811,23 @@ MemoryEstimate estimate_model(const MemoryModel& m) {
     // parameters as dense replicated ones, frozen ones as weights only.
     bool vision = stage == 0 && m.vision.dims;
     if (vision) p.replicated += m.vision.trainable_params;
+    // pretrain_vlm.py's CLIP ViT and projector, also on the first stage
+    // (estimate_llava.cpp).
+    bool encoder = stage == 0 && m.encoder.present;
+    if (encoder) p.replicated += m.encoder.trainable_params;
     ParamBytes pb = param_bytes(m, p);
     if (vision) pb.weights += m.vision.frozen_params * m.param_bytes;
-    if (m.vision.language_frozen) {  // only the vision parameters it trains keep grads and optimizer state
+    if (encoder) pb.weights += m.encoder.frozen_params * m.param_bytes;
+    if (m.vision.language_frozen || m.encoder.language_frozen) {  // only the vision parameters it trains keep grads and optimizer state
       StageParams trained;
-      trained.replicated = vision ? m.vision.trainable_params : 0;
+      trained.replicated = (vision ? m.vision.trainable_params : 0) + (encoder ? m.encoder.trainable_params : 0);
       ParamBytes t = param_bytes(m, trained);
       pb.gradients = t.gradients;
       pb.optimizer = t.optimizer;
     }
     StageActivations a = stage_activations(m, stage);
-    double vision_act = vision ? a.in_flight * m.vision.activation_bytes : 0;
+    double vision_act = (vision ? a.in_flight * m.vision.activation_bytes : 0) +
+                        (encoder ? a.in_flight * m.encoder.activation_bytes : 0);
     // Fixed buffers in the allocator: cuBLAS and TE GEMM workspaces (32 MiB
     // each on Hopper: CUBLAS_WORKSPACE_CONFIG :4096:8, TE get_workspace), the
     // pipeline's send/receive buffers (2sbh each way) and, without gradient
@@ -836,6 +872,11 @@ MemoryEstimate estimate_model(const MemoryModel& m) {
                                                    (m.vision.trainable_params + m.vision.frozen_params) / 1e6,
                                                    m.vision.frozen_params / 1e6));
     }
+    if (encoder) {
+      e.parts.back().details.push_back(
+          fmt::format("{}: {:.3g} M parameters ({:.3g} M frozen)", m.encoder.label,
+                      (m.encoder.trainable_params + m.encoder.frozen_params) / 1e6, m.encoder.frozen_params / 1e6));
+    }
     e.parts.push_back({"gradients", e.gradients, {fmt::format("main_grad buffer, {} B per parameter", m.grad_bytes)}});
     e.parts.push_back({"optimizer", e.optimizer,
                        {fmt::format("{} state{}", m.optimizer,
@@ -850,7 +891,10 @@ MemoryEstimate estimate_model(const MemoryModel& m) {
     if (a.offloaded > 0) act.push_back(fmt::format("offloaded to the host: {}", gib(a.offloaded)));
     if (a.edges > 0) act.push_back(fmt::format("embedding / output-layer inputs: {}", gib(a.edges)));
     if (a.logits > 0) act.push_back(fmt::format("logits + cross-entropy (fp32): {}", gib(a.logits)));
-    if (vision_act > 0) act.push_back(fmt::format("vision tower and projector: {}", gib(vision_act)));
+    if (vision_act > 0) {
+      act.push_back(fmt::format("{}: {}", encoder && !vision ? m.encoder.label : "vision tower and projector",
+                                gib(vision_act)));
+    }
     e.parts.push_back({"activations", e.activations, act});
     e.parts.push_back({"other", e.other,
                        {fmt::format("GEMM workspaces {}, pipeline buffers {}, weight-gradient temporary {}",

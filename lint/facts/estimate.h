@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "lint/facts/derived.h"
+#include "lint/facts/estimate_llava.h"
 #include "lint/facts/estimate_vision.h"
 #include "lint/model/job.h"
 
@@ -27,6 +28,15 @@ struct MemoryPart {
   std::string name;
   double gib = 0;
   std::vector<std::string> details;
+};
+
+// Memory the job allocates that the estimate names but does not count,
+// located at the setting that causes it ("the RL inference engine's KV
+// cache" at --inference-dynamic-batching-buffer-size-gb). The memory rules
+// attach each as a note; `mblint estimate` prints them.
+struct UncountedMemory {
+  std::string what;
+  Span where;
 };
 
 struct MemoryEstimate {
@@ -50,6 +60,7 @@ struct MemoryEstimate {
   std::vector<MemoryPart> parts;       // the breakdown, in display order
   std::vector<std::string> assumptions;  // what was assumed for unknown values
   std::optional<VisionLoad> vision;      // a vision-language model's tower (first stage)
+  std::vector<UncountedMemory> uncounted;  // named, not counted (estimate_llava.cpp)
 };
 
 // The decoder layers of one pipeline stage by kind. A transformer layer is
@@ -150,6 +161,7 @@ struct MemoryModel {
   int64_t deferred_wgrad = 0;  // output-layer wgrads deferred to the flush (micro-batches)
   // Activations.
   bool unfused_attention = false;
+  bool local_attention = false;  // transformer_impl "local": Megatron's own softmax, not TE's
   double hidden_dropout = 0.1, attention_dropout = 0.1;
   std::string recompute;  // "", "selective", "full"
   std::string recompute_method;
@@ -159,6 +171,13 @@ struct MemoryModel {
   int64_t cpu_offload_layers = 0;
   std::set<std::string> offload_modules;  // fine-grained activation offloading
   VisionLoad vision;  // a vision-language recipe's tower and projector (estimate_vision.h)
+  EncoderLoad encoder;  // pretrain_vlm.py's CLIP ViT and projector (estimate_llava.h)
+  // A frozen language model that gradients still flow through (to a trained
+  // projector): TE's linear layers keep no input for a weight gradient
+  // (transformer_engine/pytorch/module/linear.py v2.8: backward_needs_input =
+  // is_grad_enabled and weight.requires_grad), so the GEMM inputs are not saved.
+  bool frozen_gemm_inputs = false;
+  std::vector<UncountedMemory> uncounted;
   // Hardware.
   std::string gpu;
   double capacity_gib = 0;
@@ -196,6 +215,12 @@ double layers_in_flight(const MemoryModel& model, int stage);
 // Bytes of activations one hybrid-stack Mamba layer keeps for the backward
 // pass, per micro-batch on one rank (see estimate.cpp).
 double mamba_layer_bytes(const MemoryModel& model, std::vector<std::string>* details = nullptr);
+
+// Whether Transformer Engine's fused scale-mask-softmax kernel takes
+// scores of sq x sk over `attn_batches` (b x heads per rank); when it does
+// not, TE's unfused attention keeps the softmax's fp32 output too
+// (estimate.cpp).
+bool te_softmax_kernel(int64_t sq, int64_t sk, double attn_batches);
 
 // The estimate for a resolved model.
 MemoryEstimate estimate_model(const MemoryModel& model);

@@ -11,6 +11,7 @@
 #include "lint/facts/estimate.h"
 #include "lint/facts/estimate_dsa.h"
 #include "lint/facts/estimate_linear_attention.h"
+#include "lint/facts/estimate_t5.h"
 #include "lint/model/pipeline_layout.h"
 
 namespace mblint {
@@ -23,7 +24,7 @@ struct Reader {
   std::vector<std::string>& assumptions;
   const ModelDims* dims = nullptr;
   bool megatron_lm = false;
-  int64_t pattern_layers = 0;  // a hybrid stack's decoder layers (its pattern's length)
+  int64_t pattern_layers = 0;  // a hybrid stack's decoder layers (its pattern's length), or T5's decoder layers
 
   std::optional<int64_t> integer(std::string_view path) const { return config_int(job, path).value; }
   std::optional<bool> flag(std::string_view path) const { return config_bool(job, path).value; }
@@ -264,6 +265,15 @@ void read_activation_settings(const Reader& r, MemoryModel& m) {
   std::optional<std::string> impl = r.text("model.transformer_impl");
   std::optional<std::string> backend = r.text("model.attention_backend");
   m.unfused_attention = (impl && *impl == "local") || (backend && (*backend == "unfused" || *backend == "local"));
+  // Transformer Engine falls back to its unfused attention when neither
+  // fused backend takes the head dimension: FlashAttention 2 wants a
+  // multiple of 8 (transformer_engine/pytorch/attention/dot_product_attention/
+  // utils.py get_attention_backend, "padded head_dim %8 = 0"), cuDNN's
+  // arbitrary-sequence-length kernels too (transformer_engine/common/
+  // fused_attn/fused_attn.cpp, head_dim_qk % 8 == 0), TransformerEngine
+  // d0067d0. A 624-wide model with 12 heads (52 each) runs unfused.
+  if (m.kv_channels > 0 && m.kv_channels % 8 != 0 && !m.mla) m.unfused_attention = true;
+  m.local_attention = impl && *impl == "local";
   // Megatron-LM and TransformerConfig default both dropouts to 0.1; Bridge's
   // model providers for current models set them to 0.
   double dropout_default = r.megatron_lm || !r.dims ? 0.1 : 0.0;
@@ -694,6 +704,10 @@ bool read_parallel(const Reader& r, MemoryModel& m, std::string* why_not) {
 std::optional<MemoryModel> read_memory_model(const Job& job, const Derived& derived,
                                              std::vector<std::string>& assumptions, std::string* why_not) {
   Reader r{job, derived, assumptions};
+  // T5 has no --num-layers: the decoder's layers are the language model's
+  // (estimate_t5.cpp), set here as a pattern's layer count would be.
+  std::optional<T5Layers> t5 = t5_layers(job);
+  if (t5 && t5->decoder > 0) r.pattern_layers = t5->decoder;
   r.dims = job.recipe ? job.recipe->dims : nullptr;
   r.megatron_lm = job.dialect == Dialect::MegatronLM;
   MemoryModel m;
@@ -728,9 +742,16 @@ std::optional<MemoryModel> read_memory_model(const Job& job, const Derived& deri
     }
   }
   m.vocab = vocab_size(r, m.tp);
-  if (!pattern) split_layers(r, m);
   read_precision(r, m);
   read_activation_settings(r, m);
+  // pretrain_vlm.py's LLaVA sets the language model's sequence and layers
+  // (estimate_llava.cpp) before they are split over the stages.
+  std::optional<EncoderLoad> encoder =
+      t5 ? read_t5(job, m, assumptions, why_not) : read_llava(job, m, assumptions, why_not);
+  if (!encoder) return std::nullopt;
+  m.encoder = *encoder;
+  read_uncounted(job, m);
+  if (!pattern) split_layers(r, m);
   std::optional<VisionLoad> vision = read_vision_load(job, m, why_not);
   if (!vision) return std::nullopt;
   m.vision = *vision;
@@ -748,6 +769,7 @@ std::optional<MemoryEstimate> estimate_memory(const Job& job, const Derived& der
   if (!model) return std::nullopt;
   MemoryEstimate e = estimate_model(*model);
   e.assumptions = std::move(assumptions);
+  e.uncounted = model->uncounted;
   return e;
 }
 

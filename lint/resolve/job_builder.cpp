@@ -417,6 +417,38 @@ FlagCheckOptions flag_check_options(const LintOptions& options) {
 
 // The diagnostics, and the settings a misspelled flag meant: unknown
 // rather than Megatron-LM's default (the run stops before either applies).
+// Settings only one entry script builds a model from (the estimate reads
+// them: lint/facts/estimate_llava.cpp, estimate_t5.cpp): pretrain_vlm.py's
+// vision tower, examples/mimo/train.py's provider, T5's encoder and decoder.
+// Under a known entry script that is none of their scripts they do nothing
+// (--img-h is in every script's parser; --freeze-ViT is an unknown flag to
+// pretrain_gpt.py), so they are dropped from the job.
+void keep_script_models(Job& job, const FlagParser& parser) {
+  if (!parser.known) return;
+  struct ScriptModel {
+    std::vector<std::string_view> scripts;
+    std::vector<std::string_view> paths;
+  };
+  static const std::vector<ScriptModel> kModels = {
+      {{"pretrain_vlm.py", "examples/multimodal/train.py"},
+       {"model.img_h", "model.img_w", "model.patch_dim", "model.dataloader_seq_length",
+        "model.disable_vision_class_token", "model.freeze_language_model", "model.freeze_vision_model",
+        "model.vision_model_type"}},
+      {{"examples/mimo/train.py"},
+       {"model.model_provider", "model.total_seq_length", "model.packing_buffer_size",
+        "checkpoint.language_model_checkpoint"}},
+      {{"examples/t5/pretrain_t5.py", "pretrain_t5.py", "pretrain_vlm.py", "examples/multimodal/train.py"},
+       {"model.encoder_num_layers", "model.decoder_num_layers", "model.decoder_seq_length"}},
+  };
+  for (const ScriptModel& model : kModels) {
+    bool runs = std::any_of(parser.scripts.begin(), parser.scripts.end(), [&](std::string_view script) {
+      return std::find(model.scripts.begin(), model.scripts.end(), script) != model.scripts.end();
+    });
+    if (runs) continue;
+    for (std::string_view path : model.paths) erase_path(job.config, split_path(path));
+  }
+}
+
 void take_flag_check(Job& job, FlagCheck check) {
   for (Diagnostic& d : check.diagnostics) job.problems.push_back(std::move(d));
   for (const FlagCheck::Intended& intended : check.intended) {
@@ -445,6 +477,7 @@ void apply_megatron_lm_arguments(Job& job, const Launch& launch, const ScriptCon
   // flags are not checked against Megatron-LM's parser alone.
   if (!launch.wrapper.empty()) return;
   FlagParser parser = parser_for_program(launch.program.text);
+  keep_script_models(job, parser);
   Span program = span_of(launch.program, 0, launch.program.text.size());
   take_flag_check(job, check_megatron_lm_flags(argv, parser, flag_check_options(context.options), context.sources,
                                                program));
@@ -1379,6 +1412,7 @@ void build_megatron_lm_test_job(Job& job, const ConfigValue& root, const ConfigV
   for (Diagnostic& d : parsed.problems) job.problems.push_back(std::move(d));
   fs::path path = resolve_relative(sources.files[job.primary].path, options.base_dir);
   FlagParser parser = parser_for_test_config(path.string());
+  keep_script_models(job, parser);
   take_flag_check(job, check_megatron_lm_flags(test.argv, parser, flag_check_options(options), sources, Span{}));
 }
 

@@ -28,6 +28,9 @@ Diagnostic oom_diagnostic(const RuleContext& context, const MemoryEstimate& e, c
                                         e.rank, e.peak_allocated, e.overhead),
                             {}});
   diag.notes.push_back(Note{error_band_note(), {}});
+  // Memory the estimate names but does not count, at its setting: the need
+  // is larger by that much.
+  for (const UncountedMemory& u : e.uncounted) diag.notes.push_back(Note{u.what, u.where});
   return diag;
 }
 

@@ -74,7 +74,7 @@ constexpr std::array kFlags = {
 
     // Model shape.
     value("--num-layers", T::Int, "model.num_layers"),
-    value("--encoder-num-layers", T::Int, ""),  // T5: no single layer count
+    value("--encoder-num-layers", T::Int, ""),  // T5: no single layer count (see kEstimateFlags)
     value("--decoder-num-layers", T::Int, ""),
     value("--hidden-size", T::Int, "model.hidden_size"),
     value("--ffn-hidden-size", T::Int, "model.ffn_hidden_size"),
@@ -240,6 +240,41 @@ constexpr std::array kFlags = {
     set("--async-save", "checkpoint.async_save"),
     value("--num-workers", T::Int, "dataset.num_workers"),
 };
+
+// Flags the memory estimate reads that have no Megatron Bridge field
+// (lint/facts/estimate_llava.cpp, estimate_t5.cpp): T5's encoder and decoder,
+// pretrain_vlm.py's image and tower (its add_vlm_extra_args and
+// arguments.py's vision group), examples/mimo/train.py's model (add_mimo_args),
+// and what the estimate names without counting it. Kept apart from kFlags,
+// whose paths are Bridge's fields and whose flags every script accepts.
+constexpr std::array kEstimateFlags = {
+    value("--encoder-num-layers", T::Int, "model.encoder_num_layers"),
+    value("--decoder-num-layers", T::Int, "model.decoder_num_layers"),
+    value("--decoder-seq-length", T::Int, "model.decoder_seq_length"),
+    value("--img-h", T::Int, "model.img_h"),
+    value("--img-w", T::Int, "model.img_w"),
+    value("--patch-dim", T::Int, "model.patch_dim"),
+    value("--dataloader-seq-length", T::Int, "model.dataloader_seq_length"),
+    set("--disable-vision-class-token", "model.disable_vision_class_token"),
+    set("--freeze-LM", "model.freeze_language_model"),
+    set("--freeze-ViT", "model.freeze_vision_model"),
+    value("--vision-model-type", T::String, "model.vision_model_type"),
+    value("--model-provider", T::String, "model.model_provider"),
+    value("--total-seq-length", T::Int, "model.total_seq_length"),
+    value("--packing-buffer-size", T::Int, "model.packing_buffer_size"),
+    value("--language-model-checkpoint", T::String, "checkpoint.language_model_checkpoint"),
+    set("--perform-rl-step", "rl.perform_rl_step"),
+    value("--inference-dynamic-batching-buffer-size-gb", T::Float, "rl.inference_buffer_size_gb"),
+    set("--rl-training-cuda-graphs", "rl.training_cuda_graphs"),
+    value("--export-kd-teacher-load", T::String, "model.kd_teacher_load"),
+};
+
+const MegatronLmFlag* find_estimate_flag(std::string_view flag) {
+  for (const MegatronLmFlag& f : kEstimateFlags) {
+    if (f.flag == flag) return &f;
+  }
+  return nullptr;
+}
 
 // --- values ------------------------------------------------------------------------
 
@@ -500,6 +535,9 @@ class ArgvReader {
     size_t eq = word.text.find('=');
     std::string_view name = std::string_view(word.text).substr(0, eq);
     const MegatronLmFlag* spec = find_megatron_lm_flag(name);
+    const MegatronLmFlag* estimate = find_estimate_flag(name);
+    if (spec && spec->path.empty() && estimate) spec = estimate;  // the estimate reads what kFlags only checks
+    if (!spec) spec = estimate;
     if (!spec) return skip_values(i + 1);
     if (has_unknown(word, 0, name.size())) return skip_values(i + 1);
     Occurrence occurrence;
