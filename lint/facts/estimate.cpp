@@ -733,6 +733,22 @@ MemoryRange total_range(const MemoryEstimate& e) {
   return {low + overhead_for(low, 1.0), high + overhead_for(high, 1.0)};
 }
 
+double marked_layers_on_stage(const MemoryModel& m, const std::vector<bool>& marks, int stage) {
+  if (marks.empty() || stage < 0 || stage >= static_cast<int>(m.stage_layers.size())) return 0;
+  double n = m.stage_layers[static_cast<size_t>(stage)];
+  if (m.vpp == 1) {
+    double start = 0;
+    for (int s = 0; s < stage; ++s) start += m.stage_layers[static_cast<size_t>(s)];
+    auto first = static_cast<size_t>(std::llround(start));
+    auto count = static_cast<size_t>(std::llround(n));
+    double marked = 0;
+    for (size_t i = first; i < first + count && i < marks.size(); ++i) marked += marks[i] ? 1 : 0;
+    return marked;
+  }
+  double share = static_cast<double>(std::count(marks.begin(), marks.end(), true)) / static_cast<double>(marks.size());
+  return n * share;
+}
+
 double layers_in_flight(const MemoryModel& m, int stage) {
   if (stage < 0 || stage >= static_cast<int>(m.stage_layers.size())) return 0;
   return chunks_in_flight(m, stage) * m.stage_layers[stage] / static_cast<double>(std::max<int64_t>(1, m.vpp));

@@ -212,6 +212,11 @@ double layer_activation_bytes(const MemoryModel& model, bool moe, std::vector<st
 // in flight x layers per chunk (interleaved).
 double layers_in_flight(const MemoryModel& model, int stage);
 
+// How many of `stage`'s layers carry a per-layer mark (a DSA indexer, a gated
+// delta net): counted over the stage's own layers without virtual stages,
+// else the stage's share of all marked layers (interleaved chunks spread them).
+double marked_layers_on_stage(const MemoryModel& model, const std::vector<bool>& marks, int stage);
+
 // Bytes of activations one hybrid-stack Mamba layer keeps for the backward
 // pass, per micro-batch on one rank (see estimate.cpp).
 double mamba_layer_bytes(const MemoryModel& model, std::vector<std::string>* details = nullptr);

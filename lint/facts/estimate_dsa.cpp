@@ -55,19 +55,7 @@ std::vector<bool> dsa_indexer_layers(int64_t layers, int64_t skip_topk_offset, i
 
 double dsa_indexers_on_stage(const MemoryModel& m, int stage) {
   if (m.dsa_heads <= 0 || m.dsa_indexer.empty()) return 0;
-  double n = m.stage_layers[static_cast<size_t>(stage)];
-  if (m.vpp == 1) {
-    double start = 0;
-    for (int s = 0; s < stage; ++s) start += m.stage_layers[static_cast<size_t>(s)];
-    auto first = static_cast<size_t>(std::llround(start));
-    auto count = static_cast<size_t>(std::llround(n));
-    double indexers = 0;
-    for (size_t i = first; i < first + count && i < m.dsa_indexer.size(); ++i) indexers += m.dsa_indexer[i] ? 1 : 0;
-    return indexers;
-  }
-  double share = static_cast<double>(std::count(m.dsa_indexer.begin(), m.dsa_indexer.end(), true)) /
-                 static_cast<double>(m.dsa_indexer.size());
-  return n * share;
+  return marked_layers_on_stage(m, m.dsa_indexer, stage);
 }
 
 double dsa_indexer_params(const MemoryModel& m) {

@@ -68,20 +68,8 @@ std::vector<bool> gdn_layer_pattern(int64_t layers, int64_t freq) {
 }
 
 double gdn_layers_on_stage(const MemoryModel& m, int stage) {
-  if (m.gdn_pattern.empty() || stage < 0 || stage >= static_cast<int>(m.stage_layers.size())) return 0;
-  double n = m.stage_layers[static_cast<size_t>(stage)];
-  if (m.vpp == 1) {
-    double start = 0;
-    for (int s = 0; s < stage; ++s) start += m.stage_layers[static_cast<size_t>(s)];
-    auto first = static_cast<size_t>(std::llround(start));
-    auto count = static_cast<size_t>(std::llround(n));
-    double gdn = 0;
-    for (size_t i = first; i < first + count && i < m.gdn_pattern.size(); ++i) gdn += m.gdn_pattern[i] ? 1 : 0;
-    return gdn;
-  }
-  double share = static_cast<double>(std::count(m.gdn_pattern.begin(), m.gdn_pattern.end(), true)) /
-                 static_cast<double>(m.gdn_pattern.size());
-  return n * share;
+  if (m.gdn_pattern.empty()) return 0;
+  return marked_layers_on_stage(m, m.gdn_pattern, stage);
 }
 
 GdnParams gdn_layer_params(const MemoryModel& m) {
