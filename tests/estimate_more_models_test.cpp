@@ -12,9 +12,11 @@
 #include "lint/facts/estimate.h"
 #include "tests/cli_run.h"
 #include "tests/lint_run.h"
+#include "tests/estimate_json.h"
 #include "tests/test_support.h"
 
 using namespace mblint;
+using test::estimate_json;
 
 namespace {
 
@@ -49,15 +51,6 @@ double parameters(MemoryModel m) {
   m.lora_rank = 0;
   m.param_bytes = 2;
   return estimate_model(m).weights * kGiB / 2;
-}
-
-nlohmann::json estimate_json(const std::vector<std::string>& extra) {
-  auto cwd = test::make_temp_dir("mblint-estimate-more");
-  std::vector<std::string> args = {"estimate", "--format", "json"};
-  args.insert(args.end(), extra.begin(), extra.end());
-  auto doc = nlohmann::json::parse(test::run_mblint(args, cwd).out);
-  std::filesystem::remove_all(cwd);
-  return doc;
 }
 
 }  // namespace

@@ -10,22 +10,15 @@
 #include "lint/facts/estimate_vision.h"
 #include "tests/cli_run.h"
 #include "tests/dense_model.h"
+#include "tests/estimate_json.h"
 #include "tests/test_support.h"
 
 using namespace mblint;
+using test::estimate_json;
 
 namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-
-nlohmann::json estimate_json(const std::vector<std::string>& extra) {
-  auto cwd = test::make_temp_dir("mblint-estimate-vision");
-  std::vector<std::string> args = {"estimate", "--format", "json"};
-  args.insert(args.end(), extra.begin(), extra.end());
-  auto doc = nlohmann::json::parse(test::run_mblint(args, cwd).out);
-  std::filesystem::remove_all(cwd);
-  return doc;
-}
 
 }  // namespace
 

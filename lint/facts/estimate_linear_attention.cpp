@@ -28,6 +28,7 @@
 
 #include "lint/base/config_value.h"
 #include "lint/facts/setting_reader.h"
+#include "lint/model/catalog_fields.h"
 
 namespace mblint {
 
@@ -146,13 +147,7 @@ bool catalog_has_gated_delta_net(const ModelDims* dims) {
 
 bool read_gated_delta_net(const Job& job, const ModelDims* dims, MemoryModel& m, std::string* why_not) {
   // The catalog's "freq/key_heads/key_dim/value_heads/value_dim/conv_kernel/output_gate".
-  std::vector<int64_t> catalog;
-  std::string_view text = catalog_has_gated_delta_net(dims) ? dims->gated_delta_net : "";
-  for (size_t at = 0; at < text.size() && catalog.size() < 7;) {
-    size_t end = std::min(text.find('/', at), text.size());
-    catalog.push_back(std::stoll(std::string(text.substr(at, end - at))));
-    at = end + 1;
-  }
+  std::vector<int64_t> catalog = slash_numbers(dims ? dims->gated_delta_net : nullptr, 7);
   bool recorded = catalog.size() == 7;
   std::vector<std::string> missing;
   auto dim = [&](const char* path, size_t index) -> int64_t {

@@ -12,6 +12,7 @@
 #include "lint/facts/estimate_dsa.h"
 #include "lint/facts/estimate_linear_attention.h"
 #include "lint/facts/estimate_t5.h"
+#include "lint/model/catalog_fields.h"
 #include "lint/model/pipeline_layout.h"
 
 namespace mblint {
@@ -460,16 +461,9 @@ bool read_hybrid_mtp(const Reader& r, const HybridPattern& parsed, MemoryModel& 
 // "heads/head_dim/state/groups[/unfused]"): the provider's values, which
 // are not TransformerConfig's defaults. Empty when not recorded.
 std::vector<int64_t> catalog_mixer(const Reader& r, bool& unfused) {
-  std::vector<int64_t> dims;
   std::string_view text = r.dims && r.dims->mamba_mixer ? r.dims->mamba_mixer : "";
   unfused = text.find("/unfused") != std::string_view::npos;
-  size_t at = 0;
-  while (at < text.size() && dims.size() < 4) {
-    size_t end = std::min(text.find('/', at), text.size());
-    dims.push_back(std::stoll(std::string(text.substr(at, end - at))));
-    at = end + 1;
-  }
-  return dims;
+  return slash_numbers(r.dims ? r.dims->mamba_mixer : nullptr, 4);
 }
 
 // The Mamba mixer's dims: the job's, else the catalog's record of the
@@ -515,13 +509,7 @@ bool read_mamba_dims(const Reader& r, MemoryModel& m, std::string* why_not) {
 // Megatron-Core deprecated the long name) is read by
 // estimate_linear_attention.cpp; "gdn2" is declined.
 bool read_dsa(const Reader& r, MemoryModel& m, std::string* why_not) {
-  std::vector<int64_t> catalog;
-  std::string_view text = r.dims && r.dims->dsa_indexer ? r.dims->dsa_indexer : "";
-  for (size_t at = 0; at < text.size() && catalog.size() < 5;) {
-    size_t end = std::min(text.find('/', at), text.size());
-    catalog.push_back(std::stoll(std::string(text.substr(at, end - at))));
-    at = end + 1;
-  }
+  std::vector<int64_t> catalog = slash_numbers(r.dims ? r.dims->dsa_indexer : nullptr, 5);
   bool recorded = catalog.size() == 5;
   std::string fallback = recorded ? "dsa" : catalog_has_gated_delta_net(r.dims) ? "gated_delta_net" : "";
   std::string variant = r.text("model.experimental_attention_variant").value_or(fallback);
