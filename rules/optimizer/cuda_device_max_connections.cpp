@@ -149,8 +149,9 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   // With FSDP or EP-communication overlap Megatron-LM only warns: those want more connections.
   if (!parallel || megatron_fsdp != false || torch_fsdp != false || ep_overlap.value != false) return;
   std::vector<Note> reset;
-  if (moe::Field model = moe::read_field(job, "model.overlap_moe_expert_parallel_comm"); model.boolean() == true) {
-    Note note = moe::note_for(model);
+  // The switch says which field decided it: the model's true, reset by a CommOverlapConfig.
+  if (ep_overlap.from.path.starts_with("model.") && ep_overlap.from.boolean() == true) {
+    Note note = moe::note_for(ep_overlap.from);
     note.message += " (the recipe's CommOverlapConfig sets the model's value from comm_overlap.overlap_moe_expert_parallel_comm, "
                     "false when unset: no expert-parallel overlap)";
     reset.push_back(std::move(note));
