@@ -6,6 +6,7 @@
 
 #include <fstream>
 #include <regex>
+#include <set>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -139,6 +140,36 @@ TEST_CASE("the lazy search gives the same leaders whatever the list length", "[p
   REQUIRE(three.size() == 3);
   REQUIRE(ten.size() >= 3);
   CHECK(std::equal(three.begin(), three.end(), ten.begin()));
+}
+
+// Interleavings of one layout differ by less than the speed model can tell:
+// the list gives each (TP, PP, CP, EP, ETP, MBS) once, with its fastest VPP
+// (Llama 3 70B on 64 H100 listed TP 4 PP 4 at VPP 10 and 20, with and
+// without CP 2, before). The leader is the fastest layout either way.
+TEST_CASE("plan lists each layout once, with its fastest interleaving", "[plan]") {
+  std::filesystem::path dir = make_temp_dir("mblint-plan-once");
+  Run r = run(dir, {"plan", "--recipe", "llama3_70b_pretrain_64gpu_h100_bf16_config", "--gpus", "64", "--gpu", "h100",
+                    "--top", "20", "--format", "json"});
+  REQUIRE(r.exit == 0);
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  REQUIRE(j["layouts"].size() == 20);
+  std::set<std::vector<int64_t>> seen;
+  bool interleaved = false;
+  for (const auto& l : j["layouts"]) {
+    std::vector<int64_t> layout = {l["tp"], l["pp"], l["cp"], l["ep"], l["etp"], l["mbs"]};
+    CHECK(seen.insert(layout).second);
+    interleaved = interleaved || !l["vpp"].is_null();
+  }
+  CHECK(interleaved);  // the VPP is chosen, not dropped
+  // The same job with VPP pinned to the leader's: no layout beats the leader.
+  const auto& first = j["layouts"][0];
+  REQUIRE(!first["vpp"].is_null());
+  Run pinned = run(dir, {"plan", "--recipe", "llama3_70b_pretrain_64gpu_h100_bf16_config", "--gpus", "64", "--gpu",
+                         "h100", "--top", "1", "--format", "json", "--set",
+                         fmt::format("model.virtual_pipeline_model_parallel_size={}", first["vpp"].get<int64_t>())});
+  REQUIRE(pinned.exit == 0);
+  nlohmann::json p = nlohmann::json::parse(pinned.out);
+  CHECK(p["layouts"][0]["score"].get<double>() >= first["score"].get<double>());
 }
 
 namespace {

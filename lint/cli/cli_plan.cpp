@@ -358,10 +358,10 @@ void print_text(std::ostream& out, const std::string& title, const Machine& m, c
   }
   if (r.ranked.front().speed) {
     out << "\nranked by predicted tokens/s/GPU (the speed model: docs/speed-model.md); ties: more memory headroom, "
-           "then fewer GPUs in TP x CP x PP x EP x ETP\n";
+           "then fewer GPUs in TP x CP x PP x EP x ETP; each layout once, with its fastest VPP\n";
   } else {
     out << "\nscore: estimated step-time overhead (pipeline bubble + recompute + communication outside the NVLink "
-           "domain), lower is better (no speed model for this GPU or model)\n";
+           "domain), lower is better (no speed model for this GPU or model); each layout once, with its best VPP\n";
   }
   for (size_t i = 0; i < r.ranked.size(); ++i) {
     const Evaluation& e = r.ranked[i];

@@ -763,10 +763,13 @@ PlanResult make_plan(const Job& base, const PlanOptions& options, RuleSet config
 
   // Walk in score order (the final score is never below the quick one). A
   // layout that fits without recompute makes its recompute variants
-  // pointless.
+  // pointless, and its best interleaving its other ones: the list shows
+  // each layout once, with the VPP predicted fastest, instead of filling
+  // the top N with VPP 8, 9 and 12 of one layout a few percent apart (less
+  // than the speed model can tell).
   std::vector<Evaluation> accepted;  // sorted by score
   std::vector<Evaluation> too_big;
-  auto key = [](const Candidate& c) { return std::make_tuple(c.tp, c.pp, c.vpp, c.cp, c.ep, c.etp, c.mbs); };
+  auto key = [](const Candidate& c) { return std::make_tuple(c.tp, c.pp, c.cp, c.ep, c.etp, c.mbs); };
   std::set<decltype(key(Candidate{}))> settled;
   // A recompute setting the rules reject on a layout they accept with
   // another (full recompute under CUDA graphs) is rejected for itself: its
