@@ -187,6 +187,21 @@ def expand_source(text: str) -> str:
     return text
 
 
+def bias_activation_fusion(text: str, key: str, where: str) -> int:
+    """data/model_dims.csv's `bias_activation_fusion` column (appended after
+    gated_delta_net): "0 SOURCE" or "1 SOURCE", the value the model's bridge or
+    provider leaves in TransformerConfig.bias_activation_fusion and where it is
+    set (or, for 0, the bridge that leaves Megatron-Core's default False);
+    empty when not recorded (-1: the estimate then assumes the unfused GLU)."""
+    text = text.strip()
+    if not text:
+        return -1
+    value, _, source = text.partition(" ")
+    if value not in ("0", "1") or not source.strip():
+        raise DataError(f"{where}: {key}.bias_activation_fusion must be '0 SOURCE' or '1 SOURCE'")
+    return int(value)
+
+
 def load_models(path: Path) -> dict[str, dict]:
     models: dict[str, dict] = {}
     for row in read_csv(path):
@@ -198,6 +213,7 @@ def load_models(path: Path) -> dict[str, dict]:
                        "mtp_layer_pattern": row["mtp_layer_pattern"], "dsa_indexer": row["dsa_indexer"],
                        "text_extras": row.get("text_extras") or "",
                        "gated_delta_net": row.get("gated_delta_net") or ""}
+        model["bias_activation_fusion"] = bias_activation_fusion(row.get("bias_activation_fusion") or "", key, path.name)
         for name in MODEL_INT_FIELDS + MLA_INT_FIELDS:
             model[name] = int(row[name])
         for name in MODEL_BOOL_FIELDS:
@@ -296,6 +312,7 @@ MEMORY_FIELDS = (
     "optimizer.optimizer_cpu_offload", "optimizer.optimizer_offload_fraction", "model.cross_entropy_loss_fusion",
     "model.cross_entropy_fusion_impl", "model.moe_expert_capacity_factor", "model.moe_pad_expert_input_to_capacity",
     "model.freeze_vision_model", "model.freeze_vision_projection", "model.freeze_language_model",
+    "model.bias_activation_fusion",
     # Recorded for every recipe (FIELDS) but not otherwise carried into the catalog.
     "ddp.use_megatron_fsdp",
 )
@@ -762,7 +779,8 @@ def emit_model(m: dict) -> str:
         f"        .mtp_layer_pattern = {c_str(m['mtp_layer_pattern'])},"
         f" .mtp_repeated_layer = {c_bool(m['mtp_repeated_layer'])}, .moe_latent_size = {m['moe_latent_size']},\n"
         f"        .dsa_indexer = {c_str(m['dsa_indexer'])}, .text_extras = {c_str(m['text_extras'])},"
-        f" .gated_delta_net = {c_str(m['gated_delta_net'])},\n"
+        f" .gated_delta_net = {c_str(m['gated_delta_net'])},"
+        f" .bias_activation_fusion = {m['bias_activation_fusion']},\n"
         f"        .source = {c_str(m['source'])},\n"
         "    },\n"
     )

@@ -82,6 +82,11 @@ struct ModelDims {
   // linear_key_head_dim/linear_num_value_heads/linear_value_head_dim/
   // linear_conv_kernel_dim/attention_output_gate (0 or 1)"; "" for none.
   const char* gated_delta_net;
+  // TransformerConfig.bias_activation_fusion as the model's bridge or provider
+  // leaves it (data/model_dims.csv, with its source): 1 the fused
+  // bias_swiglu_impl, 0 the unfused glu (Megatron-Core's default), -1 not
+  // recorded.
+  int bias_activation_fusion;
   const char* source;       // where these numbers come from
 };
 
