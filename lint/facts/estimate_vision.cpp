@@ -35,6 +35,21 @@
 //        TE column- and row-parallel). Each image token merges merge^2 patches,
 //        so a micro-batch of seq_length tokens holds at most seq_length x
 //        merge^2 patches per sample.
+// [Q25VL] Megatron-Bridge 067f987df03b, src/megatron/bridge/models/qwen_vl/
+//        modeling_qwen25_vl.py (Qwen25VLModel): the vision tower is HF
+//        transformers' Qwen2_5_VisionTransformerPretrainedModel, built only
+//        where pre_process (the first pipeline stage), whole on every
+//        tensor-parallel rank (hook_hf_module_setattr_for_tp_grad_sync);
+//        freeze() freezes patch_embed and blocks (freeze_vision_model) and the
+//        merger (freeze_vision_projection). Its modules (HF transformers
+//        modeling_qwen2_5_vl.py; NeMo's Qwen25VLVisionConfig and
+//        Pai-Megatron-Patch's get_vision_model_config, data/vision_dims.csv):
+//        a Conv3d patch embedding without bias; per block two RMSNorms, qkv
+//        and proj with bias, a gated SiLU MLP (gate, up, down) with biases;
+//        2D rotary positions (no table); window attention except at
+//        fullatt_block_indexes, which changes no parameter; the merger is an
+//        RMSNorm over the hidden and two biased linears, merge^2 x hidden ->
+//        the same -> text hidden, with a GELU between.
 //
 // What a frozen tower costs: its weights (params_dtype) and nothing else. With
 // requires_grad off and pixel inputs that need no gradient, autograd records
@@ -66,7 +81,7 @@ bool arch_is(const VisionDims& d, std::string_view arch) { return std::string_vi
 
 // A tower built from Hugging Face modules whose training activations the
 // estimate does not model: trainable, it is declined.
-bool hf_tower(const VisionDims& d) { return arch_is(d, "gemma4"); }
+bool hf_tower(const VisionDims& d) { return arch_is(d, "gemma4") || arch_is(d, "qwen25_vl"); }
 
 int64_t patch_embedding(const VisionDims& d) {
   return static_cast<int64_t>(d.in_channels) * d.temporal_patch * d.patch_size * d.patch_size * d.hidden;
@@ -80,6 +95,21 @@ int64_t gemma4_tower(const VisionDims& d) {
   int64_t norms = 4 * h;                                                      // input, post-attention, pre- and post-MLP
   int64_t positions = 2 * static_cast<int64_t>(d.position_rows) * h;          // x and y tables
   return d.layers * (attention + mlp + norms) + patch_embedding(d) + positions + d.extra_params;
+}
+
+// [Q25VL] Qwen2_5_VisionTransformerPretrainedModel without its merger.
+int64_t qwen25_tower(const VisionDims& d) {
+  int64_t h = d.hidden, f = d.ffn;
+  int64_t attention = 3 * h * h + 3 * h + h * h + h;  // qkv, proj with biases
+  int64_t mlp = 2 * (h * f + f) + f * h + h;           // gate, up, down with biases
+  int64_t norms = 2 * h;                              // norm1, norm2 (RMSNorm)
+  return d.layers * (attention + mlp + norms) + patch_embedding(d) + d.extra_params;
+}
+
+// [Q25VL] the merger: ln_q, then merge^2 x hidden -> same -> text hidden.
+int64_t qwen25_merger(const VisionDims& d) {
+  int64_t merged = static_cast<int64_t>(d.hidden) * d.merge * d.merge;
+  return d.hidden + merged * merged + merged + merged * d.text_hidden + d.text_hidden;
 }
 
 // [Q3VL] one Qwen3-VL vision layer: the weights TP splits (qkv with its
@@ -116,6 +146,9 @@ VisionParams vision_params(const VisionDims& d) {
   if (arch_is(d, "gemma4")) {
     p.tower = gemma4_tower(d);
     p.projector = static_cast<int64_t>(d.hidden) * d.text_hidden;  // [HFG4] embedding_projection
+  } else if (arch_is(d, "qwen25_vl")) {
+    p.tower = qwen25_tower(d);
+    p.projector = qwen25_merger(d);
   } else if (arch_is(d, "qwen3_vl")) {
     Split layer = qwen3_layer(d);
     int64_t embeddings = patch_embedding(d) + d.hidden + static_cast<int64_t>(d.position_rows) * d.hidden;
@@ -235,6 +268,14 @@ std::optional<VisionLoad> read_vision_load(const Job& job, const MemoryModel& m,
     v.activation_bytes += image_tokens * (6.0 * d->hidden + 4.0);
   }
   if (!v.projector_frozen && arch_is(*d, "qwen3_vl")) v.activation_bytes += qwen3_merger_bytes(*d, m, v.patches);
+  if (!v.projector_frozen && arch_is(*d, "qwen25_vl")) {
+    // [Q25VL] a trained merger behind a frozen tower (a trained tower was
+    // declined above): its input needs no gradient, so autograd saves only
+    // what the weights' gradients need: ln_q's bf16 normalized input (for its
+    // weight), fc1's input, the GELU's input and fc2's input, each hidden
+    // wide per patch in bf16.
+    v.activation_bytes += 4.0 * 2.0 * static_cast<double>(v.patches) * d->hidden;
+  }
   return v;
 }
 

@@ -1,0 +1,108 @@
+// Vision towers of the vision-language recipes beyond Gemma 4 and Qwen3-VL
+// (lint/facts/estimate_vision.cpp): each family's tower and projector counted
+// by hand from its checkpoint's vision_config (sources in
+// data/vision_dims.csv), checked against the count the publisher lists, and
+// what the recipes' estimates say about it.
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include "lint/facts/estimate_vision.h"
+#include "tests/estimate_json.h"
+
+using namespace mblint;
+using test::estimate_json;
+
+namespace {
+
+std::string declined_because(const nlohmann::json& doc) {
+  std::string why;
+  for (const auto& line : doc.value("estimate_unavailable", nlohmann::json::array())) why += line.get<std::string>();
+  return why;
+}
+
+}  // namespace
+
+TEST_CASE("vision: Qwen2.5-VL's tower and merger, counted by hand from its vision_config", "[estimate]") {
+  // Qwen2.5-VL vision_config (NVIDIA/NeMo Qwen25VLVisionConfig and
+  // alibaba/Pai-Megatron-Patch get_vision_model_config agree): depth 32,
+  // hidden 1280, 16 heads, intermediate 3420 (3B, 7B) or 3456 (32B, 72B),
+  // patch 14 x 14 x 2 frames x 3 channels, spatial merge 2. HF's
+  // Qwen2_5_VisionTransformerPretrainedModel: Conv3d without bias; per block
+  // RMSNorm norm1/norm2, qkv and proj with bias, gate/up/down with bias; the
+  // merger ln_q (RMSNorm) + 5120 -> 5120 -> text hidden, both biased.
+  int64_t h = 1280, merged = 4 * h;
+  auto block = [&](int64_t f) { return (3 * h * h + 3 * h) + (h * h + h) + 2 * (h * f + f) + (f * h + h) + 2 * h; };
+  CHECK(block(3420) == 19'702'200);
+  CHECK(block(3456) == 19'840'512);
+  int64_t patch = 3 * 2 * 14 * 14 * h;
+  auto merger = [&](int64_t text) { return h + (merged * merged + merged) + (merged * text + text); };
+
+  const VisionDims* seven = find_vision_dims("qwen25_vl_7b");
+  REQUIRE(seven != nullptr);
+  CHECK(std::string(seven->arch) == "qwen25_vl");
+  VisionParams p7 = vision_params(*seven);
+  CHECK(p7.tower == 32 * block(3420) + patch);
+  CHECK(p7.tower == 631'975'680);
+  CHECK(p7.projector == merger(3584));
+  CHECK(p7.projector == 44'574'464);
+  CHECK(p7.tower_split == 0);  // an HF module: whole on every tensor-parallel rank
+  CHECK(p7.projector_split == 0);
+  // 676,550,144 vision parameters
+  // with Qwen2.5-7B's 7,615,616,512 make 8,292,166,656: the 8.29 B listed
+  // for Qwen/Qwen2.5-VL-7B-Instruct.
+  CHECK(p7.tower + p7.projector == 676'550'144);
+
+  VisionParams p3 = vision_params(*find_vision_dims("qwen25_vl_3b"));
+  CHECK(p3.tower == 631'975'680);
+  CHECK(p3.projector == merger(2048));
+  // + Qwen2.5-3B's 3,085,938,688 = 3,754,622,976: the listed 3.75 B.
+  CHECK(p3.tower + p3.projector == 668'684'288);
+
+  VisionParams p72 = vision_params(*find_vision_dims("qwen25_vl_72b"));
+  CHECK(p72.tower == 32 * block(3456) + patch);
+  CHECK(p72.projector == merger(8192));
+  // + Qwen2.5-72B's 72,706,203,648 = 73,410,777,344: the listed 73.4 B.
+  CHECK(p72.tower + p72.projector == 704'573'696);
+  VisionParams p32 = vision_params(*find_vision_dims("qwen25_vl_32b"));
+  CHECK(p32.tower == p72.tower);
+  CHECK(p32.projector == merger(5120));
+}
+
+TEST_CASE("vision: Qwen2.5-VL recipes: PEFT freezes the HF tower, SFT's trained tower is declined", "[estimate]") {
+  // qwen25_vl.py (Bridge 067f987df03b): the PEFT recipes keep every freeze_*
+  // False, but PEFT freezes the base model and LoRA's targets (linear_qkv,
+  // linear_proj, linear_fc1, linear_fc2) name no module of the HF tower.
+  auto peft = estimate_json({"--recipe", "qwen25_vl_7b_peft_1gpu_h100_bf16_config"});
+  REQUIRE(peft["estimate"].is_object());
+  const auto& v = peft["estimate"]["vision"];
+  CHECK(v["model"] == "Qwen/Qwen2.5-VL-7B-Instruct");
+  CHECK(v["stage"] == 0);
+  CHECK(v["tower_parameters"] == 631'975'680);
+  CHECK(v["projector_parameters"] == 44'574'464);
+  CHECK(v["tower_frozen"] == true);
+  CHECK(v["projector_frozen"] == true);
+  // The SFT recipes train the tower, an HF module whose saved activations
+  // are not modelled: declined, naming it.
+  auto sft = estimate_json({"--recipe", "qwen25_vl_7b_sft_2gpu_h100_bf16_config"});
+  CHECK(sft["estimate"].is_null());
+  CHECK(declined_because(sft).find("trainable vision tower of Qwen/Qwen2.5-VL-7B-Instruct") != std::string::npos);
+  // A frozen tower and a trained merger: the merger keeps ln_q's normalized
+  // input, fc1's, the GELU's and fc2's inputs: 4 x 1280 bf16 values per patch
+  // (its input needs no gradient, so ln_q's fp32 internals are not saved).
+  // SFT at micro-batch 2 x 4096 tokens x 2^2: 32,768 patches, 0.3125 GiB.
+  auto frozen = estimate_json({"--recipe", "qwen25_vl_7b_sft_2gpu_h100_bf16_config", "--set",
+                               "model.freeze_vision_model=true"});
+  REQUIRE(frozen["estimate"].is_object());
+  CHECK(frozen["estimate"]["vision"]["patches_per_microbatch"] == 32'768);
+  CHECK(frozen["estimate"]["vision"]["projector_frozen"] == false);
+  auto both = estimate_json({"--recipe", "qwen25_vl_7b_sft_2gpu_h100_bf16_config", "--set",
+                             "model.freeze_vision_model=true", "--set", "model.freeze_vision_projection=true"});
+  REQUIRE(both["estimate"].is_object());
+  double merger_gib = 4.0 * 2.0 * 32'768 * 1280 / (1024.0 * 1024.0 * 1024.0);
+  CHECK(merger_gib == Approx(0.3125));
+  CHECK(frozen["estimate"]["activations"].get<double>() - both["estimate"]["activations"].get<double>() ==
+        Approx(merger_gib).margin(0.01));
+}
