@@ -106,3 +106,63 @@ TEST_CASE("vision: Qwen2.5-VL recipes: PEFT freezes the HF tower, SFT's trained 
   CHECK(frozen["estimate"]["activations"].get<double>() - both["estimate"]["activations"].get<double>() ==
         Approx(merger_gib).margin(0.01));
 }
+
+TEST_CASE("vision: Gemma 3's SigLIP tower and projector, counted by hand from its vision_config", "[estimate]") {
+  // SigLIP of the Gemma 3 VL checkpoints (google-deepmind/gemma ViTModel and
+  // NeMo SigLIPViT400M_14_384_Config agree): 27 layers, width 1152, MLP
+  // 4304, 16 heads, patch 14 over 896 x 896 images: a 64 x 64 learned
+  // position table. q/k/v/out and fc1/fc2 with biases, two LayerNorms per
+  // layer, a Conv patch embedding with bias, the final LayerNorm; no pooling
+  // head (Bridge sets vision_use_head False).
+  int64_t h = 1152, f = 4304;
+  int64_t layer = 4 * (h * h + h) + (h * f + f) + (f * h + h) + 2 * 2 * h;
+  CHECK(layer == 15'239'504);
+  int64_t tower = 27 * layer + (3 * 14 * 14 * h + h) + 64 * 64 * h + 2 * h;
+  CHECK(tower == 416'866'032);
+  const VisionDims* d = find_vision_dims("gemma3_vl_4b");
+  REQUIRE(d != nullptr);
+  VisionParams p = vision_params(*d);
+  CHECK(p.tower == tower);
+  CHECK(p.tower_split == 0);  // an HF module: whole on every tensor-parallel rank
+  // Bridge's Gemma3VLMultimodalProjector: RMSNorm over 1152 and a
+  // column-parallel 1152 -> 2560 projection without bias.
+  CHECK(p.projector == 1152 + 1152 * 2560);
+  CHECK(p.projector_split == 1152 * 2560);
+  // With the 4B's text stack (34 layers of 94,382,592 parameters, a tied
+  // 262,208 x 2560 table, the final norm: 3,880,263,168): 4,300,079,472, the
+  // 4.3 B listed for google/gemma-3-4b-it. The 12B and 27B give 12,187,325,040
+  // and 27,432,406,640 the same way (12.2 B and 27.4 B listed).
+  CHECK(3'880'263'168 + p.tower + p.projector == 4'300'079'472);
+  CHECK(vision_params(*find_vision_dims("gemma3_vl_27b")).projector == 1152 + 1152 * 5376);
+}
+
+TEST_CASE("vision: Gemma 3 VL recipes: PEFT freezes the tower, the image bound, SFT declined", "[estimate]") {
+  // gemma3_vl.py (Bridge 067f987df03b): PEFT at micro-batch 2 x 4096 tokens;
+  // each image places 256 soft tokens, avg-pooled 4 x 4 from 64 x 64
+  // patches: at most 2 x 16 = 32 images, 32 x 256 x 16 = 131,072 patches.
+  auto peft = estimate_json({"--recipe", "gemma3_vl_4b_peft_1gpu_h100_bf16_config"});
+  REQUIRE(peft["estimate"].is_object());
+  const auto& v = peft["estimate"]["vision"];
+  CHECK(v["model"] == "google/gemma-3-4b-it");
+  CHECK(v["tower_parameters"] == 416'866'032);
+  CHECK(v["projector_parameters"] == 2'950'272);
+  CHECK(v["tower_frozen"] == true);
+  CHECK(v["projector_frozen"] == true);
+  CHECK(v["images_per_microbatch"] == 32);
+  CHECK(v["patches_per_microbatch"] == 131'072);
+  auto sft = estimate_json({"--recipe", "gemma3_vl_4b_sft_1gpu_h100_bf16_config"});
+  CHECK(sft["estimate"].is_null());
+  CHECK(declined_because(sft).find("trainable vision tower of google/gemma-3-4b-it") != std::string::npos);
+  // A trained projector behind a frozen tower keeps, per image token, the
+  // TENorm's bf16 input and fp32 rstd and the projection's bf16 input:
+  // 32 x 256 x (4 x 1152 + 4) bytes = 0.0352 GiB.
+  auto trained = estimate_json({"--recipe", "gemma3_vl_4b_sft_1gpu_h100_bf16_config", "--set",
+                                "model.freeze_vision_model=true"});
+  auto frozen = estimate_json({"--recipe", "gemma3_vl_4b_sft_1gpu_h100_bf16_config", "--set",
+                               "model.freeze_vision_model=true", "--set", "model.freeze_vision_projection=true"});
+  REQUIRE(trained["estimate"].is_object());
+  REQUIRE(frozen["estimate"].is_object());
+  double projector_gib = 32.0 * 256 * (4 * 1152 + 4) / (1024.0 * 1024.0 * 1024.0);
+  CHECK(trained["estimate"]["activations"].get<double>() - frozen["estimate"]["activations"].get<double>() ==
+        Approx(projector_gib).margin(0.01));
+}

@@ -50,6 +50,20 @@
 //        fullatt_block_indexes, which changes no parameter; the merger is an
 //        RMSNorm over the hidden and two biased linears, merge^2 x hidden ->
 //        the same -> text hidden, with a GELU between.
+// [G3VL] Megatron-Bridge 067f987df03b, src/megatron/bridge/models/gemma_vl/
+//        modeling_gemma3_vl.py (Gemma3VLModel): the SigLIP tower is an HF
+//        module (AutoModel.from_config(vision_config), vision_use_head False),
+//        built only where pre_process, whole on every tensor-parallel rank;
+//        Gemma3VLMultimodalProjector is Megatron-Core: avg-pool of the 64 x 64
+//        patches to 16 x 16 tokens, a TENorm over the tower's width and a
+//        ColumnParallelLinear (no bias) to the text width; freeze() turns off
+//        requires_grad of the tower and of the projector. SigLIP's layers
+//        (google-deepmind/gemma ViTModel, NeMo SigLIPViT400M_14_384_Config):
+//        q/k/v/out and fc1/fc2 with biases, two LayerNorms, a Conv patch
+//        embedding with bias, a learned position table, a final LayerNorm.
+//        _compute_attention_biases builds a local and a global additive bias
+//        (micro-batch x 1 x seq x seq in bf16) each forward, which the
+//        language model's fused attention keeps for its backward pass.
 //
 // What a frozen tower costs: its weights (params_dtype) and nothing else. With
 // requires_grad off and pixel inputs that need no gradient, autograd records
@@ -81,7 +95,9 @@ bool arch_is(const VisionDims& d, std::string_view arch) { return std::string_vi
 
 // A tower built from Hugging Face modules whose training activations the
 // estimate does not model: trainable, it is declined.
-bool hf_tower(const VisionDims& d) { return arch_is(d, "gemma4") || arch_is(d, "qwen25_vl"); }
+bool hf_tower(const VisionDims& d) {
+  return arch_is(d, "gemma4") || arch_is(d, "qwen25_vl") || arch_is(d, "gemma3_siglip");
+}
 
 int64_t patch_embedding(const VisionDims& d) {
   return static_cast<int64_t>(d.in_channels) * d.temporal_patch * d.patch_size * d.patch_size * d.hidden;
@@ -110,6 +126,16 @@ int64_t qwen25_tower(const VisionDims& d) {
 int64_t qwen25_merger(const VisionDims& d) {
   int64_t merged = static_cast<int64_t>(d.hidden) * d.merge * d.merge;
   return d.hidden + merged * merged + merged + merged * d.text_hidden + d.text_hidden;
+}
+
+// [G3VL] the SigLIP tower: per layer q/k/v/out and fc1/fc2 with biases and
+// two LayerNorms; a Conv patch embedding with bias; the position table;
+// extra_params holds the final LayerNorm.
+int64_t siglip_tower(const VisionDims& d) {
+  int64_t h = d.hidden, f = d.ffn;
+  int64_t layer = 4 * (h * h + h) + (h * f + f) + (f * h + h) + 2 * 2 * h;
+  int64_t positions = static_cast<int64_t>(d.position_rows) * h;
+  return d.layers * layer + patch_embedding(d) + h + positions + d.extra_params;
 }
 
 // [Q3VL] one Qwen3-VL vision layer: the weights TP splits (qkv with its
@@ -146,6 +172,10 @@ VisionParams vision_params(const VisionDims& d) {
   if (arch_is(d, "gemma4")) {
     p.tower = gemma4_tower(d);
     p.projector = static_cast<int64_t>(d.hidden) * d.text_hidden;  // [HFG4] embedding_projection
+  } else if (arch_is(d, "gemma3_siglip")) {
+    p.tower = siglip_tower(d);
+    p.projector_split = static_cast<int64_t>(d.hidden) * d.text_hidden;  // [G3VL] proj, column-parallel
+    p.projector = p.projector_split + d.hidden;                          // + the norm's weight
   } else if (arch_is(d, "qwen25_vl")) {
     p.tower = qwen25_tower(d);
     p.projector = qwen25_merger(d);
@@ -268,6 +298,17 @@ std::optional<VisionLoad> read_vision_load(const Job& job, const MemoryModel& m,
     v.activation_bytes += image_tokens * (6.0 * d->hidden + 4.0);
   }
   if (!v.projector_frozen && arch_is(*d, "qwen3_vl")) v.activation_bytes += qwen3_merger_bytes(*d, m, v.patches);
+  if (arch_is(*d, "gemma3_siglip")) {
+    // [G3VL] the local and global attention biases of each micro-batch,
+    // whatever is frozen (the language model's attention keeps them).
+    v.activation_bytes += 2.0 * 2.0 * static_cast<double>(micro_batch) * static_cast<double>(m.seq) * m.seq;
+    if (!v.projector_frozen) {
+      // The projector behind a frozen tower: TENorm keeps its bf16 input and
+      // fp32 rstd (for its weight), the projection its bf16 input, per image
+      // token.
+      v.activation_bytes += static_cast<double>(v.images * d->tokens_per_image) * (4.0 * d->hidden + 4.0);
+    }
+  }
   if (!v.projector_frozen && arch_is(*d, "qwen25_vl")) {
     // [Q25VL] a trained merger behind a frozen tower (a trained tower was
     // declined above): its input needs no gradient, so autograd saves only
@@ -283,8 +324,9 @@ std::string vision_assumption(const VisionLoad& v) {
   const VisionDims& d = *v.dims;
   VisionParams p = vision_params(d);
   auto state = [](bool frozen) { return frozen ? "frozen" : "trained"; };
-  std::string placement = p.tower_split > 0 ? "split over tensor parallelism like the language model's layers"
-                                            : "whole on every tensor-parallel rank";
+  std::string placement = p.tower_split > 0       ? "split over tensor parallelism like the language model's layers"
+                          : p.projector_split > 0 ? "the tower whole on every tensor-parallel rank, the projector split"
+                                                  : "whole on every tensor-parallel rank";
   std::string bound =
       d.tokens_per_image > 0
           ? fmt::format("images per micro-batch at most {} (seq_length / {} image tokens each, x micro batch), {} "
