@@ -166,3 +166,28 @@ TEST_CASE("vision: Gemma 3 VL recipes: PEFT freezes the tower, the image bound, 
   CHECK(trained["estimate"]["activations"].get<double>() - frozen["estimate"]["activations"].get<double>() ==
         Approx(projector_gib).margin(0.01));
 }
+
+TEST_CASE("vision: LoRA on Qwen3-VL also adapts the tower's layers and mergers", "[estimate]") {
+  // Bridge's LoRA wraps every module named linear_qkv, linear_proj,
+  // linear_fc1 or linear_fc2 (peft/module_matcher.py): in Qwen3-VL also the
+  // 27 Megatron-Core vision layers and the 4 patch mergers. Rank 32, TP 1:
+  // r x (in + out) per linear.
+  int64_t r = 32, h = 1152, f = 4304, merged = 4 * h;
+  int64_t tower = 27 * r * ((h + 3 * h) + (h + h) + (h + f) + (f + h));
+  int64_t mergers = 4 * r * ((merged + merged) + (merged + 4096));
+  CHECK(tower + mergers == 17'693'696);
+  // Qwen3-8B's own adapters: 36 layers x 32 x (qkv 4096 + 6144, proj 4096 +
+  // 4096, fc1 4096 + 2 x 12288, fc2 12288 + 4096) = 73,138,176. All adapters
+  // keep fp32 gradients; nothing else does.
+  int64_t language = 36 * r * ((4096 + 6144) + (4096 + 4096) + (4096 + 2 * 12288) + (12288 + 4096));
+  CHECK(language == 73'138'176);
+  auto peft = estimate_json({"--recipe", "qwen3_vl_8b_peft_1gpu_h100_bf16_config"});
+  REQUIRE(peft["estimate"].is_object());
+  CHECK(peft["estimate"]["gradients"].get<double>() ==
+        Approx((language + tower + mergers) * 4.0 / (1024.0 * 1024.0 * 1024.0)).margin(0.005));
+  CHECK(peft["estimate"]["vision"]["tower_frozen"] == true);
+  CHECK(peft["estimate"]["vision"]["projector_frozen"] == true);
+  // The adapters need the tower's activations over at most 4096 x 2 x 2^2
+  // patches (every token an image token), counted as a trained tower's.
+  CHECK(peft["estimate"]["vision"]["patches_per_microbatch"] == 32'768);
+}

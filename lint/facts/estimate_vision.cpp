@@ -65,6 +65,15 @@
 //        (micro-batch x 1 x seq x seq in bf16) each forward, which the
 //        language model's fused attention keeps for its backward pass.
 //
+// [LORA] Megatron-Bridge 067f987df03b, src/megatron/bridge/peft/lora.py and
+//        module_matcher.py: LoRA wraps every module whose name equals a
+//        target (linear_qkv, linear_proj, linear_fc1, linear_fc2 by default),
+//        wherever it sits: in Qwen3-VL that includes the Megatron-Core vision
+//        layers and the patch mergers (PatchMergerSubmodules linear_fc1,
+//        linear_fc2), not the HF towers' q_proj/qkv/fc1 modules. Each adapter
+//        is r x (in + out), the tensor-parallel side divided by TP, as the
+//        language model's (estimate.cpp).
+//
 // What a frozen tower costs: its weights (params_dtype) and nothing else. With
 // requires_grad off and pixel inputs that need no gradient, autograd records
 // no graph through the tower, so it saves no activations and gets no
@@ -197,7 +206,7 @@ namespace {
 // micro-batch: its layers as language-model layers over `patches` tokens
 // (estimate.cpp's terms: no SP, no dropout, flash attention), under the
 // language model's recompute settings, plus the Conv3d's pixel input.
-double megatron_tower_bytes(const VisionDims& d, const MemoryModel& m, int64_t patches) {
+double megatron_tower_bytes(const VisionDims& d, const MemoryModel& m, int64_t patches, bool pixels_saved) {
   MemoryModel v;
   v.hidden = d.hidden;
   v.heads = d.heads;
@@ -226,7 +235,7 @@ double megatron_tower_bytes(const VisionDims& d, const MemoryModel& m, int64_t p
     }
   }
   double pixels = 2.0 * static_cast<double>(patches) * d.in_channels * d.temporal_patch * d.patch_size * d.patch_size;
-  return kept + pixels;
+  return kept + (pixels_saved ? pixels : 0);
 }
 
 // [Q3VL] a trained merger keeps its norm's input, fc1's input (the merged
@@ -235,6 +244,15 @@ double megatron_tower_bytes(const VisionDims& d, const MemoryModel& m, int64_t p
 double qwen3_merger_bytes(const VisionDims& d, const MemoryModel& m, int64_t patches) {
   double per_merger = 2.0 * static_cast<double>(patches) * d.hidden * (2.0 + 2.0 / std::max<int64_t>(1, m.tp));
   return (1 + d.deepstack) * per_merger;
+}
+
+// [LORA] adapters on a Qwen3-VL tower's layers and mergers, per GPU.
+double qwen3_lora_params(const VisionDims& d, const MemoryModel& m) {
+  double r = static_cast<double>(m.lora_rank), tp = static_cast<double>(std::max<int64_t>(1, m.tp));
+  double h = d.hidden, f = d.ffn, merged = h * d.merge * d.merge;
+  double layer = r * ((h + 3 * h / tp) + (h / tp + h) + (h + f / tp) + (f / tp + h));  // qkv, proj, fc1, fc2
+  double merger = r * ((merged + merged / tp) + (merged / tp + d.text_hidden));       // fc1, fc2
+  return d.layers * layer + (1 + d.deepstack) * merger;
 }
 
 }  // namespace
@@ -246,15 +264,11 @@ std::optional<VisionLoad> read_vision_load(const Job& job, const MemoryModel& m,
   if (!d) return v;
   v.dims = d;
   bool lora = m.lora_rank > 0;
-  if (lora && arch_is(*d, "qwen3_vl")) {
-    if (why_not) {
-      *why_not = fmt::format(
-          "LoRA on {}: Bridge's target modules (linear_qkv, linear_proj, linear_fc1, linear_fc2) also match the "
-          "Megatron-Core vision tower's layers and mergers, whose adapters and saved activations are not modelled",
-          d->hf_id);
-    }
-    return std::nullopt;
-  }
+  // [LORA] LoRA's targets also name the Megatron-Core tower's and mergers'
+  // linears: their base weights stay frozen, their adapters train, and
+  // autograd records through them.
+  bool adapters_on_tower = lora && arch_is(*d, "qwen3_vl");
+  if (adapters_on_tower) v.adapter_params = qwen3_lora_params(*d, m);
   // [G4VL] the providers default every freeze_* to False; a PEFT job freezes
   // the whole base model, and LoRA's target modules name Megatron-Core
   // modules, not the HF tower's.
@@ -290,14 +304,22 @@ std::optional<VisionLoad> read_vision_load(const Job& job, const MemoryModel& m,
     // Variable tokens per image: every token of the sample an image token.
     v.patches = micro_batch * m.seq * merge2;
   }
-  if (!v.tower_frozen) v.activation_bytes += megatron_tower_bytes(*d, m, v.patches);
+  // A trained tower keeps its layers' activations and the Conv3d's pixel
+  // input; one with adapters keeps the layers' (as the language model under
+  // LoRA is counted) but not the pixels: the frozen Conv3d's input needs no
+  // gradient and its weight gets none.
+  if (!v.tower_frozen || adapters_on_tower) {
+    v.activation_bytes += megatron_tower_bytes(*d, m, v.patches, !v.tower_frozen);
+  }
   if (!v.projector_frozen && arch_is(*d, "gemma4")) {
     // [HFG4] the embedder's RMSNorm runs in fp32 and keeps its fp32 input and
     // the rstd per token; the projection keeps its bf16 input.
     double image_tokens = static_cast<double>(v.images * d->tokens_per_image);
     v.activation_bytes += image_tokens * (6.0 * d->hidden + 4.0);
   }
-  if (!v.projector_frozen && arch_is(*d, "qwen3_vl")) v.activation_bytes += qwen3_merger_bytes(*d, m, v.patches);
+  if ((!v.projector_frozen || adapters_on_tower) && arch_is(*d, "qwen3_vl")) {
+    v.activation_bytes += qwen3_merger_bytes(*d, m, v.patches);
+  }
   if (arch_is(*d, "gemma3_siglip")) {
     // [G3VL] the local and global attention biases of each micro-batch,
     // whatever is frozen (the language model's attention keeps them).
@@ -336,10 +358,16 @@ std::string vision_assumption(const VisionLoad& v) {
                         "of {}x{} merged patches)",
                         v.patches, d.merge, d.merge);
   return fmt::format("vision tower of {}: {:.1f} M parameters ({}) + projector {:.1f} M ({}), {}, on the first "
-                     "pipeline stage{}; {}",
+                     "pipeline stage{}{}; {}",
                      d.hf_id, static_cast<double>(p.tower) / 1e6, state(v.tower_frozen),
                      static_cast<double>(p.projector) / 1e6, state(v.projector_frozen), placement,
-                     v.language_frozen ? "; language model frozen (freeze_language_model): weights only" : "", bound);
+                     v.language_frozen ? "; language model frozen (freeze_language_model): weights only" : "",
+                     v.adapter_params > 0
+                         ? fmt::format("; LoRA adapters on its layers and mergers too: {:.1f} M per GPU, trained, and "
+                                       "the tower's activations kept for them",
+                                       v.adapter_params / 1e6)
+                         : "",
+                     bound);
 }
 
 }  // namespace mblint
