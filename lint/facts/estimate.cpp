@@ -853,6 +853,7 @@ MemoryEstimate estimate_model(const MemoryModel& m) {
     // parameters as dense replicated ones, frozen ones as weights only.
     bool vision = stage == 0 && m.vision.dims;
     if (vision) p.replicated += m.vision.trainable_params;
+    if (vision) p.adapter_params += m.vision.adapter_params;  // LoRA on the tower's own linears
     // pretrain_vlm.py's CLIP ViT and projector, also on the first stage
     // (estimate_llava.cpp).
     bool encoder = stage == 0 && m.encoder.present;
