@@ -2,8 +2,9 @@
 // built by Megatron Bridge 067f987df03b's DeepSeekV4Bridge) in the memory
 // estimate: the weights of its layers, counted from Megatron-Core at
 // NVIDIA/Megatron-LM dev d48bd6be0a85 (the branch Bridge's DeepSeek-V4-Flash
-// verification card names; the modules are in neither the submodule commit
-// 2a75ac12 nor main). The terms and their sources are in estimate_dsv4.cpp.
+// verification card names; the submodule commit 2a75ac12 has none of the
+// modules, main lacks csa.py). The terms and their sources are in
+// estimate_dsv4.cpp.
 //
 // What is not modelled is the activations (csa.py's compressed sparse
 // attention on its fused and unfused paths, the hyper-connection streams and
