@@ -98,9 +98,10 @@ double dsv4_hyper_connection_params(const Dsv4Shape& s) {
 
 double dsv4_moe_params(const Dsv4Shape& s) {
   double h = static_cast<double>(s.hidden);
-  // moe/router.py: the router's weight (experts x hidden) on every layer, hash
-  // layers included (:195-222 keeps the weight and replaces the top-k with the
-  // tid2eid buffer); expert_bias and tid2eid are buffers, not parameters.
+  // moe/router.py: Router.__init__ builds the weight (experts x hidden, :77-79)
+  // on every layer, hash layers included; a hash layer routes with its tid2eid
+  // buffer (:200-219), the others keep expert_bias as a buffer (:220-240):
+  // neither is a parameter.
   // Routed experts and the shared expert are SwiGLU MLPs (gated_linear_unit:
   // fc1 hidden -> 2 x ffn, fc2 ffn -> hidden).
   double routed = static_cast<double>(s.experts) * 3.0 * h * static_cast<double>(s.moe_ffn);
