@@ -212,7 +212,8 @@ def load_models(path: Path) -> dict[str, dict]:
                        "hybrid_layer_pattern": row["hybrid_layer_pattern"], "mamba_mixer": row["mamba_mixer"],
                        "mtp_layer_pattern": row["mtp_layer_pattern"], "dsa_indexer": row["dsa_indexer"],
                        "text_extras": row.get("text_extras") or "",
-                       "gated_delta_net": row.get("gated_delta_net") or ""}
+                       "gated_delta_net": row.get("gated_delta_net") or "",
+                       "dsv4": row.get("dsv4") or "", "csa_compress_ratios": row.get("csa_compress_ratios") or ""}
         model["bias_activation_fusion"] = bias_activation_fusion(row.get("bias_activation_fusion") or "", key, path.name)
         for name in MODEL_INT_FIELDS + MLA_INT_FIELDS:
             model[name] = int(row[name])
@@ -271,6 +272,21 @@ def check_model(m: dict, where: str) -> None:
     need(not gdn or re.fullmatch(r"[1-9]\d*/[1-9]\d*/[1-9]\d*/[1-9]\d*/[1-9]\d*/[1-9]\d*/[01]", gdn) is not None,
          "gated_delta_net is not freq/key_heads/key_dim/value_heads/value_dim/conv_kernel/output_gate")
     need(not gdn or not dsa, "gated_delta_net and dsa_indexer are both set")
+    check_dsv4(m, need)
+
+
+def check_dsv4(m: dict, need) -> None:
+    """DeepSeek V4's two columns: both or neither, one ratio (0, 4 or 128) per decoder and MTP layer."""
+    dsv4, ratios = m["dsv4"], m["csa_compress_ratios"].split()
+    need(bool(dsv4) == bool(ratios), "dsv4 and csa_compress_ratios must be set together")
+    if not dsv4:
+        return
+    need(re.fullmatch(r"[1-9]\d*/[1-9]\d*/[1-9]\d*/[1-9]\d*/\d+/[1-9]\d*/[1-9]\d*/[1-9]\d*", dsv4) is not None,
+         "dsv4 is not hc_mult/o_groups/o_lora_rank/window/hash_layers/index_heads/index_head_dim/index_topk")
+    need(m["multi_latent_attention"] and m["num_moe_experts"] > 0, "dsv4 set on a model without MLA and MoE")
+    need(set(ratios) <= {"0", "4", "128"}, "csa_compress_ratios has a ratio other than 0, 4, 128")
+    need(len(ratios) == m["num_layers"] + m["mtp_num_layers"], "csa_compress_ratios length != num_layers + mtp_num_layers")
+    need(not m["dsa_indexer"] and not m["gated_delta_net"], "dsv4 with dsa_indexer or gated_delta_net")
 
 
 # ---------------------------------------------------------------- recipes
@@ -781,6 +797,7 @@ def emit_model(m: dict) -> str:
         f"        .dsa_indexer = {c_str(m['dsa_indexer'])}, .text_extras = {c_str(m['text_extras'])},"
         f" .gated_delta_net = {c_str(m['gated_delta_net'])},"
         f" .bias_activation_fusion = {m['bias_activation_fusion']},\n"
+        f"        .dsv4 = {c_str(m['dsv4'])}, .csa_compress_ratios = {c_str(m['csa_compress_ratios'])},\n"
         f"        .source = {c_str(m['source'])},\n"
         "    },\n"
     )

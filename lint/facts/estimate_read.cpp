@@ -10,6 +10,7 @@
 
 #include "lint/facts/estimate.h"
 #include "lint/facts/estimate_dsa.h"
+#include "lint/facts/estimate_dsv4.h"
 #include "lint/facts/estimate_linear_attention.h"
 #include "lint/facts/estimate_t5.h"
 #include "lint/model/catalog_fields.h"
@@ -534,10 +535,19 @@ bool read_mamba_dims(const Reader& r, MemoryModel& m, std::string* why_not) {
 bool read_dsa(const Reader& r, MemoryModel& m, std::string* why_not) {
   std::vector<int64_t> catalog = slash_numbers(r.dims ? r.dims->dsa_indexer : nullptr, 5);
   bool recorded = catalog.size() == 5;
-  std::string fallback = recorded ? "dsa" : catalog_has_gated_delta_net(r.dims) ? "gated_delta_net" : "";
+  std::optional<Dsv4Shape> dsv4 = dsv4_shape(r.dims);
+  std::string fallback = recorded                               ? "dsa"
+                         : catalog_has_gated_delta_net(r.dims) ? "gated_delta_net"
+                         : dsv4                                 ? "dsv4_hybrid"
+                                                                : "";
   std::string variant = r.text("model.experimental_attention_variant").value_or(fallback);
   if (variant.empty()) return true;
   if (variant == "gated_delta_net" || variant == "gdn") return read_gated_delta_net(r.job, r.dims, m, why_not);
+  // DeepSeek V4: its weights are counted, its activations are not (estimate_dsv4.h).
+  if (variant == "dsv4_hybrid" && dsv4) {
+    if (why_not) *why_not = dsv4_not_modelled(*dsv4);
+    return false;
+  }
   if (variant != "dsa") {
     if (why_not) *why_not = fmt::format("the experimental attention variant {} is not modelled", variant);
     return false;
