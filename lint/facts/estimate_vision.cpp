@@ -103,10 +103,9 @@ constexpr VisionDims kVisionDims[] = {
 bool arch_is(const VisionDims& d, std::string_view arch) { return std::string_view(d.arch) == arch; }
 
 // A tower built from Hugging Face modules whose training activations the
-// estimate does not model: trainable, it is declined.
-bool hf_tower(const VisionDims& d) {
-  return arch_is(d, "gemma4") || arch_is(d, "qwen25_vl") || arch_is(d, "gemma3_siglip");
-}
+// estimate does not model: trainable, it is declined. (Qwen2.5-VL's and
+// Gemma 3's SigLIP are modelled: trained_hf_tower_bytes below.)
+bool hf_tower(const VisionDims& d) { return arch_is(d, "gemma4"); }
 
 int64_t patch_embedding(const VisionDims& d) {
   return static_cast<int64_t>(d.in_channels) * d.temporal_patch * d.patch_size * d.patch_size * d.hidden;
@@ -255,6 +254,111 @@ double qwen3_lora_params(const VisionDims& d, const MemoryModel& m) {
   return d.layers * layer + (1 + d.deepstack) * merger;
 }
 
+// ---- Trained Hugging Face towers: Qwen2.5-VL and Gemma 3's SigLIP ----
+//
+// [HFACT] What autograd keeps for the backward pass of a trained HF tower,
+// per image patch, read from huggingface/transformers
+// src/transformers/models/qwen2_5_vl/modeling_qwen2_5_vl.py (commit
+// 00b676f8f0489b88652a31d70751cc540dd06305) and
+// src/transformers/models/siglip/modeling_siglip.py (commit
+// 1c51a62f5861390e994db1464e8a51f6d7fbacbc). Bridge 067f987df03b pins
+// transformers >=5.8,<=5.12.1 (pyproject.toml; uv.lock resolves 5.12.1),
+// whose source is not readable here: that the 5.12.1 modules save the same
+// tensors is inference (the module layouts are the ones the checkpoints'
+// weights name, which data/vision_dims.csv counts exactly).
+//  * Bridge builds the towers with `_from_config` / `AutoModel.from_config`
+//    from the checkpoint's vision_config and sets no attn_implementation
+//    (git grep at 067f987df03b: only Kimi K2.5 and Qwen3-Omni set one) and
+//    never turns on gradient checkpointing (the towers' own flag defaults to
+//    False): transformers then picks "sdpa" (eager only where SDPA cannot
+//    dispatch). Without a mask (SigLIP's vision path; Qwen2.5-VL runs one
+//    SDPA call per window or image, cu_seqlens split) in bf16 with head
+//    dims 72 and 80, PyTorch's flash kernel runs: it keeps q, k, v, its
+//    output and an fp32 logsumexp per head and token, linear in the
+//    patches, so windows (112 px: 8 x 8 patches) and the full-attention
+//    layers (fullatt_block_indexes) keep the same bytes per patch. Eager
+//    (not the default) would keep heads x n^2 probabilities per window or
+//    image and is not modelled.
+//  * Saved views keep their base alive: q, k and v are counted as separate
+//    bf16 tensors beside the linear outputs they are views of where a copy
+//    (rotary, .contiguous()) may make them distinct: erring high.
+//  * Bridge's Float16Module casts the towers to bf16; the pixel input is
+//    cast to the patch embedding's dtype, which keeps it for its weight.
+//  * The tower runs whole on every TP rank (an HF module) and before the
+//    context-parallel split: nothing is divided.
+
+// Qwen2RMSNorm: the fp32 copy of its input (pow and mul), the fp32 rstd,
+// and the bf16 normalized value (for the weight's gradient).
+double qwen_rms_norm_bytes(double h) { return 4 * h + 4 + 2 * h; }
+
+// nn.LayerNorm in bf16: its input and the fp32 mean and rstd.
+double layer_norm_bytes(double h) { return 2 * h + 8; }
+
+// The SDPA flash kernel's saved tensors for one layer, per patch, beside
+// the q/k/v projections' outputs: its bf16 output and fp32 logsumexp.
+double sdpa_bytes(const VisionDims& d) { return 2.0 * d.hidden + 4.0 * d.heads; }
+
+// [HFACT] One Qwen2_5_VLVisionBlock, per patch: norm1; qkv's input and its
+// 3h output (v is a view of it); rotary q and k in bf16 (the fp32 cos/sin
+// are shared by all blocks, counted once); SDPA; proj's input; norm2; the
+// gated SiLU MLP: gate/up input, SiLU input, both factors of the product,
+// down's input.
+double qwen25_block_bytes_per_patch(const VisionDims& d) {
+  double h = d.hidden, f = d.ffn;
+  double attention = 2 * h + 6 * h + 4 * h + sdpa_bytes(d) + 2 * h;
+  double mlp = 2 * h + 2 * f + 4 * f + 2 * f;
+  return 2 * qwen_rms_norm_bytes(h) + attention + mlp;
+}
+
+// [HFACT] One SiglipEncoderLayer, per patch: layer_norm1; q/k/v's shared
+// input and their three outputs; SDPA; out_proj's input; layer_norm2; fc1's
+// input, the GELU-tanh's input, fc2's input.
+double siglip_layer_bytes_per_patch(const VisionDims& d) {
+  double h = d.hidden, f = d.ffn;
+  double attention = 2 * h + 6 * h + sdpa_bytes(d) + 2 * h;
+  double mlp = 2 * h + 2 * f + 2 * f;
+  return 2 * layer_norm_bytes(h) + attention + mlp;
+}
+
+// The patch embedding's bf16 pixel input, per patch.
+double pixel_bytes_per_patch(const VisionDims& d) {
+  return 2.0 * d.in_channels * d.temporal_patch * d.patch_size * d.patch_size;
+}
+
+// [HFACT] Qwen2.5-VL, per patch: the blocks, the Conv3d's pixels, the
+// shared rotary cos and sin (fp32, head_dim each), and the merger behind a
+// trained tower: trained, ln_q (its input now needs a gradient: fp32 copy
+// and rstd too), fc1's, the GELU's and fc2's inputs; frozen, ln_q's fp32
+// copy and rstd and the GELU's input only.
+double qwen25_trained_tower_per_patch(const VisionDims& d, bool merger_frozen) {
+  double h = d.hidden;
+  double merger = merger_frozen ? 4 * h + 4 + 2 * h : qwen_rms_norm_bytes(h) + 3 * 2 * h;
+  return d.layers * qwen25_block_bytes_per_patch(d) + pixel_bytes_per_patch(d) + 2.0 * 4 * d.head_dim + merger;
+}
+
+// [HFACT] SigLIP, per patch: the layers, the Conv's pixels, the final
+// post_layernorm, and the input of Bridge's projector avg-pool (a
+// contiguous copy AvgPool2d keeps for its backward). Per image token
+// [G3VL]: a frozen projector behind a trained tower keeps the TENorm's
+// input and rstd (for its input's gradient); a trained one also the
+// projection's input (added in read_vision_load as before).
+double siglip_trained_tower_per_patch(const VisionDims& d) {
+  double h = d.hidden;
+  return d.layers * siglip_layer_bytes_per_patch(d) + pixel_bytes_per_patch(d) + layer_norm_bytes(h) + 2 * h;
+}
+
+bool trained_hf_tower_modelled(const VisionDims& d) { return arch_is(d, "qwen25_vl") || arch_is(d, "gemma3_siglip"); }
+
+// [HFACT] bytes a trained Qwen2.5-VL or SigLIP tower (and the projector
+// behind it) keeps per micro-batch of `v.patches` patches.
+double trained_hf_tower_bytes(const VisionDims& d, const VisionLoad& v) {
+  double patches = static_cast<double>(v.patches);
+  if (arch_is(d, "qwen25_vl")) return patches * qwen25_trained_tower_per_patch(d, v.projector_frozen);
+  double tokens = static_cast<double>(v.images * d.tokens_per_image);
+  double frozen_projector = v.projector_frozen ? tokens * (2.0 * d.hidden + 4) : 0;
+  return patches * siglip_trained_tower_per_patch(d) + frozen_projector;
+}
+
 }  // namespace
 
 std::optional<VisionLoad> read_vision_load(const Job& job, const MemoryModel& m, std::string* why_not) {
@@ -308,9 +412,10 @@ std::optional<VisionLoad> read_vision_load(const Job& job, const MemoryModel& m,
   // input; one with adapters keeps the layers' (as the language model under
   // LoRA is counted) but not the pixels: the frozen Conv3d's input needs no
   // gradient and its weight gets none.
-  if (!v.tower_frozen || adapters_on_tower) {
+  if ((!v.tower_frozen && !trained_hf_tower_modelled(*d)) || adapters_on_tower) {
     v.activation_bytes += megatron_tower_bytes(*d, m, v.patches, !v.tower_frozen);
   }
+  if (!v.tower_frozen && trained_hf_tower_modelled(*d)) v.activation_bytes += trained_hf_tower_bytes(*d, v);
   if (!v.projector_frozen && arch_is(*d, "gemma4")) {
     // [HFG4] the embedder's RMSNorm runs in fp32 and keeps its fp32 input and
     // the rstd per token; the projection keeps its bf16 input.
@@ -331,9 +436,9 @@ std::optional<VisionLoad> read_vision_load(const Job& job, const MemoryModel& m,
       v.activation_bytes += static_cast<double>(v.images * d->tokens_per_image) * (4.0 * d->hidden + 4.0);
     }
   }
-  if (!v.projector_frozen && arch_is(*d, "qwen25_vl")) {
-    // [Q25VL] a trained merger behind a frozen tower (a trained tower was
-    // declined above): its input needs no gradient, so autograd saves only
+  if (v.tower_frozen && !v.projector_frozen && arch_is(*d, "qwen25_vl")) {
+    // [Q25VL] a trained merger behind a frozen tower (behind a trained one:
+    // trained_hf_tower_bytes): its input needs no gradient, so autograd saves only
     // what the weights' gradients need: ln_q's bf16 normalized input (for its
     // weight), fc1's input, the GELU's input and fc2's input, each hidden
     // wide per patch in bf16.
@@ -341,6 +446,20 @@ std::optional<VisionLoad> read_vision_load(const Job& job, const MemoryModel& m,
   }
   return v;
 }
+
+namespace {
+
+// [HFACT] what the count of a trained HF tower takes for granted.
+std::string trained_hf_tower_assumption(const VisionLoad& v) {
+  if (v.tower_frozen || !trained_hf_tower_modelled(*v.dims)) return "";
+  return fmt::format("; the trained Hugging Face tower keeps {:.0f} bytes per patch and layer (transformers' default "
+                     "SDPA attention, no gradient checkpointing), the vision part {:.2f} GiB per micro-batch",
+                     arch_is(*v.dims, "qwen25_vl") ? qwen25_block_bytes_per_patch(*v.dims)
+                                                   : siglip_layer_bytes_per_patch(*v.dims),
+                     v.activation_bytes / (1024.0 * 1024.0 * 1024.0));
+}
+
+}  // namespace
 
 std::string vision_assumption(const VisionLoad& v) {
   const VisionDims& d = *v.dims;
@@ -367,7 +486,8 @@ std::string vision_assumption(const VisionLoad& v) {
                                        "the tower's activations kept for them",
                                        v.adapter_params / 1e6)
                          : "",
-                     bound);
+                     bound) +
+         trained_hf_tower_assumption(v);
 }
 
 }  // namespace mblint
