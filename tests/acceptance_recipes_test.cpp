@@ -89,6 +89,18 @@ constexpr KnownBroken kKnownBroken[] = {
      "perfectly sharded, 1,434 GB against 16 x 80 GB = 1,280 GB, so no layout of 16 H100 holds it; at its "
      "TP 1, PP 2, EP 8 the experts' data-parallel size is 1 and their Adam state is not sharded (seen since "
      "the gated delta net is modelled)"},
+    {"nemotron_3_ultra_pretrain_24gpu_h100_bf16_config", "estimated-oom",
+     "recipes/nemotronh/h100/nemotron_3_ultra.py:31-116: Nemotron 3 Ultra (560.5e9 parameters with its MTP layer, "
+     "tests/estimate_text_shapes_test.cpp) on 24 H100: bf16 weights and fp32 gradients (_pretrain_common's "
+     "grad_reduce_in_fp32) alone are 6 bytes a parameter, 3,363 GB against 24 x 80 GB = 1,920 GB, so no layout of 24 "
+     "H100 holds it; at TP 1, PP 3, EP 8 a first-stage rank holds 21.5e9 routed-expert parameters whose Adam state "
+     "is not sharded (expert data-parallel size 1)"},
+    {"nemotron_3_ultra_sft_192gpu_h100_bf16_openmathinstruct2_packed_config", "estimated-oom",
+     "recipes/nemotronh/h100/nemotron_3_ultra.py:118-209: TP 2, PP 6, EP 32 on 192 H100 gives an expert "
+     "data-parallel size of 16 x 2 / 32 = 1, so the last stage's 3.36e9 routed-expert parameters (16 of 512 experts "
+     "of 9 MoE layers and the MTP layer) keep unsharded fp32 main parameters and Adam moments, 12 bytes each: "
+     "40.3 GB; with its 4.18e9 other parameters (Adam sharded over DP 16), bf16 weights and fp32 gradients "
+     "(grad_reduce_in_fp32, :196) it needs 88.6 GB (82.5 GiB) before any activation on an 80 GB GPU"},
     {"qwen35_vl_35b_a3b_sft_2gpu_h100_bf16_fsdp_config", "megatron-fsdp-restrictions",
      "recipes/qwen_vl/h100/qwen35_vl.py:1255 sets ddp.use_megatron_fsdp = True and leaves ckpt_format at "
      "torch_dist (its docstring, :1149, says it requires fsdp_dtensor); training/config.py:1107 asserts "

@@ -166,7 +166,7 @@ CSV_DIM_COLUMNS = (
 # The tokens of data/model_dims.csv's `text_extras` column (appended after
 # dsa_indexer), the layer features lint/facts/estimate_read.cpp reads.
 TEXT_EXTRAS = ("rmsnorm", "post_norms", "no_pre_norms", "qk_norm", "unfused_glu", "logit_softcap", "softcap_attention",
-               "unfused_attention")
+               "unfused_attention", "swiglu_clamp")
 
 
 # Abbreviations of data/model_dims.csv's `source` column (see its header),
@@ -258,7 +258,9 @@ def check_model(m: dict, where: str) -> None:
     need(not mixer or re.fullmatch(r"[1-9]\d*/[1-9]\d*/[1-9]\d*/[1-9]\d*(/unfused)?", mixer) is not None,
          "mamba_mixer is not heads/head_dim/state/groups[/unfused]")
     mtp = m["mtp_layer_pattern"]
-    need(not mtp or (pattern and m["mtp_num_layers"] > 0), "mtp_layer_pattern set without a hybrid pattern and MTP layers")
+    need(not mtp or m["mtp_num_layers"] > 0, "mtp_layer_pattern set without MTP layers")
+    # A transformer's MTP layer: attention and a dense MLP or a MoE (EXAONE MoE keeps it dense).
+    need(not mtp or pattern or mtp in ("*-", "*E"), "mtp_layer_pattern of a transformer is not '*-' or '*E'")
     need(set(mtp) <= set("M*-E"), "mtp_layer_pattern has unknown symbols")
     need(not m["mtp_repeated_layer"] or m["mtp_num_layers"] > 0, "mtp_repeated_layer set without MTP layers")
     need(m["moe_latent_size"] == 0 or moe, "moe_latent_size set on a dense model")

@@ -631,6 +631,16 @@ bool read_shape(const Reader& r, MemoryModel& m, std::string* why_not) {
   m.rmsnorm = r.text("model.normalization").value_or(has_extra(dims, "rmsnorm") ? "RMSNorm" : "LayerNorm") == "RMSNorm";
   read_text_extras(r, m);
   read_glu_path(r, m);
+  if (has_extra(dims, "swiglu_clamp")) {
+    // MLP.forward's unfused glu clamps the gate half into a new tensor that
+    // silu saves (Megatron-Core 2a75ac12c54b megatron/core/transformer/mlp.py
+    // glu(), activation_func_clamp_value); which layers clamp is per layer.
+    if (why_not) {
+      *why_not = "the clamped SwiGLU (activation_func_clamp_value, set per layer from the checkpoint's swiglu_limits) "
+                 "is not modelled: the per-layer limits are not in mblint's catalog";
+    }
+    return false;
+  }
   m.add_bias = r.flag("model.add_bias_linear").value_or(dims == nullptr);
   std::string positions = r.text("model.position_embedding_type").value_or(dims ? "rope" : "learned_absolute");
   m.positions = positions == "learned_absolute" ? m.seq : 0;
@@ -657,6 +667,12 @@ bool read_shape(const Reader& r, MemoryModel& m, std::string* why_not) {
   }
   m.mtp_layers = std::clamp<int64_t>(r.shape("model.mtp_num_layers", dims ? dims->mtp_num_layers : 0, 0, ""), 0, 1000);
   m.mtp_repeated = r.flag("model.mtp_use_repeated_layer").value_or(dims ? dims->mtp_repeated_layer : false);
+  // A transformer's MTP layer as the catalog records it ("*-": EXAONE MoE's
+  // dense MTP layer, Bridge's build_exaone_moe_layer_spec); a hybrid's comes
+  // from its own pattern in read_hybrid_mtp.
+  if (m.mtp_layers > 0 && dims && dims->mtp_layer_pattern && *dims->mtp_layer_pattern) {
+    m.mtp_kinds = count_kinds(dims->mtp_layer_pattern);
+  }
   return read_dsa(r, m, why_not);
 }
 
