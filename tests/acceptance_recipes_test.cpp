@@ -94,6 +94,25 @@ constexpr KnownBroken kKnownBroken[] = {
      "torch_dist (its docstring, :1149, says it requires fsdp_dtensor); training/config.py:1107 asserts "
      "\"Megatron-FSDP requires the fsdp_dtensor checkpointing format!\" (seen since the catalog records "
      "use_megatron_fsdp)"},
+    {"qwen35_vl_397b_a17b_pretrain_256gpu_h100_bf16_config", "layers-divisible-by-pp",
+     "Qwen3.5-397B-A17B has 60 decoder layers (text_config num_hidden_layers; Bridge's own qwen35_vl_provider.py docstring \"60 layers: 15 groups\" and test_qwen35_bridge.py; data/model_dims.csv); perf_recipes/qwen_vl/h100/qwen35_vl.py:188 sets pipeline_model_parallel_size 8 with no uneven split, layout or account_for_* flag: 60 % 8 = 4, and Megatron-Core's get_num_layers_to_build asserts \"num_layers=60 should be divisible by pipeline_model_parallel_size=8\" (transformer_block.py at the 2a75ac12c5 Bridge pins; the GDN block spec calls it) (seen since the Qwen3.5 shapes are recorded)"},
+    {"qwen35_vl_397b_a17b_pretrain_256gpu_h100_fp8cs_config", "layers-divisible-by-pp", "the BF16 recipe's PP 8 (:227)"},
+    {"qwen35_vl_397b_a17b_pretrain_512gpu_h100_bf16_mock_config", "layers-divisible-by-pp",
+     "Qwen3.5-397B-A17B has 60 decoder layers (text_config num_hidden_layers; Bridge's own qwen35_vl_provider.py docstring \"60 layers: 15 groups\" and test_qwen35_bridge.py; data/model_dims.csv); recipes/qwen_vl/h100/qwen35_vl.py:389 sets pipeline_model_parallel_size 16 with no uneven split, layout or account_for_* flag: 60 % 16 = 12, and Megatron-Core's get_num_layers_to_build asserts \"num_layers=60 should be divisible by pipeline_model_parallel_size=16\" (transformer_block.py at the 2a75ac12c5 Bridge pins; the GDN block spec calls it) (seen since the Qwen3.5 shapes are recorded)"},
+    {"qwen35_vl_397b_a17b_pretrain_64gpu_b200_bf16_config", "layers-divisible-by-pp",
+     "Qwen3.5-397B-A17B has 60 decoder layers (text_config num_hidden_layers; Bridge's own qwen35_vl_provider.py docstring \"60 layers: 15 groups\" and test_qwen35_bridge.py; data/model_dims.csv); perf_recipes/qwen_vl/b200/qwen35_vl.py:219 sets pipeline_model_parallel_size 8 with no uneven split, layout or account_for_* flag: 60 % 8 = 4, and Megatron-Core's get_num_layers_to_build asserts \"num_layers=60 should be divisible by pipeline_model_parallel_size=8\" (transformer_block.py at the 2a75ac12c5 Bridge pins; the GDN block spec calls it) (seen since the Qwen3.5 shapes are recorded)"},
+    {"qwen35_vl_397b_a17b_pretrain_64gpu_b200_fp8cs_config", "layers-divisible-by-pp", "the B200 BF16 recipe's PP 8 (:258)"},
+    {"qwen35_vl_397b_a17b_pretrain_64gpu_b200_fp8mx_config", "layers-divisible-by-pp", "the B200 BF16 recipe's PP 8 (:280)"},
+    {"qwen35_vl_397b_a17b_pretrain_64gpu_gb200_bf16_config", "layers-divisible-by-pp",
+     "Qwen3.5-397B-A17B has 60 decoder layers (text_config num_hidden_layers; Bridge's own qwen35_vl_provider.py docstring \"60 layers: 15 groups\" and test_qwen35_bridge.py; data/model_dims.csv); perf_recipes/qwen_vl/gb200/qwen35_vl.py:264 sets pipeline_model_parallel_size 8 with no uneven split, layout or account_for_* flag: 60 % 8 = 4, and Megatron-Core's get_num_layers_to_build asserts \"num_layers=60 should be divisible by pipeline_model_parallel_size=8\" (transformer_block.py at the 2a75ac12c5 Bridge pins; the GDN block spec calls it) (seen since the Qwen3.5 shapes are recorded)"},
+    {"qwen35_vl_397b_a17b_pretrain_64gpu_gb200_fp8cs_config", "layers-divisible-by-pp", "the GB200 BF16 recipe's PP 8 (:310)"},
+    {"qwen35_vl_397b_a17b_pretrain_64gpu_gb200_fp8mx_config", "layers-divisible-by-pp", "the GB200 BF16 recipe's PP 8 (:337)"},
+    {"qwen35_vl_35b_a3b_pretrain_16gpu_h100_fp8cs_config", "layers-divisible-by-pp",
+     "perf_recipes/qwen_vl/h100/qwen35_vl.py:74-76 sets PP 2 and VPP 12 for Qwen3.5-35B-A3B's 40 layers with no "
+     "uneven split (its base, the 8-GPU mock recipe, sets none; the BF16 perf recipe uses 17 + 23 without VPP): "
+     "40 / 2 = 20 layers per stage, 20 % 12 = 8; Bridge's GPTModelProvider.provide asserts \"Make sure the number "
+     "of model chunks is the same across all pipeline stages\" (gpt_provider.py:253-256) and Megatron-Core's "
+     "get_num_layers_to_build \"should be divisible by vp_size\" (seen since the Qwen3.5 shapes are recorded)"},
 };
 
 const KnownBroken* known_broken(std::string_view name) {

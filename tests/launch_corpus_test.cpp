@@ -228,13 +228,20 @@ TEST_CASE("resolve on the launch-script corpus, per field", "[shared][launch-cor
   // (95.7%), 39 unknown, 0 wrong, 54 guessed, 1 of 6 negatives. Then
   // (wip/memvlm): the catalog's Qwen3-VL 8B and 30B-A3B shapes give Bridge's
   // examples/models/qwen/qwen3_vl/peft.sh num_layers and hidden_size, which
-  // the corpus leaves null (the checkpoint decides): 56 guessed. Raise the
+  // the corpus leaves null (the checkpoint decides): 56 guessed. Then
+  // (wip/q35): the catalog's Qwen3.5-35B-A3B shape (40 layers, hidden 2048)
+  // gives ms-swift's examples/yaml/megatron/sft.yaml (model
+  // Qwen/Qwen3.5-35B-A3B) and Bridge's tutorials/data/datacomp/
+  // train_qwen36_example.sh (recipe qwen35_vl_35b_a3b_pretrain_mock_config)
+  // num_layers and hidden_size, which the corpus leaves null: 60 guessed.
+  // (wip/vlm): the Gemma 3 VL shapes give examples/models/gemma/gemma3_vl/
+  // sft.sh's num_layers and hidden_size the same way: 62 guessed. Raise the
   // floors as more launches are followed; the issue's targets are in the
   // header.
   CHECK(found >= 91);
   CHECK(total.correct >= 861);
   CHECK(total.wrong == 0);
-  CHECK(total.guessed <= 56);
+  CHECK(total.guessed <= 62);
   CHECK(negatives_with_job <= 1);
   CHECK(percent(total.wrong, total.known) <= 2.0);  // the issue's target, met today
 }

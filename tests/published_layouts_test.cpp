@@ -317,6 +317,30 @@ const KnownRejected kKnownRejected[] = {
      "scripts/performance/configs/qwen3/qwen3_30b_a3b_llm_pretrain.yaml at v0.1.0rc3 gives PP 8, VP 12, EP 8 on 8 "
      "B200s: the expert grid needs 1 x 8 x 8 = 64 GPUs and 48 layers / PP 8 = 6 do not split into 12 virtual "
      "stages; r0.1.0 corrected it to PP 1"},
+    // Before the 26.04 entry: a layout both releases publish is excused by the later entry.
+    {"perf_recipe_presets.csv 26.08 qwen35_vl_397b_a17b_pretrain_",
+     {"layers-divisible-by-pp"},
+     "Megatron-Bridge @067f987 perf_recipes/qwen_vl/{gb200,b200,h100}/qwen35_vl.py keep the PP 8 of the 26.04 presets "
+     "for the 60-layer 397B-A17B (tests/acceptance_recipes_test.cpp lists the recipes)"},
+    {"perf_recipe_presets.csv 26.04 QWEN35_VL_397B_A17B_PRETRAIN_CONFIG_",
+     {"layers-divisible-by-pp"},
+     "scripts/performance/configs/qwen_vl/qwen35_vl_workload_base_configs.py (26.04 to 26.06.01) gives Qwen3.5-VL "
+     "397B-A17B PP 8 on GB200, B200 and H100 (VP 4 on the latter two) with no uneven split or layout: its 60 decoder "
+     "layers (Bridge's qwen35_vl_provider.py \"60 layers: 15 groups\", test_qwen35_bridge.py) give 7.5 a stage, and "
+     "Megatron-Core's get_num_layers_to_build asserts \"num_layers=60 should be divisible by "
+     "pipeline_model_parallel_size=8\" (transformer_block.py, at the 2a75ac12c5 Bridge pins and at HEAD); no Qwen3.5 "
+     "run is in the published performance tables"},
+    {"perf_recipe_presets.csv 26.04 QWEN35_VL_122B_A10B_PRETRAIN_CONFIG_H100",
+     {"layers-divisible-by-pp"},
+     "qwen35_vl_workload_base_configs.py (26.04 to 26.06.01) gives Qwen3.5-VL 122B-A10B on H100 PP 8 and VP 4: 48 "
+     "layers / 8 = 6 a stage, not 4 chunks; Bridge @067f987 sets VP 2 instead, and its "
+     "tests/unit_tests/scripts/performance/test_qwen35_vl_workload_base_configs.py asserts (48 // PP) % VP == 0"},
+    {"perf_recipe_presets.csv 26.04 QWEN35_VL_35B_A3B_PRETRAIN_CONFIG_H100",
+     {"layers-divisible-by-pp"},
+     "qwen35_vl_workload_base_configs.py (26.04 to 26.06.01) gives Qwen3.5-VL 35B-A3B on H100 PP 2 and VP 12: 40 "
+     "layers / 2 = 20 a stage, not 12 chunks (Bridge's GPTModelProvider.provide asserts \"Make sure the number of "
+     "model chunks is the same across all pipeline stages\"); Bridge @067f987 gives the BF16 recipe 17 + 23 layers "
+     "without VP, the FP8 recipe keeps PP 2 x VP 12 (tests/acceptance_recipes_test.cpp)"},
 };
 
 // The rule a catalog consistency note names (as acceptance_recipes_test reads them).

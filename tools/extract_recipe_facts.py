@@ -119,6 +119,11 @@ MEMORY_FIELDS = (
     "model.cross_entropy_fusion_impl",
     "model.moe_expert_capacity_factor",
     "model.moe_pad_expert_input_to_capacity",
+    # The MLP's activation: fused (bias_swiglu_impl keeps its input) or the
+    # unfused glu, which keeps two or three f-wide tensors more per layer
+    # (lint/facts/estimate.cpp). A model's bridge that sets it is recorded in
+    # data/model_dims.csv (bias_activation_fusion), not here.
+    "model.bias_activation_fusion",
     # Vision-language recipes: a frozen vision tower (or language model) keeps
     # no gradients or optimizer state (lint/facts/estimate_vision.cpp).
     "model.freeze_vision_model",

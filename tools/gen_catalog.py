@@ -187,6 +187,21 @@ def expand_source(text: str) -> str:
     return text
 
 
+def bias_activation_fusion(text: str, key: str, where: str) -> int:
+    """data/model_dims.csv's `bias_activation_fusion` column (appended after
+    gated_delta_net): "0 SOURCE" or "1 SOURCE", the value the model's bridge or
+    provider leaves in TransformerConfig.bias_activation_fusion and where it is
+    set (or, for 0, the bridge that leaves Megatron-Core's default False);
+    empty when not recorded (-1: the estimate then assumes the unfused GLU)."""
+    text = text.strip()
+    if not text:
+        return -1
+    value, _, source = text.partition(" ")
+    if value not in ("0", "1") or not source.strip():
+        raise DataError(f"{where}: {key}.bias_activation_fusion must be '0 SOURCE' or '1 SOURCE'")
+    return int(value)
+
+
 def load_models(path: Path) -> dict[str, dict]:
     models: dict[str, dict] = {}
     for row in read_csv(path):
@@ -197,7 +212,9 @@ def load_models(path: Path) -> dict[str, dict]:
                        "hybrid_layer_pattern": row["hybrid_layer_pattern"], "mamba_mixer": row["mamba_mixer"],
                        "mtp_layer_pattern": row["mtp_layer_pattern"], "dsa_indexer": row["dsa_indexer"],
                        "text_extras": row.get("text_extras") or "",
-                       "gated_delta_net": row.get("gated_delta_net") or ""}
+                       "gated_delta_net": row.get("gated_delta_net") or "",
+                       "dsv4": row.get("dsv4") or "", "csa_compress_ratios": row.get("csa_compress_ratios") or ""}
+        model["bias_activation_fusion"] = bias_activation_fusion(row.get("bias_activation_fusion") or "", key, path.name)
         for name in MODEL_INT_FIELDS + MLA_INT_FIELDS:
             model[name] = int(row[name])
         for name in MODEL_BOOL_FIELDS:
@@ -255,6 +272,21 @@ def check_model(m: dict, where: str) -> None:
     need(not gdn or re.fullmatch(r"[1-9]\d*/[1-9]\d*/[1-9]\d*/[1-9]\d*/[1-9]\d*/[1-9]\d*/[01]", gdn) is not None,
          "gated_delta_net is not freq/key_heads/key_dim/value_heads/value_dim/conv_kernel/output_gate")
     need(not gdn or not dsa, "gated_delta_net and dsa_indexer are both set")
+    check_dsv4(m, need)
+
+
+def check_dsv4(m: dict, need) -> None:
+    """DeepSeek V4's two columns: both or neither, one ratio (0, 4 or 128) per decoder and MTP layer."""
+    dsv4, ratios = m["dsv4"], m["csa_compress_ratios"].split()
+    need(bool(dsv4) == bool(ratios), "dsv4 and csa_compress_ratios must be set together")
+    if not dsv4:
+        return
+    need(re.fullmatch(r"[1-9]\d*/[1-9]\d*/[1-9]\d*/[1-9]\d*/\d+/[1-9]\d*/[1-9]\d*/[1-9]\d*", dsv4) is not None,
+         "dsv4 is not hc_mult/o_groups/o_lora_rank/window/hash_layers/index_heads/index_head_dim/index_topk")
+    need(m["multi_latent_attention"] and m["num_moe_experts"] > 0, "dsv4 set on a model without MLA and MoE")
+    need(set(ratios) <= {"0", "4", "128"}, "csa_compress_ratios has a ratio other than 0, 4, 128")
+    need(len(ratios) == m["num_layers"] + m["mtp_num_layers"], "csa_compress_ratios length != num_layers + mtp_num_layers")
+    need(not m["dsa_indexer"] and not m["gated_delta_net"], "dsv4 with dsa_indexer or gated_delta_net")
 
 
 # ---------------------------------------------------------------- recipes
@@ -296,6 +328,7 @@ MEMORY_FIELDS = (
     "optimizer.optimizer_cpu_offload", "optimizer.optimizer_offload_fraction", "model.cross_entropy_loss_fusion",
     "model.cross_entropy_fusion_impl", "model.moe_expert_capacity_factor", "model.moe_pad_expert_input_to_capacity",
     "model.freeze_vision_model", "model.freeze_vision_projection", "model.freeze_language_model",
+    "model.bias_activation_fusion",
     # Recorded for every recipe (FIELDS) but not otherwise carried into the catalog.
     "ddp.use_megatron_fsdp",
 )
@@ -762,7 +795,9 @@ def emit_model(m: dict) -> str:
         f"        .mtp_layer_pattern = {c_str(m['mtp_layer_pattern'])},"
         f" .mtp_repeated_layer = {c_bool(m['mtp_repeated_layer'])}, .moe_latent_size = {m['moe_latent_size']},\n"
         f"        .dsa_indexer = {c_str(m['dsa_indexer'])}, .text_extras = {c_str(m['text_extras'])},"
-        f" .gated_delta_net = {c_str(m['gated_delta_net'])},\n"
+        f" .gated_delta_net = {c_str(m['gated_delta_net'])},"
+        f" .bias_activation_fusion = {m['bias_activation_fusion']},\n"
+        f"        .dsv4 = {c_str(m['dsv4'])}, .csa_compress_ratios = {c_str(m['csa_compress_ratios'])},\n"
         f"        .source = {c_str(m['source'])},\n"
         "    },\n"
     )
@@ -926,7 +961,7 @@ def render_vision(path: Path, models: dict[str, dict]) -> str:
     for row in read_csv(path):
         if row["key"] not in models or not row["source"].strip():
             raise DataError(f"{path.name}: {row['key']}: needs a data/model_dims.csv row and a source")
-        if row["arch"] not in ("gemma4", "qwen3_vl"):  # the layouts lint/facts/estimate_vision.cpp counts
+        if row["arch"] not in ("gemma4", "qwen3_vl", "qwen25_vl", "gemma3_siglip"):  # the layouts lint/facts/estimate_vision.cpp counts
             raise DataError(f"{path.name}: {row['key']}: unknown arch {row['arch']}")
         ints = ", ".join(str(int(row[name])) for name in VISION_INT_FIELDS)
         strs = ", ".join(c_str(row[name]) for name in ("key", "hf_id", "arch"))

@@ -21,6 +21,19 @@
 //       attention.py get_query_key_value_tensors): the post norms of
 //       TERowParallelLinearLayerNorm, qk_layernorm, the unfused GLU path and
 //       the soft-capped logits and attention scores.
+//  [GLU] The gated MLP's activation, Megatron-Core 2a75ac12c54b (the commit
+//       Megatron Bridge 067f987df03b pins; the same code since core_v0.15.0)
+//       megatron/core/transformer/mlp.py MLP.forward and moe/experts.py
+//       TEGroupedMLP.forward: the fused bias_swiglu_impl / weighted_bias_
+//       swiglu_impl (fusions/fused_bias_swiglu.py) save only their input,
+//       the fc1 output; the unfused glu chunks it into x_glu and x_linear
+//       (views), silu saves x_glu (a view: the fc1 output stays), and the
+//       product saves silu's output and x_linear + glu_linear_offset (a new
+//       tensor even for offset 0): two f-wide tensors more. The experts then
+//       scale the product by the routing probabilities, which saves the
+//       product too: three. TE's activation module (use_te_activation_func)
+//       saves its input as the fused kernel does; in the experts the
+//       probabilities' product saves its output: one more.
 //  [NS] Narayanan et al. 2021 (1F1B and the interleaved schedule): warm-up
 //       micro-batches per stage, megatron/core/pipeline_parallel/schedules.py.
 // Every term below says which of these it follows. No constant is fitted to
@@ -167,10 +180,10 @@ void dense_mlp(const MemoryModel& m, double tokens, double rep, double ffn, Term
   double glu = m.swiglu ? 2.0 : 1.0;
   if (!recomputes(m, "layernorm") && !offloads(m, "mlp_norm")) t.add(name, gemm_input_bytes(m) * tokens * h * rep);
   t.add("MLP fc1 output (activation input)", ab(m) * tokens * ffn * glu / m.tp);
-  // [GM] the unfused glu path computes act(x_glu) * (x_linear + offset):
-  // the product keeps both operands, two new f-wide tensors, besides the
-  // fc1 output the activation keeps.
-  if (m.unfused_glu && m.swiglu) t.add("GLU activation output and linear half", 2 * ab(m) * tokens * ffn / m.tp);
+  // [GLU] the unfused glu computes act(x_glu) * (x_linear + offset): the
+  // product keeps both operands, two new f-wide tensors, besides the fc1
+  // output the activation keeps.
+  if (m.unfused_glu && m.swiglu) t.add("unfused GLU: activation output and linear half", 2 * ab(m) * tokens * ffn / m.tp);
   t.add("MLP activation output (fc2 input)", gemm_input_bytes(m) * tokens * ffn / m.tp);
   // [GM] the post-MLP norm on linear_fc2's output, as after the attention.
   if (m.post_norms) t.add("post-MLP norm input + rstd (fp32)", (ab(m) * h + 4) * tokens * rep);
@@ -202,6 +215,14 @@ void moe_mlp(const MemoryModel& m, double tokens, double rep, Terms& t) {
   if (!offloads(m, "expert_fc1")) t.add("expert fc1 input (dispatched tokens)", received * gemm_input_bytes(m) * width);
   t.add("expert fc1 output", received * ab(m) * m.moe_ffn * glu / m.etp);
   if (!recomputes(m, "moe_act") && !offloads(m, "moe_act")) {
+    // [GLU] what the activation keeps besides the fc1 output, before the
+    // product with the routing probabilities (which also saves it).
+    double expert_f = received * ab(m) * m.moe_ffn / m.etp;
+    if (m.swiglu && m.unfused_glu) {
+      t.add("unfused GLU in the experts: activation output, linear half, product before the probabilities", 3 * expert_f);
+    } else if (m.swiglu && m.te_activation) {
+      t.add("TE activation output in the experts (before the probabilities)", expert_f);
+    }
     t.add("expert activation output", received * gemm_input_bytes(m) * m.moe_ffn / m.etp);
   }
   t.add("un-permutation input (returned tokens)", local * k * ab(m) * width);
@@ -209,6 +230,11 @@ void moe_mlp(const MemoryModel& m, double tokens, double rep, Terms& t) {
   if (m.shared_ffn > 0 && !recomputes(m, "shared_experts")) {
     double glu_s = glu;
     t.add("shared expert fc1 output", ab(m) * tokens * m.shared_ffn * glu_s / m.tp);
+    // [GLU] the shared experts are an MLP: its unfused glu as above.
+    if (m.swiglu && m.unfused_glu) {
+      t.add("unfused GLU in the shared experts: activation output and linear half",
+            2 * ab(m) * tokens * m.shared_ffn / m.tp);
+    }
     t.add("shared expert activation output", gemm_input_bytes(m) * tokens * m.shared_ffn / m.tp);
   }
 }
@@ -827,6 +853,7 @@ MemoryEstimate estimate_model(const MemoryModel& m) {
     // parameters as dense replicated ones, frozen ones as weights only.
     bool vision = stage == 0 && m.vision.dims;
     if (vision) p.replicated += m.vision.trainable_params;
+    if (vision) p.adapter_params += m.vision.adapter_params;  // LoRA on the tower's own linears
     // pretrain_vlm.py's CLIP ViT and projector, also on the first stage
     // (estimate_llava.cpp).
     bool encoder = stage == 0 && m.encoder.present;

@@ -90,11 +90,15 @@ struct MemoryModel {
   bool mla = false;
   // Text-stack layer features (estimate.cpp): a norm after linear_proj and
   // after linear_fc2 (Bridge's TERowParallelLinearLayerNorm: Gemma 2/3,
-  // EXAONE 4); qk_layernorm; a gated MLP on Megatron-Core's unfused glu path
-  // (an activation it does not fuse: fast_gelu); the output layer's tanh
-  // soft-cap over the logits; attention logits soft-capped inside the
-  // attention (only the unfused path keeps anything for it).
-  bool post_norms = false, qk_norm = false, unfused_glu = false;
+  // EXAONE 4); qk_layernorm; the output layer's tanh soft-cap over the
+  // logits; attention logits soft-capped inside the attention (only the
+  // unfused path keeps anything for it).
+  bool post_norms = false, qk_norm = false;
+  // A gated MLP's activation (dense MLP, shared and routed experts): the
+  // unfused glu of MLP.forward / TEGroupedMLP (bias_activation_fusion off, or
+  // an activation with no fused kernel: fast_gelu), or Transformer Engine's
+  // activation module (use_te_activation_func); neither: the fused kernel.
+  bool unfused_glu = false, te_activation = false;
   bool pre_norms = true;  // false: no input norm before the attention nor the MLP (EXAONE 4)
   bool logit_softcap = false, softcap_attention = false;
   int64_t q_lora = 0, kv_lora = 0, qk_head = 0, qk_rope = 0, v_head = 0;

@@ -150,17 +150,19 @@ bool read_gated_delta_net(const Job& job, const ModelDims* dims, MemoryModel& m,
   std::vector<int64_t> catalog = slash_numbers(dims ? dims->gated_delta_net : nullptr, 7);
   bool recorded = catalog.size() == 7;
   std::vector<std::string> missing;
-  auto dim = [&](const char* path, size_t index) -> int64_t {
+  // Unset dims take TransformerConfig's defaults (Megatron-LM 2a75ac12c54b
+  // transformer_config.py:363-375, unchanged at d98e8a64dd; Megatron-LM's
+  // flags default to them): what Megatron-Core builds, not a guess. The
+  // layer pattern has no default (__post_init__ asserts it is set).
+  auto dim = [&](const char* path, size_t index, int64_t upstream_default) -> int64_t {
     if (auto v = config_int(job, path).value; v && *v > 0) return *v;
-    if (recorded) return catalog[index];
-    missing.push_back(std::string(path).substr(6));
-    return 0;
+    return recorded ? catalog[index] : upstream_default;
   };
-  m.gdn_key_heads = dim("model.linear_num_key_heads", 1);
-  m.gdn_key_dim = dim("model.linear_key_head_dim", 2);
-  m.gdn_value_heads = dim("model.linear_num_value_heads", 3);
-  m.gdn_value_dim = dim("model.linear_value_head_dim", 4);
-  m.gdn_conv = dim("model.linear_conv_kernel_dim", 5);
+  m.gdn_key_heads = dim("model.linear_num_key_heads", 1, 16);
+  m.gdn_key_dim = dim("model.linear_key_head_dim", 2, 128);
+  m.gdn_value_heads = dim("model.linear_num_value_heads", 3, 32);
+  m.gdn_value_dim = dim("model.linear_value_head_dim", 4, 128);
+  m.gdn_conv = dim("model.linear_conv_kernel_dim", 5, 4);
   // linear_attention_freq: an integer, or a per-layer list (1 = GDN).
   const ConfigValue* freq = config_node(job, "model.linear_attention_freq");
   if (freq && freq->is_list()) {
@@ -176,9 +178,7 @@ bool read_gated_delta_net(const Job& job, const ModelDims* dims, MemoryModel& m,
   m.attention_gate = config_bool(job, "model.attention_output_gate").value.value_or(recorded && catalog[6] != 0);
   if (!missing.empty()) {
     if (why_not) {
-      *why_not = "gated delta net: the ";
-      for (size_t i = 0; i < missing.size(); ++i) *why_not += fmt::format("{}{}", i ? ", " : "", missing[i]);
-      *why_not += " are not known";
+      *why_not = fmt::format("gated delta net: {} not known", fmt::join(missing, ", "));
     }
     m.gdn_pattern.clear();
     return false;

@@ -10,6 +10,7 @@
 
 #include "lint/facts/estimate.h"
 #include "lint/facts/estimate_dsa.h"
+#include "lint/facts/estimate_dsv4.h"
 #include "lint/facts/estimate_linear_attention.h"
 #include "lint/facts/estimate_t5.h"
 #include "lint/model/catalog_fields.h"
@@ -73,7 +74,6 @@ void read_text_extras(const Reader& r, MemoryModel& m) {
   m.qk_norm = r.flag("model.qk_layernorm").value_or(extra("qk_norm"));
   m.post_norms = extra("post_norms");
   m.pre_norms = !extra("no_pre_norms");
-  m.unfused_glu = extra("unfused_glu");
   auto capped = [&](std::string_view path, std::string_view token) {
     if (auto cap = r.number(path)) return *cap > 0;
     const ConfigValue* node = config_node(r.job, path);
@@ -81,6 +81,30 @@ void read_text_extras(const Reader& r, MemoryModel& m) {
   };
   m.logit_softcap = capped("model.final_logit_softcapping", "logit_softcap");
   m.softcap_attention = capped("model.attn_logit_softcapping", "softcap_attention");
+}
+
+// Which activation path a gated MLP takes (estimate.cpp [GM], dense_mlp and
+// moe_mlp): MLP.forward and TEGroupedMLP.forward (Megatron-Core 2a75ac12c54b
+// megatron/core/transformer/mlp.py, moe/experts.py) run Transformer Engine's
+// activation module with use_te_activation_func, else the fused kernel with
+// bias_activation_fusion, else the unfused glu. The flag is the job's, else
+// what the recipe's model provider leaves (the catalog's column), else
+// Megatron-Core's default, off. Megatron-LM turns it on with --swiglu unless
+// --no-bias-swiglu-fusion (arguments.py, argument_utils.py d98e8a64).
+void read_glu_path(const Reader& r, MemoryModel& m) {
+  if (!m.swiglu) return;
+  m.te_activation = r.flag("model.use_te_activation_func").value_or(false);
+  std::optional<bool> fused = r.megatron_lm ? r.flag("model.bias_swiglu_fusion").value_or(true)
+                                            : r.flag("model.bias_activation_fusion");
+  if (!fused && r.dims && r.dims->bias_activation_fusion >= 0) fused = r.dims->bias_activation_fusion == 1;
+  // An activation with no fused kernel (Gemma's fast_gelu) takes the unfused
+  // path whatever the flag says.
+  if (has_extra(r.dims, "unfused_glu")) fused = false;
+  if (!fused.has_value()) {
+    r.assumptions.push_back("bias_activation_fusion unknown: Megatron-Core's default (off: the unfused SwiGLU, "
+                            "which keeps two more ffn-wide tensors per MLP) assumed");
+  }
+  m.unfused_glu = !m.te_activation && !fused.value_or(false);
 }
 
 // Megatron-LM pads the vocabulary to a multiple of
@@ -511,10 +535,19 @@ bool read_mamba_dims(const Reader& r, MemoryModel& m, std::string* why_not) {
 bool read_dsa(const Reader& r, MemoryModel& m, std::string* why_not) {
   std::vector<int64_t> catalog = slash_numbers(r.dims ? r.dims->dsa_indexer : nullptr, 5);
   bool recorded = catalog.size() == 5;
-  std::string fallback = recorded ? "dsa" : catalog_has_gated_delta_net(r.dims) ? "gated_delta_net" : "";
+  std::optional<Dsv4Shape> dsv4 = dsv4_shape(r.dims);
+  std::string fallback = recorded                               ? "dsa"
+                         : catalog_has_gated_delta_net(r.dims) ? "gated_delta_net"
+                         : dsv4                                 ? "dsv4_hybrid"
+                                                                : "";
   std::string variant = r.text("model.experimental_attention_variant").value_or(fallback);
   if (variant.empty()) return true;
   if (variant == "gated_delta_net" || variant == "gdn") return read_gated_delta_net(r.job, r.dims, m, why_not);
+  // DeepSeek V4: its weights are counted, its activations are not (estimate_dsv4.h).
+  if (variant == "dsv4_hybrid" && dsv4) {
+    if (why_not) *why_not = dsv4_not_modelled(*dsv4);
+    return false;
+  }
   if (variant != "dsa") {
     if (why_not) *why_not = fmt::format("the experimental attention variant {} is not modelled", variant);
     return false;
@@ -597,6 +630,7 @@ bool read_shape(const Reader& r, MemoryModel& m, std::string* why_not) {
   m.tied = r.flag("model.share_embeddings_and_output_weights").value_or(dims ? dims->tied_embeddings : true);
   m.rmsnorm = r.text("model.normalization").value_or(has_extra(dims, "rmsnorm") ? "RMSNorm" : "LayerNorm") == "RMSNorm";
   read_text_extras(r, m);
+  read_glu_path(r, m);
   m.add_bias = r.flag("model.add_bias_linear").value_or(dims == nullptr);
   std::string positions = r.text("model.position_embedding_type").value_or(dims ? "rope" : "learned_absolute");
   m.positions = positions == "learned_absolute" ? m.seq : 0;

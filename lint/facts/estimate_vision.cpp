@@ -35,6 +35,44 @@
 //        TE column- and row-parallel). Each image token merges merge^2 patches,
 //        so a micro-batch of seq_length tokens holds at most seq_length x
 //        merge^2 patches per sample.
+// [Q25VL] Megatron-Bridge 067f987df03b, src/megatron/bridge/models/qwen_vl/
+//        modeling_qwen25_vl.py (Qwen25VLModel): the vision tower is HF
+//        transformers' Qwen2_5_VisionTransformerPretrainedModel, built only
+//        where pre_process (the first pipeline stage), whole on every
+//        tensor-parallel rank (hook_hf_module_setattr_for_tp_grad_sync);
+//        freeze() freezes patch_embed and blocks (freeze_vision_model) and the
+//        merger (freeze_vision_projection). Its modules (HF transformers
+//        modeling_qwen2_5_vl.py; NeMo's Qwen25VLVisionConfig and
+//        Pai-Megatron-Patch's get_vision_model_config, data/vision_dims.csv):
+//        a Conv3d patch embedding without bias; per block two RMSNorms, qkv
+//        and proj with bias, a gated SiLU MLP (gate, up, down) with biases;
+//        2D rotary positions (no table); window attention except at
+//        fullatt_block_indexes, which changes no parameter; the merger is an
+//        RMSNorm over the hidden and two biased linears, merge^2 x hidden ->
+//        the same -> text hidden, with a GELU between.
+// [G3VL] Megatron-Bridge 067f987df03b, src/megatron/bridge/models/gemma_vl/
+//        modeling_gemma3_vl.py (Gemma3VLModel): the SigLIP tower is an HF
+//        module (AutoModel.from_config(vision_config), vision_use_head False),
+//        built only where pre_process, whole on every tensor-parallel rank;
+//        Gemma3VLMultimodalProjector is Megatron-Core: avg-pool of the 64 x 64
+//        patches to 16 x 16 tokens, a TENorm over the tower's width and a
+//        ColumnParallelLinear (no bias) to the text width; freeze() turns off
+//        requires_grad of the tower and of the projector. SigLIP's layers
+//        (google-deepmind/gemma ViTModel, NeMo SigLIPViT400M_14_384_Config):
+//        q/k/v/out and fc1/fc2 with biases, two LayerNorms, a Conv patch
+//        embedding with bias, a learned position table, a final LayerNorm.
+//        _compute_attention_biases builds a local and a global additive bias
+//        (micro-batch x 1 x seq x seq in bf16) each forward, which the
+//        language model's fused attention keeps for its backward pass.
+//
+// [LORA] Megatron-Bridge 067f987df03b, src/megatron/bridge/peft/lora.py and
+//        module_matcher.py: LoRA wraps every module whose name equals a
+//        target (linear_qkv, linear_proj, linear_fc1, linear_fc2 by default),
+//        wherever it sits: in Qwen3-VL that includes the Megatron-Core vision
+//        layers and the patch mergers (PatchMergerSubmodules linear_fc1,
+//        linear_fc2), not the HF towers' q_proj/qkv/fc1 modules. Each adapter
+//        is r x (in + out), the tensor-parallel side divided by TP, as the
+//        language model's (estimate.cpp).
 //
 // What a frozen tower costs: its weights (params_dtype) and nothing else. With
 // requires_grad off and pixel inputs that need no gradient, autograd records
@@ -66,7 +104,9 @@ bool arch_is(const VisionDims& d, std::string_view arch) { return std::string_vi
 
 // A tower built from Hugging Face modules whose training activations the
 // estimate does not model: trainable, it is declined.
-bool hf_tower(const VisionDims& d) { return arch_is(d, "gemma4"); }
+bool hf_tower(const VisionDims& d) {
+  return arch_is(d, "gemma4") || arch_is(d, "qwen25_vl") || arch_is(d, "gemma3_siglip");
+}
 
 int64_t patch_embedding(const VisionDims& d) {
   return static_cast<int64_t>(d.in_channels) * d.temporal_patch * d.patch_size * d.patch_size * d.hidden;
@@ -80,6 +120,31 @@ int64_t gemma4_tower(const VisionDims& d) {
   int64_t norms = 4 * h;                                                      // input, post-attention, pre- and post-MLP
   int64_t positions = 2 * static_cast<int64_t>(d.position_rows) * h;          // x and y tables
   return d.layers * (attention + mlp + norms) + patch_embedding(d) + positions + d.extra_params;
+}
+
+// [Q25VL] Qwen2_5_VisionTransformerPretrainedModel without its merger.
+int64_t qwen25_tower(const VisionDims& d) {
+  int64_t h = d.hidden, f = d.ffn;
+  int64_t attention = 3 * h * h + 3 * h + h * h + h;  // qkv, proj with biases
+  int64_t mlp = 2 * (h * f + f) + f * h + h;           // gate, up, down with biases
+  int64_t norms = 2 * h;                              // norm1, norm2 (RMSNorm)
+  return d.layers * (attention + mlp + norms) + patch_embedding(d) + d.extra_params;
+}
+
+// [Q25VL] the merger: ln_q, then merge^2 x hidden -> same -> text hidden.
+int64_t qwen25_merger(const VisionDims& d) {
+  int64_t merged = static_cast<int64_t>(d.hidden) * d.merge * d.merge;
+  return d.hidden + merged * merged + merged + merged * d.text_hidden + d.text_hidden;
+}
+
+// [G3VL] the SigLIP tower: per layer q/k/v/out and fc1/fc2 with biases and
+// two LayerNorms; a Conv patch embedding with bias; the position table;
+// extra_params holds the final LayerNorm.
+int64_t siglip_tower(const VisionDims& d) {
+  int64_t h = d.hidden, f = d.ffn;
+  int64_t layer = 4 * (h * h + h) + (h * f + f) + (f * h + h) + 2 * 2 * h;
+  int64_t positions = static_cast<int64_t>(d.position_rows) * h;
+  return d.layers * layer + patch_embedding(d) + h + positions + d.extra_params;
 }
 
 // [Q3VL] one Qwen3-VL vision layer: the weights TP splits (qkv with its
@@ -116,6 +181,13 @@ VisionParams vision_params(const VisionDims& d) {
   if (arch_is(d, "gemma4")) {
     p.tower = gemma4_tower(d);
     p.projector = static_cast<int64_t>(d.hidden) * d.text_hidden;  // [HFG4] embedding_projection
+  } else if (arch_is(d, "gemma3_siglip")) {
+    p.tower = siglip_tower(d);
+    p.projector_split = static_cast<int64_t>(d.hidden) * d.text_hidden;  // [G3VL] proj, column-parallel
+    p.projector = p.projector_split + d.hidden;                          // + the norm's weight
+  } else if (arch_is(d, "qwen25_vl")) {
+    p.tower = qwen25_tower(d);
+    p.projector = qwen25_merger(d);
   } else if (arch_is(d, "qwen3_vl")) {
     Split layer = qwen3_layer(d);
     int64_t embeddings = patch_embedding(d) + d.hidden + static_cast<int64_t>(d.position_rows) * d.hidden;
@@ -134,7 +206,7 @@ namespace {
 // micro-batch: its layers as language-model layers over `patches` tokens
 // (estimate.cpp's terms: no SP, no dropout, flash attention), under the
 // language model's recompute settings, plus the Conv3d's pixel input.
-double megatron_tower_bytes(const VisionDims& d, const MemoryModel& m, int64_t patches) {
+double megatron_tower_bytes(const VisionDims& d, const MemoryModel& m, int64_t patches, bool pixels_saved) {
   MemoryModel v;
   v.hidden = d.hidden;
   v.heads = d.heads;
@@ -163,7 +235,7 @@ double megatron_tower_bytes(const VisionDims& d, const MemoryModel& m, int64_t p
     }
   }
   double pixels = 2.0 * static_cast<double>(patches) * d.in_channels * d.temporal_patch * d.patch_size * d.patch_size;
-  return kept + pixels;
+  return kept + (pixels_saved ? pixels : 0);
 }
 
 // [Q3VL] a trained merger keeps its norm's input, fc1's input (the merged
@@ -172,6 +244,15 @@ double megatron_tower_bytes(const VisionDims& d, const MemoryModel& m, int64_t p
 double qwen3_merger_bytes(const VisionDims& d, const MemoryModel& m, int64_t patches) {
   double per_merger = 2.0 * static_cast<double>(patches) * d.hidden * (2.0 + 2.0 / std::max<int64_t>(1, m.tp));
   return (1 + d.deepstack) * per_merger;
+}
+
+// [LORA] adapters on a Qwen3-VL tower's layers and mergers, per GPU.
+double qwen3_lora_params(const VisionDims& d, const MemoryModel& m) {
+  double r = static_cast<double>(m.lora_rank), tp = static_cast<double>(std::max<int64_t>(1, m.tp));
+  double h = d.hidden, f = d.ffn, merged = h * d.merge * d.merge;
+  double layer = r * ((h + 3 * h / tp) + (h / tp + h) + (h + f / tp) + (f / tp + h));  // qkv, proj, fc1, fc2
+  double merger = r * ((merged + merged / tp) + (merged / tp + d.text_hidden));       // fc1, fc2
+  return d.layers * layer + (1 + d.deepstack) * merger;
 }
 
 }  // namespace
@@ -183,15 +264,11 @@ std::optional<VisionLoad> read_vision_load(const Job& job, const MemoryModel& m,
   if (!d) return v;
   v.dims = d;
   bool lora = m.lora_rank > 0;
-  if (lora && arch_is(*d, "qwen3_vl")) {
-    if (why_not) {
-      *why_not = fmt::format(
-          "LoRA on {}: Bridge's target modules (linear_qkv, linear_proj, linear_fc1, linear_fc2) also match the "
-          "Megatron-Core vision tower's layers and mergers, whose adapters and saved activations are not modelled",
-          d->hf_id);
-    }
-    return std::nullopt;
-  }
+  // [LORA] LoRA's targets also name the Megatron-Core tower's and mergers'
+  // linears: their base weights stay frozen, their adapters train, and
+  // autograd records through them.
+  bool adapters_on_tower = lora && arch_is(*d, "qwen3_vl");
+  if (adapters_on_tower) v.adapter_params = qwen3_lora_params(*d, m);
   // [G4VL] the providers default every freeze_* to False; a PEFT job freezes
   // the whole base model, and LoRA's target modules name Megatron-Core
   // modules, not the HF tower's.
@@ -227,14 +304,41 @@ std::optional<VisionLoad> read_vision_load(const Job& job, const MemoryModel& m,
     // Variable tokens per image: every token of the sample an image token.
     v.patches = micro_batch * m.seq * merge2;
   }
-  if (!v.tower_frozen) v.activation_bytes += megatron_tower_bytes(*d, m, v.patches);
+  // A trained tower keeps its layers' activations and the Conv3d's pixel
+  // input; one with adapters keeps the layers' (as the language model under
+  // LoRA is counted) but not the pixels: the frozen Conv3d's input needs no
+  // gradient and its weight gets none.
+  if (!v.tower_frozen || adapters_on_tower) {
+    v.activation_bytes += megatron_tower_bytes(*d, m, v.patches, !v.tower_frozen);
+  }
   if (!v.projector_frozen && arch_is(*d, "gemma4")) {
     // [HFG4] the embedder's RMSNorm runs in fp32 and keeps its fp32 input and
     // the rstd per token; the projection keeps its bf16 input.
     double image_tokens = static_cast<double>(v.images * d->tokens_per_image);
     v.activation_bytes += image_tokens * (6.0 * d->hidden + 4.0);
   }
-  if (!v.projector_frozen && arch_is(*d, "qwen3_vl")) v.activation_bytes += qwen3_merger_bytes(*d, m, v.patches);
+  if ((!v.projector_frozen || adapters_on_tower) && arch_is(*d, "qwen3_vl")) {
+    v.activation_bytes += qwen3_merger_bytes(*d, m, v.patches);
+  }
+  if (arch_is(*d, "gemma3_siglip")) {
+    // [G3VL] the local and global attention biases of each micro-batch,
+    // whatever is frozen (the language model's attention keeps them).
+    v.activation_bytes += 2.0 * 2.0 * static_cast<double>(micro_batch) * static_cast<double>(m.seq) * m.seq;
+    if (!v.projector_frozen) {
+      // The projector behind a frozen tower: TENorm keeps its bf16 input and
+      // fp32 rstd (for its weight), the projection its bf16 input, per image
+      // token.
+      v.activation_bytes += static_cast<double>(v.images * d->tokens_per_image) * (4.0 * d->hidden + 4.0);
+    }
+  }
+  if (!v.projector_frozen && arch_is(*d, "qwen25_vl")) {
+    // [Q25VL] a trained merger behind a frozen tower (a trained tower was
+    // declined above): its input needs no gradient, so autograd saves only
+    // what the weights' gradients need: ln_q's bf16 normalized input (for its
+    // weight), fc1's input, the GELU's input and fc2's input, each hidden
+    // wide per patch in bf16.
+    v.activation_bytes += 4.0 * 2.0 * static_cast<double>(v.patches) * d->hidden;
+  }
   return v;
 }
 
@@ -242,8 +346,9 @@ std::string vision_assumption(const VisionLoad& v) {
   const VisionDims& d = *v.dims;
   VisionParams p = vision_params(d);
   auto state = [](bool frozen) { return frozen ? "frozen" : "trained"; };
-  std::string placement = p.tower_split > 0 ? "split over tensor parallelism like the language model's layers"
-                                            : "whole on every tensor-parallel rank";
+  std::string placement = p.tower_split > 0       ? "split over tensor parallelism like the language model's layers"
+                          : p.projector_split > 0 ? "the tower whole on every tensor-parallel rank, the projector split"
+                                                  : "whole on every tensor-parallel rank";
   std::string bound =
       d.tokens_per_image > 0
           ? fmt::format("images per micro-batch at most {} (seq_length / {} image tokens each, x micro batch), {} "
@@ -253,10 +358,16 @@ std::string vision_assumption(const VisionLoad& v) {
                         "of {}x{} merged patches)",
                         v.patches, d.merge, d.merge);
   return fmt::format("vision tower of {}: {:.1f} M parameters ({}) + projector {:.1f} M ({}), {}, on the first "
-                     "pipeline stage{}; {}",
+                     "pipeline stage{}{}; {}",
                      d.hf_id, static_cast<double>(p.tower) / 1e6, state(v.tower_frozen),
                      static_cast<double>(p.projector) / 1e6, state(v.projector_frozen), placement,
-                     v.language_frozen ? "; language model frozen (freeze_language_model): weights only" : "", bound);
+                     v.language_frozen ? "; language model frozen (freeze_language_model): weights only" : "",
+                     v.adapter_params > 0
+                         ? fmt::format("; LoRA adapters on its layers and mergers too: {:.1f} M per GPU, trained, and "
+                                       "the tower's activations kept for them",
+                                       v.adapter_params / 1e6)
+                         : "",
+                     bound);
 }
 
 }  // namespace mblint

@@ -62,6 +62,7 @@ struct VisionLoad {
   int64_t patches = 0;
   bool tower_frozen = false, projector_frozen = false;
   bool language_frozen = false;      // freeze_language_model: its weights keep no grads/optimizer state
+  double adapter_params = 0;         // LoRA adapters on the tower and projector (per GPU), trained
 };
 
 // The vision tower a recipe job trains with, read from its model key and its

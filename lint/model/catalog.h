@@ -82,6 +82,17 @@ struct ModelDims {
   // linear_key_head_dim/linear_num_value_heads/linear_value_head_dim/
   // linear_conv_kernel_dim/attention_output_gate (0 or 1)"; "" for none.
   const char* gated_delta_net;
+  // TransformerConfig.bias_activation_fusion as the model's bridge or provider
+  // leaves it (data/model_dims.csv, with its source): 1 the fused
+  // bias_swiglu_impl, 0 the unfused glu (Megatron-Core's default), -1 not
+  // recorded.
+  int bias_activation_fusion;
+  // DeepSeek V4 (Megatron-Core's experimental attention variant "dsv4_hybrid"):
+  // "hc_mult/o_groups/o_lora_rank/csa_window_size/moe_n_hash_layers/
+  // index_n_heads/index_head_dim/index_topk", and the compression ratio of
+  // every decoder then MTP layer, space-separated ("0 0 4 128 ..."); "" for none.
+  const char* dsv4;
+  const char* csa_compress_ratios;
   const char* source;       // where these numbers come from
 };
 

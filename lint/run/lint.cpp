@@ -5,6 +5,7 @@
 
 #include "lint/engine/subject.h"
 #include "lint/engine/suppression.h"
+#include "lint/facts/memory_coverage.h"
 #include "lint/fix/fix_insert.h"
 #include "lint/fix/fix_syntax.h"
 #include "lint/fix/fix_verify.h"
@@ -24,6 +25,7 @@ LintResult lint_all(SourceSet& sources, const LintOptions& options, RuleSet rule
   auto check = [&](Job& job, const ProjectConfig* config, const Thresholds& thresholds) {
     Derived derived = derive(job);
     if (config) apply_config_nvlink_domain(*config, options, derived);
+    add_memory_gap(job, derived);
     size_t first = found.size();
     found.insert(found.end(), job.problems.begin(), job.problems.end());
     check_job(job, derived, thresholds, rules, found);

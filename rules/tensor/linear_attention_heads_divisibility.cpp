@@ -69,10 +69,10 @@ Megatron-Core's `TransformerConfig` asserts while the model config is finalized:
 "linear_num_key_heads=... must be a multiple of (tensor_model_parallel_size * context_parallel_size)"
 (the same for the value heads).)md",
     .bad = {"override.yaml",
-     "model:\n  experimental_attention_variant: gdn\n  linear_num_key_heads: 16\n  linear_num_value_heads: 24\n",
-     "override.yaml --recipe llama3_8b_pretrain_2gpu_h100_bf16_config --nodes 1 --gpus-per-node 2"},
+     "model:\n  experimental_attention_variant: gdn\n  linear_attention_freq: 4\n  linear_num_key_heads: 16\n  linear_num_value_heads: 24\n",
+     "override.yaml --recipe llama3_8b_pretrain_2gpu_h100_bf16_config --nodes 1 --gpus-per-node 8"},
     .good = {.content =
-     "model:\n  experimental_attention_variant: gdn\n  linear_num_key_heads: 16\n  linear_num_value_heads: 32\n"},
+     "model:\n  experimental_attention_variant: gdn\n  linear_attention_freq: 4\n  linear_num_key_heads: 16\n  linear_num_value_heads: 32\n"},
     .check = check,
     .checks = "MC B14",
 };

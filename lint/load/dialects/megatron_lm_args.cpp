@@ -267,6 +267,9 @@ constexpr std::array kEstimateFlags = {
     value("--inference-dynamic-batching-buffer-size-gb", T::Float, "rl.inference_buffer_size_gb"),
     set("--rl-training-cuda-graphs", "rl.training_cuda_graphs"),
     value("--export-kd-teacher-load", T::String, "model.kd_teacher_load"),
+    // args.bias_swiglu_fusion, which core_transformer_config_from_args makes
+    // bias_activation_fusion only with --swiglu (argument_utils.py, d98e8a64).
+    set("--no-bias-swiglu-fusion", "model.bias_swiglu_fusion", "false"),
 };
 
 const MegatronLmFlag* find_estimate_flag(std::string_view flag) {
