@@ -288,11 +288,11 @@ LayerCost mamba_block(const Rank& r) {
   double tp = static_cast<double>(m.tp), h = static_cast<double>(m.hidden), T = r.tokens;
   LayerCost cost;
   cost.attn_linear = r.gemm(T, d.projected() / tp, h) + r.gemm(T, h, d.inner / tp);  // in_proj, out_proj
-  // The scan's matrix products run on tensor cores inside Triton kernels:
-  // timed as flash attention is (BF16 at attention_efficiency, the backward
-  // 2.5x the forward in layer_gpu_seconds).
+  // The scan's matrix products run on tensor cores inside Triton kernels,
+  // at their own achieved share of the BF16 peak (ssd_efficiency); the
+  // backward 2.5x the forward, as flash attention's in layer_gpu_seconds.
   double flops = T * ssd_flops_per_token(d) / tp;
-  cost.attention = flops / (r.gpu.bf16_tflops * 1e12 * r.c.attention_efficiency) + kSsdKernels * r.c.gemm_latency_s;
+  cost.attention = flops / (r.gpu.bf16_tflops * 1e12 * r.c.ssd_efficiency) + kSsdKernels * r.c.gemm_latency_s;
   // Memory-bound passes: the causal conv over x, B and C; the z gate and
   // gated RMSNorm over d_inner, as an MLP's activation; half a layer's
   // hidden-size passes (one norm, one residual add).
