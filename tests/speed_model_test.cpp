@@ -408,3 +408,35 @@ TEST_CASE("speed: overlapped data-parallel communication still costs a share of 
   CHECK(slowed->breakdown.dp == Approx(hidden->breakdown.dp + 0.5 * (whole->breakdown.dp - hidden->breakdown.dp)));
   CHECK(whole_slowed->breakdown.dp == Approx(whole->breakdown.dp));  // nothing hidden, nothing to slow
 }
+
+TEST_CASE("speed: a Mamba-2 layer is its in/out projections plus the chunked SSD scan", "[speed]") {
+  // Nemotron-H-like mixer: h 4096, 128 heads of 64 (d_inner 8192), 8 groups,
+  // state 128; one 'M' layer, no vocabulary. in_proj makes z, x (d_inner
+  // each), B, C (groups x state each) and dt (one per head); out_proj
+  // d_inner -> h (megatron/core/ssm/mamba_mixer.py, Megatron-LM 2a75ac12c54b).
+  MemoryModel m = dense_gpt(1, 4096, 32, 4096, 0);
+  m.mamba_heads = 128;
+  m.mamba_head_dim = 64;
+  m.mamba_groups = 8;
+  m.mamba_state = 128;
+  m.hybrid_stages = {LayerKinds{.mamba = 1}};
+  m.stage_layers = {1};
+  double d_inner = 128.0 * 64, projected = 2 * d_inner + 2 * 8 * 128 + 128;
+  double projections = 2 * 4096 * (projected + d_inner);
+  // The scan, per token (Dao and Gu 2024 sec. 6, chunk 128): C·Bᵀ within a
+  // chunk per group (2 x 128 x N x G), the chunk state in and out per head
+  // (4 x N x P x H), the masked (C·Bᵀ)·x per head (2 x 128 x P x H).
+  double scan = 2 * 128 * 128 * 8 + 4 * 128 * 64 * 128 + 2 * 128 * 64 * 128;
+  CHECK(model_flops_per_token(m) == Approx(3 * (projections + scan)));
+  // On an ideal GPU without elementwise passes, the layer's compute is the
+  // projections (forward + 2 x backward) at the GEMM rate and the scan at
+  // ssd_efficiency, its backward 2.5 x its forward.
+  m.micro_batch = 2;
+  SpeedConstants c = ideal();
+  c.elementwise_scale = 0;
+  c.ssd_efficiency = 0.25;
+  auto e = estimate_step(m, SpeedSettings{}, *find_gpu_speed("h100"), c);
+  REQUIRE(e);
+  double tokens = 2 * 4096;
+  CHECK(e->breakdown.compute == Approx(tokens * (3 * projections + 3.5 * scan / 0.25) / 989.5e12).epsilon(0.01));
+}

@@ -404,13 +404,13 @@ def print_plan(rows, top):
               f"plan's #1 predicted no slower than the published layout: {faster} of {len(listed)} with a plan")
 
 
-def fit(fitter, rows, directory):
+def fit(fitter, rows, directory, only=None):
     path = os.path.join(directory, "rows.tsv")
     with open(path, "w") as f:
         for index, row in enumerate(rows):
             fields = ["holdout" if row.held_back else "fit", row.label.replace(" ", "_"), str(row.measured)]
             f.write("\t".join(fields + row.args(write_yaml(directory, index, row))) + "\n")
-    subprocess.run([fitter, path, "12"], check=True)  # rounds: the fit settles by the 8th
+    subprocess.run([fitter, path, "12"] + ([only] if only else []), check=True)  # rounds: the fit settles by the 8th
 
 
 def main():
@@ -420,6 +420,7 @@ def main():
     parser.add_argument("--markdown", action="store_true")
     parser.add_argument("--rows", action="store_true", help="print every row's prediction")
     parser.add_argument("--fit", metavar="SPEED_FIT", help="calibrate with this speed_fit binary instead")
+    parser.add_argument("--fit-only", metavar="KNOB,KNOB", help="with --fit: move only these constants")
     parser.add_argument("--plan", type=int, metavar="N",
                         help="also run `mblint plan --top N` on the modelled held-back rows (all with --plan-all)")
     parser.add_argument("--plan-all", action="store_true")
@@ -439,7 +440,7 @@ def main():
     rows = load_rows(args.shared)
     with tempfile.TemporaryDirectory(prefix="perf-eval-") as directory:
         if args.fit:
-            fit(args.fit, rows, directory)
+            fit(args.fit, rows, directory, args.fit_only)
             return 0
         estimate(args.mblint, rows, directory, args.jobs)
         if args.plan:

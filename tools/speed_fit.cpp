@@ -91,11 +91,14 @@ struct Knob {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::cerr << "usage: speed_fit ROWS.tsv [rounds]\n";
+    std::cerr << "usage: speed_fit ROWS.tsv [rounds [KNOB,KNOB...]]\n";
     return 2;
   }
   std::ifstream in(argv[1]);
   int rounds = argc > 2 ? std::stoi(argv[2]) : 3;
+  // Only these constants move (all when not given): a new term is fitted
+  // without disturbing the calibrated ones.
+  std::string only = argc > 3 ? fmt::format(",{},", argv[3]) : "";
   std::vector<Row> rows;
   std::string line;
   while (std::getline(in, line)) {
@@ -115,6 +118,7 @@ int main(int argc, char** argv) {
       {"gemm_efficiency_nvfp4", &SpeedConstants::gemm_efficiency_nvfp4, 0.1, 0.95},
       {"gemm_latency_s", &SpeedConstants::gemm_latency_s, 1e-7, 1e-4},
       {"attention_efficiency", &SpeedConstants::attention_efficiency, 0.2, 0.9},
+      {"ssd_efficiency", &SpeedConstants::ssd_efficiency, 0.002, 0.9},
       {"softmax_share", &SpeedConstants::softmax_share, 0.0, 0.9},
       {"attention_call_tokens", &SpeedConstants::attention_call_tokens, 0.0, 4096},
       {"elementwise_scale", &SpeedConstants::elementwise_scale, 0.2, 5},
@@ -137,6 +141,7 @@ int main(int argc, char** argv) {
   std::cout << fmt::format("{} rows read; start: mean |log error| {:.4f}\n", rows.size(), loss(rows, c));
   for (int round = 0; round < rounds; ++round) {
     for (const Knob& k : knobs) {
+      if (!only.empty() && only.find(fmt::format(",{},", k.name)) == std::string::npos) continue;
       double best = c.*k.field, best_loss = loss(rows, c);
       for (int i = 0; i <= 40; ++i) {
         double value = k.lo == 0 ? k.hi * i / 40.0 : k.lo * std::pow(k.hi / k.lo, i / 40.0);

@@ -7,6 +7,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "lint/facts/derived.h"
@@ -76,6 +77,10 @@ struct LayerKinds {
   // in place of softmax attention; estimate_linear_attention.cpp).
   double linear = 0;
 };
+// The kinds of the layers a hybrid pattern's symbols stand for (M, *, -, E).
+LayerKinds count_kinds(std::string_view layers);
+LayerKinds& operator+=(LayerKinds& a, const LayerKinds& b);
+
 
 // Everything the estimate reads, resolved with the entry point's defaults.
 // Separate from the job so the physics can be tested on the paper's
@@ -108,6 +113,9 @@ struct MemoryModel {
   // a transformer. The Mamba-2 mixer's dims (TransformerConfig's mamba_*):
   // heads 0 means hidden x 2 / head_dim (expand 2).
   std::vector<LayerKinds> hybrid_stages;
+  // The pattern's pipeline segments ('|' separated; one when it has none),
+  // without the MTP part: the planner re-splits them for other layouts.
+  std::vector<std::string> hybrid_segments;
   int64_t mamba_heads = 0, mamba_head_dim = 64, mamba_groups = 8, mamba_state = 128;
   // A hybrid stack's multi-token prediction layer: one depth's layer kinds
   // (the pattern after '/'); all zero for a transformer's MTP layer, which

@@ -393,25 +393,6 @@ std::optional<HybridPattern> parse_hybrid(const std::string& pattern, std::strin
   return out;
 }
 
-LayerKinds count_kinds(std::string_view layers) {
-  LayerKinds k;
-  for (char c : layers) {
-    if (c == 'M') k.mamba += 1;
-    if (c == '*') k.attention += 1;
-    if (c == '-') k.mlp += 1;
-    if (c == 'E') k.moe += 1;
-  }
-  return k;
-}
-
-LayerKinds& operator+=(LayerKinds& a, const LayerKinds& b) {
-  a.mamba += b.mamba;
-  a.attention += b.attention;
-  a.mlp += b.mlp;
-  a.moe += b.moe;
-  return a;
-}
-
 // The layers of each pipeline stage [MM: select_pipeline_segment]: with '|'
 // separators segment v·PP + rank goes to that rank (VPP = segments / PP);
 // without, PP equal contiguous slices (or the uneven first/last stage sizes)
@@ -739,6 +720,25 @@ bool read_parallel(const Reader& r, MemoryModel& m, std::string* why_not) {
 
 }  // namespace
 
+LayerKinds count_kinds(std::string_view layers) {
+  LayerKinds k;
+  for (char c : layers) {
+    if (c == 'M') k.mamba += 1;
+    if (c == '*') k.attention += 1;
+    if (c == '-') k.mlp += 1;
+    if (c == 'E') k.moe += 1;
+  }
+  return k;
+}
+
+LayerKinds& operator+=(LayerKinds& a, const LayerKinds& b) {
+  a.mamba += b.mamba;
+  a.attention += b.attention;
+  a.mlp += b.mlp;
+  a.moe += b.moe;
+  return a;
+}
+
 std::optional<MemoryModel> read_memory_model(const Job& job, const Derived& derived,
                                              std::vector<std::string>& assumptions, std::string* why_not) {
   Reader r{job, derived, assumptions};
@@ -765,6 +765,7 @@ std::optional<MemoryModel> read_memory_model(const Job& job, const Derived& deri
                  !read_hybrid_mtp(r, *parsed, m, why_not))) {
     return std::nullopt;
   }
+  if (parsed) m.hybrid_segments = parsed->segments;
   // PEFT: a `peft` section (or a PEFT recipe) trains LoRA adapters only.
   const ConfigValue* peft = config_node(job, "peft");
   bool peft_recipe = job.recipe && std::string_view(job.recipe->task) == "peft";

@@ -89,6 +89,10 @@ double tp_fraction(int64_t n) { return n > 1 ? static_cast<double>(n - 1) / stat
 // K and V widths per head group seen by attention (MLA expands its latent).
 double qk_dim(const MemoryModel& m) { return m.mla ? static_cast<double>(m.qk_head + m.qk_rope) : static_cast<double>(m.kv_channels); }
 double v_dim(const MemoryModel& m) { return m.mla ? static_cast<double>(m.v_head) : static_cast<double>(m.kv_channels); }
+// The width routed experts work in: LatentMoE's latent, else the hidden size.
+double expert_width(const MemoryModel& m) {
+  return m.moe_latent > 0 ? static_cast<double>(m.moe_latent) : static_cast<double>(m.hidden);
+}
 
 void attention_block(const Rank& r, LayerCost& cost) {
   const MemoryModel& m = r.m;
@@ -135,7 +139,10 @@ void attention_block(const Rank& r, LayerCost& cost) {
   }
 }
 
-void mlp_block(const Rank& r, bool moe, LayerCost& cost) {
+// `hidden_share`: the share of a transformer layer's hidden-size elementwise
+// passes (norms, residual adds, bias-dropout) this block runs: 1 for a whole
+// layer, 1/2 for a hybrid stack's one-block layer.
+void mlp_block(const Rank& r, bool moe, LayerCost& cost, double hidden_share = 1) {
   const MemoryModel& m = r.m;
   double tp = static_cast<double>(m.tp), h = static_cast<double>(m.hidden), T = r.tokens;
   double gate = m.swiglu ? 2 : 1;
@@ -151,65 +158,80 @@ void mlp_block(const Rank& r, bool moe, LayerCost& cost) {
     double pairs = T / tp * static_cast<double>(m.topk) * etp;  // routed token-expert pairs received (balanced)
     double per_expert = pairs / local;
     double ffn = static_cast<double>(m.moe_ffn) / etp;
+    double width = expert_width(m);
     auto grouped = [&](double rows, double cols, double inner) {
       double one = gemm_seconds(rows, cols, inner, r.gemm_bytes, r.gemm_tflops, r.gemm_efficiency, r.gpu.hbm_gbps, 0);
       return local * (one + (r.quantized ? r.cast_seconds(rows, cols, inner) / 3 : 0) + r.c.gemm_latency_s);
     };
-    cost.experts = grouped(per_expert, gate * ffn, h) + grouped(per_expert, h, ffn);
+    cost.experts = grouped(per_expert, gate * ffn, width) + grouped(per_expert, width, ffn);
     cost.mlp_linear = r.gemm(T, experts, h);  // router
+    // LatentMoE: each rank's tokens projected down before the dispatch and
+    // up after the combine (moe_layer.py; duplicated on every TP rank).
+    if (m.moe_latent > 0) cost.mlp_linear += r.gemm(T / tp, width, h) + r.gemm(T / tp, h, width);
     if (m.shared_ffn > 0) cost.mlp_linear += mlp(static_cast<double>(m.shared_ffn));
     elementwise_bytes += pairs * ffn * kBf16 * kElementwisePassesFfn;
-    elementwise_bytes += T / tp * static_cast<double>(m.topk) * h * kBf16 * kPermutePassesHidden;
+    elementwise_bytes += T / tp * static_cast<double>(m.topk) * width * kBf16 * kPermutePassesHidden;
     if (m.shared_ffn > 0) elementwise_bytes += T * static_cast<double>(m.shared_ffn) / tp * kBf16 * kElementwisePassesFfn;
   }
-  elementwise_bytes += tokens_sp * h * kBf16 * kElementwisePassesHidden;
+  elementwise_bytes += hidden_share * tokens_sp * h * kBf16 * kElementwisePassesHidden;
   cost.elementwise += r.hbm_seconds(elementwise_bytes);
 }
 
-// Exposed communication of one layer, forward + backward.
-void layer_comm(const Rank& r, bool moe, LayerCost& cost) {
+// Exposed TP communication, forward + backward, of `collectives` ring
+// collectives per pass that the block's GEMMs (`hidden_by`) can hide.
+// [KO]: with SP an all-gather before and a reduce-scatter after each of
+// attention and MLP, without SP an all-reduce (twice the bytes) after each:
+// the same bytes per pass.
+double tp_comm(const Rank& r, int collectives, double hidden_by) {
   const MemoryModel& m = r.m;
-  const SpeedConstants& c = r.c;
-  double h = static_cast<double>(m.hidden), T = r.tokens;
-  if (m.tp > 1) {
-    // [KO]: with SP an all-gather before and a reduce-scatter after each of
-    // attention and MLP, without SP an all-reduce (twice the bytes) after
-    // each: the same bytes per pass. A MoE layer's experts skip them unless
-    // they are tensor-parallel themselves (ETP > 1).
-    int collectives = moe && m.etp == 1 ? 2 : 4;
-    double bytes = T * h * kBf16 * tp_fraction(m.tp);
-    double one = r.collective(bytes, r.link_gbps(1, m.tp));
-    double pass = collectives * one;
-    double hidden_by = cost.attn_linear + cost.mlp_linear;
-    double exposed = r.s.tp_comm_overlap ? std::max(0.0, pass - hidden_by) + c.tp_overlap_exposed * std::min(pass, hidden_by)
-                                         : pass;
-    cost.tp = 2 * exposed;  // the backward repeats them
+  if (m.tp <= 1 || collectives == 0) return 0;
+  double bytes = r.tokens * static_cast<double>(m.hidden) * kBf16 * tp_fraction(m.tp);
+  double pass = collectives * r.collective(bytes, r.link_gbps(1, m.tp));
+  double exposed = r.s.tp_comm_overlap
+                       ? std::max(0.0, pass - hidden_by) + r.c.tp_overlap_exposed * std::min(pass, hidden_by)
+                       : pass;
+  return 2 * exposed;  // the backward repeats them
+}
+
+// Exposed context-parallel communication of an attention block.
+double cp_attention_comm(const Rank& r, double attention_seconds) {
+  const MemoryModel& m = r.m;
+  if (m.cp <= 1) return 0;
+  double T = r.tokens;
+  double gbps = r.link_gbps(m.tp, m.cp);
+  double heads_local = static_cast<double>(m.heads) / static_cast<double>(m.tp);
+  if (r.s.cp_a2a) {  // Ulysses: Q, K, V before and the output after, not overlapped
+    double bytes = T * heads_local * (2 * qk_dim(m) + 2 * v_dim(m)) * kBf16 * tp_fraction(m.cp);
+    return 2 * r.collective(bytes, gbps, r.c.a2a_efficiency);
   }
-  if (m.cp > 1) {
-    double gbps = r.link_gbps(m.tp, m.cp);
-    double heads_local = static_cast<double>(m.heads) / static_cast<double>(m.tp);
-    if (r.s.cp_a2a) {  // Ulysses: Q, K, V before and the output after, not overlapped
-      double bytes = T * heads_local * (2 * qk_dim(m) + 2 * v_dim(m)) * kBf16 * tp_fraction(m.cp);
-      cost.cp = 2 * r.collective(bytes, gbps, c.a2a_efficiency);
-    } else {
-      // The p2p ring passes this rank's K and V (cp - 1) times, overlapped
-      // with the attention of the chunk in hand; the backward also passes dK, dV.
-      double kv_heads = m.mla ? heads_local : std::max(1.0, static_cast<double>(m.query_groups) / static_cast<double>(m.tp));
-      double bytes = T * kv_heads * (qk_dim(m) + v_dim(m)) * kBf16;
-      double steps = static_cast<double>(m.cp - 1);
-      double fwd = steps * r.collective(bytes, gbps);
-      double overlap = cost.attention * steps / static_cast<double>(m.cp);
-      cost.cp = std::max(0.0, fwd - overlap) + std::max(0.0, 2 * fwd - 2.5 * overlap);
-    }
-  }
-  if (moe && m.ep > 1) {
-    // Dispatch and combine: every routed token's hidden vector leaves and
-    // comes back, forward and backward.
-    double bytes = T / static_cast<double>(m.tp) * static_cast<double>(m.topk) * h * kBf16;
-    double efficiency = r.s.deepep ? c.deepep_efficiency : c.a2a_efficiency;
-    double a2a = 4 * r.all_to_all(bytes, m.etp, m.ep, efficiency, static_cast<double>(m.topk));
-    cost.ep = r.s.ep_overlap ? c.ep_overlap_exposed * a2a : a2a;
-  }
+  // The p2p ring passes this rank's K and V (cp - 1) times, overlapped
+  // with the attention of the chunk in hand; the backward also passes dK, dV.
+  double kv_heads = m.mla ? heads_local : std::max(1.0, static_cast<double>(m.query_groups) / static_cast<double>(m.tp));
+  double bytes = T * kv_heads * (qk_dim(m) + v_dim(m)) * kBf16;
+  double steps = static_cast<double>(m.cp - 1);
+  double fwd = steps * r.collective(bytes, gbps);
+  double overlap = attention_seconds * steps / static_cast<double>(m.cp);
+  return std::max(0.0, fwd - overlap) + std::max(0.0, 2 * fwd - 2.5 * overlap);
+}
+
+// Exposed EP all-to-all of a MoE block: every routed token's vector leaves
+// and comes back, forward and backward.
+double ep_comm(const Rank& r) {
+  const MemoryModel& m = r.m;
+  if (m.ep <= 1) return 0;
+  double bytes = r.tokens / static_cast<double>(m.tp) * static_cast<double>(m.topk) * expert_width(m) * kBf16;
+  double efficiency = r.s.deepep ? r.c.deepep_efficiency : r.c.a2a_efficiency;
+  double a2a = 4 * r.all_to_all(bytes, m.etp, m.ep, efficiency, static_cast<double>(m.topk));
+  return r.s.ep_overlap ? r.c.ep_overlap_exposed * a2a : a2a;
+}
+
+// Exposed communication of one layer, forward + backward. A MoE layer's
+// experts skip the TP collectives unless they are tensor-parallel
+// themselves (ETP > 1).
+void layer_comm(const Rank& r, bool moe, LayerCost& cost) {
+  cost.tp = tp_comm(r, moe && r.m.etp == 1 ? 2 : 4, cost.attn_linear + cost.mlp_linear);
+  cost.cp = cp_attention_comm(r, cost.attention);
+  if (moe) cost.ep = ep_comm(r);
 }
 
 LayerCost layer_cost(const Rank& r, bool moe) {
@@ -224,6 +246,93 @@ LayerCost layer_cost(const Rank& r, bool moe) {
   // HybridEP keep them on the device.
   if (moe && !r.s.deepep) cost.sync = r.c.moe_sync_s;
   return cost;
+}
+
+// A hybrid stack's layers hold one block each [MM]: the Mamba-2 mixer (M),
+// attention (*), an MLP (-) or a MoE (E). Each is costed as the matching
+// half of a transformer layer, with half its host launch time and half its
+// hidden-size elementwise passes.
+struct BlockCosts {
+  LayerCost mamba, attention, mlp, moe;
+};
+
+// The Mamba-2 mixer's dims [MM], as the memory estimate reads them (heads
+// default to expand 2 x hidden / head_dim).
+struct Mixer {
+  double inner = 0, heads = 0, head_dim = 0, groups = 0, state = 0;
+  double projected() const { return 2 * inner + 2 * groups * state + heads; }  // in_proj: z, x, B, C, dt
+};
+Mixer mixer_of(const MemoryModel& m) {
+  double head_dim = static_cast<double>(m.mamba_head_dim);
+  double heads = m.mamba_heads > 0 ? static_cast<double>(m.mamba_heads) : 2.0 * static_cast<double>(m.hidden) / head_dim;
+  return {heads * head_dim, heads, head_dim, static_cast<double>(m.mamba_groups), static_cast<double>(m.mamba_state)};
+}
+
+// Forward FLOPs per token of the chunked SSD scan over all heads and groups
+// (Dao and Gu 2024, "Transformers are SSMs", sec. 6; mamba_ssm
+// ops/triton/ssd_combined.py): C·Bᵀ within each chunk per group, Bᵀ·x into
+// the chunk's state and C·state out of the previous one per head, and the
+// masked (C·Bᵀ)·x per head.
+double ssd_flops_per_token(const Mixer& d) {
+  return 2 * kMambaChunk * d.state * d.groups + 4 * d.state * d.head_dim * d.heads +
+         2 * kMambaChunk * d.head_dim * d.heads;
+}
+
+double host_seconds(const Rank& r, double seconds) {
+  return r.s.cuda_graphs ? seconds * r.c.cuda_graph_cpu_share : seconds;
+}
+
+LayerCost mamba_block(const Rank& r) {
+  const MemoryModel& m = r.m;
+  Mixer d = mixer_of(m);
+  double tp = static_cast<double>(m.tp), h = static_cast<double>(m.hidden), T = r.tokens;
+  LayerCost cost;
+  cost.attn_linear = r.gemm(T, d.projected() / tp, h) + r.gemm(T, h, d.inner / tp);  // in_proj, out_proj
+  // The scan's matrix products run on tensor cores inside Triton kernels,
+  // at their own achieved share of the BF16 peak (ssd_efficiency); the
+  // backward 2.5x the forward, as flash attention's in layer_gpu_seconds.
+  double flops = T * ssd_flops_per_token(d) / tp;
+  cost.attention = flops / (r.gpu.bf16_tflops * 1e12 * r.c.ssd_efficiency) + kSsdKernels * r.c.gemm_latency_s;
+  // Memory-bound passes: the causal conv over x, B and C; the z gate and
+  // gated RMSNorm over d_inner, as an MLP's activation; half a layer's
+  // hidden-size passes (one norm, one residual add).
+  double tokens_sp = m.sp ? T / tp : T;
+  double bytes = T * (d.inner + 2 * d.groups * d.state) / tp * kBf16 * kConvPasses +
+                 T * d.inner / tp * kBf16 * kElementwisePassesFfn + 0.5 * tokens_sp * h * kBf16 * kElementwisePassesHidden;
+  cost.elementwise = r.hbm_seconds(bytes);
+  cost.tp = tp_comm(r, 2, cost.attn_linear);
+  if (m.cp > 1) {
+    // Context parallelism trades sequence for heads (mamba_context_parallel.py):
+    // an all-to-all of the in_proj output before the conv and of the scan
+    // output after it, forward and backward.
+    double cp_bytes = T * (d.projected() + d.inner) / tp * kBf16 * tp_fraction(m.cp);
+    cost.cp = 2 * r.collective(cp_bytes, r.link_gbps(m.tp, m.cp), r.c.a2a_efficiency);
+  }
+  cost.host = host_seconds(r, r.c.cpu_layer_s / 2);
+  return cost;
+}
+
+BlockCosts block_costs(const Rank& r) {
+  const MemoryModel& m = r.m;
+  double tokens_sp = m.sp ? r.tokens / static_cast<double>(m.tp) : r.tokens;
+  BlockCosts b;
+  b.mamba = mamba_block(r);
+  attention_block(r, b.attention);
+  b.attention.elementwise += r.hbm_seconds(0.5 * tokens_sp * static_cast<double>(m.hidden) * kBf16 * kElementwisePassesHidden);
+  b.attention.tp = tp_comm(r, 2, b.attention.attn_linear);
+  b.attention.cp = cp_attention_comm(r, b.attention.attention);
+  b.attention.host = host_seconds(r, r.c.cpu_layer_s / 2);
+  mlp_block(r, false, b.mlp, 0.5);
+  b.mlp.tp = tp_comm(r, 2, b.mlp.mlp_linear);
+  b.mlp.host = b.attention.host;
+  if (m.experts > 0) {
+    mlp_block(r, true, b.moe, 0.5);
+    b.moe.tp = tp_comm(r, m.etp == 1 ? 0 : 2, b.moe.mlp_linear);
+    b.moe.ep = ep_comm(r);
+    b.moe.host = host_seconds(r, r.c.cpu_layer_s / 2 + r.c.cpu_moe_layer_s);
+    if (!r.s.deepep) b.moe.sync = r.c.moe_sync_s;
+  }
+  return b;
 }
 
 // Forward + backward GPU seconds of a layer, with what recompute adds.
@@ -294,6 +403,14 @@ void add_layers(const MemoryModel& m, const LayerCost& l, double count, double r
   t.ep += count * l.ep * comm_repeat;
 }
 
+void add_kinds(const MemoryModel& m, const BlockCosts& b, const LayerKinds& k, double times, double recompute_share,
+               StageTime& t) {
+  add_layers(m, b.mamba, times * k.mamba, recompute_share, t);
+  add_layers(m, b.attention, times * k.attention, recompute_share, t);
+  add_layers(m, b.mlp, times * k.mlp, recompute_share, t);
+  add_layers(m, b.moe, times * k.moe, recompute_share, t);
+}
+
 // The output layer and the loss, forward + backward.
 double output_seconds(const Rank& r) {
   const MemoryModel& m = r.m;
@@ -308,16 +425,24 @@ std::vector<StageTime> stage_times(const Rank& r, const LayerCost& dense, const 
   const MemoryModel& m = r.m;
   size_t pp = static_cast<size_t>(m.pp);
   std::vector<StageTime> stages(pp);
-  std::vector<double> prefix = moe_prefix(m);
-  double start = 0;
-  for (int64_t v = 0; v < m.vpp; ++v) {
+  bool hybrid = !m.hybrid_stages.empty();
+  BlockCosts blocks = hybrid ? block_costs(r) : BlockCosts{};
+  if (hybrid) {  // each stage's layers by kind (the order within a stage does not change its time)
     for (size_t s = 0; s < pp; ++s) {
-      double n = m.stage_layers[s] / static_cast<double>(m.vpp);
-      double moe_n = moe_layers_before(m, prefix, start + n) - moe_layers_before(m, prefix, start);
-      double share = full_recompute_share(m, m.stage_layers[s]);
-      add_layers(m, dense, n - moe_n, share, stages[s]);
-      add_layers(m, moe, moe_n, share, stages[s]);
-      start += n;
+      add_kinds(m, blocks, m.hybrid_stages[s], 1, full_recompute_share(m, m.stage_layers[s]), stages[s]);
+    }
+  } else {
+    std::vector<double> prefix = moe_prefix(m);
+    double start = 0;
+    for (int64_t v = 0; v < m.vpp; ++v) {
+      for (size_t s = 0; s < pp; ++s) {
+        double n = m.stage_layers[s] / static_cast<double>(m.vpp);
+        double moe_n = moe_layers_before(m, prefix, start + n) - moe_layers_before(m, prefix, start);
+        double share = full_recompute_share(m, m.stage_layers[s]);
+        add_layers(m, dense, n - moe_n, share, stages[s]);
+        add_layers(m, moe, moe_n, share, stages[s]);
+        start += n;
+      }
     }
   }
   double h = static_cast<double>(m.hidden);
@@ -326,9 +451,13 @@ std::vector<StageTime> stage_times(const Rank& r, const LayerCost& dense, const 
   for (size_t s = 0; s < pp; ++s) {
     double mtp = static_cast<double>(m.stage_mtp[s]);
     if (mtp <= 0) continue;
-    // An MTP layer: a projection of [h; embedding] to h, a layer, the logits.
-    const LayerCost& layer = m.experts > 0 ? moe : dense;
-    add_layers(m, layer, mtp, 0, stages[s]);
+    // An MTP layer: a projection of [h; embedding] to h, a layer (a hybrid's:
+    // its MTP pattern's layers), the logits.
+    if (hybrid) {
+      add_kinds(m, blocks, m.mtp_kinds, mtp, 0, stages[s]);
+    } else {
+      add_layers(m, m.experts > 0 ? moe : dense, mtp, 0, stages[s]);
+    }
     stages[s].compute += mtp * (3 * r.gemm(r.tokens, h / static_cast<double>(m.tp), 2 * h) + output_seconds(r));
   }
   if (m.pp > 1) {
@@ -361,36 +490,83 @@ std::vector<StageTime> stage_times(const Rank& r, const LayerCost& dense, const 
 struct LayerParams {
   double dense = 0, experts = 0;
 };
-LayerParams layer_params(const MemoryModel& m, bool moe) {
-  double h = static_cast<double>(m.hidden), heads = static_cast<double>(m.heads), gate = m.swiglu ? 3 : 2;
-  LayerParams p;
+double attention_params(const MemoryModel& m) {
+  double h = static_cast<double>(m.hidden), heads = static_cast<double>(m.heads);
   if (m.mla) {
     double q_out = heads * qk_dim(m);
-    p.dense = (m.q_lora > 0 ? h * static_cast<double>(m.q_lora) + static_cast<double>(m.q_lora) * q_out : h * q_out) +
-              h * static_cast<double>(m.kv_lora + m.qk_rope) +
-              static_cast<double>(m.kv_lora) * heads * (static_cast<double>(m.qk_head) + v_dim(m)) + heads * v_dim(m) * h;
-  } else {
-    double d = static_cast<double>(m.kv_channels);
-    p.dense = h * (heads + 2 * static_cast<double>(m.query_groups)) * d + heads * d * h;
+    return (m.q_lora > 0 ? h * static_cast<double>(m.q_lora) + static_cast<double>(m.q_lora) * q_out : h * q_out) +
+           h * static_cast<double>(m.kv_lora + m.qk_rope) +
+           static_cast<double>(m.kv_lora) * heads * (static_cast<double>(m.qk_head) + v_dim(m)) + heads * v_dim(m) * h;
   }
+  double d = static_cast<double>(m.kv_channels);
+  return h * (heads + 2 * static_cast<double>(m.query_groups)) * d + heads * d * h;
+}
+
+// A MoE block: router, shared experts and LatentMoE's projections (dense),
+// routed experts.
+LayerParams moe_params(const MemoryModel& m) {
+  double h = static_cast<double>(m.hidden), gate = m.swiglu ? 3 : 2, width = expert_width(m);
+  LayerParams p;
+  p.dense = h * static_cast<double>(m.experts) + gate * h * static_cast<double>(m.shared_ffn) +
+            (m.moe_latent > 0 ? 2 * h * width : 0);
+  p.experts = static_cast<double>(m.experts) * gate * width * static_cast<double>(m.moe_ffn);
+  return p;
+}
+
+double mlp_params(const MemoryModel& m) {
+  return (m.swiglu ? 3 : 2) * static_cast<double>(m.hidden) * static_cast<double>(m.ffn);
+}
+
+double mamba_params(const MemoryModel& m) {
+  Mixer d = mixer_of(m);
+  return static_cast<double>(m.hidden) * (d.projected() + d.inner);  // in_proj, out_proj
+}
+
+LayerParams layer_params(const MemoryModel& m, bool moe) {
+  LayerParams p;
+  p.dense = attention_params(m);
   if (moe) {
-    p.dense += h * static_cast<double>(m.experts) + gate * h * static_cast<double>(m.shared_ffn);
-    p.experts = static_cast<double>(m.experts) * gate * h * static_cast<double>(m.moe_ffn);
+    LayerParams e = moe_params(m);
+    p.dense += e.dense;
+    p.experts = e.experts;
   } else {
-    p.dense += gate * h * static_cast<double>(m.ffn);
+    p.dense += mlp_params(m);
   }
   return p;
 }
 
+// The parameters of a hybrid stack's layers of kinds `k`.
+LayerParams kinds_params(const MemoryModel& m, const LayerKinds& k) {
+  LayerParams e = moe_params(m);
+  return {k.attention * attention_params(m) + k.mlp * mlp_params(m) + k.moe * e.dense + k.mamba * mamba_params(m),
+          k.moe * e.experts};
+}
+
+LayerKinds total_kinds(const MemoryModel& m) {
+  LayerKinds all;
+  for (const LayerKinds& k : m.hybrid_stages) {
+    all.mamba += k.mamba;
+    all.attention += k.attention;
+    all.mlp += k.mlp;
+    all.moe += k.moe;
+  }
+  return all;
+}
+
 // Parameters one rank of the slowest-to-sync stage holds: (dense / TP, experts / (EP x ETP)).
 LayerParams rank_params(const MemoryModel& m) {
-  LayerParams dense = layer_params(m, false), moe = layer_params(m, true);
-  double moe_layers = moe_layers_between(m, 0, static_cast<double>(m.layers));
-  double dense_layers = static_cast<double>(m.layers) - moe_layers;
   double embed = static_cast<double>(m.vocab * m.hidden) * (m.tied && m.pp == 1 ? 1 : 2);
   LayerParams total;
-  total.dense = dense_layers * dense.dense + moe_layers * moe.dense + embed;
-  total.experts = moe_layers * moe.experts;
+  if (!m.hybrid_stages.empty()) {
+    total = kinds_params(m, total_kinds(m));
+  } else {
+    LayerParams dense = layer_params(m, false), moe = layer_params(m, true);
+    double moe_layers = moe_layers_between(m, 0, static_cast<double>(m.layers));
+    double dense_layers = static_cast<double>(m.layers) - moe_layers;
+    total.dense = dense_layers * dense.dense + moe_layers * moe.dense;
+    total.experts = moe_layers * moe.experts;
+  }
+  total.dense += embed;
   double pp = static_cast<double>(m.pp);
   // The embedding and output layer sit on the end stages: the largest stage
   // holds about its share of the layers plus one of them.
@@ -473,25 +649,45 @@ const char* precision_name(GemmPrecision p) {
 
 LayerFlops layer_flops(const MemoryModel& m, bool moe) {
   LayerFlops f;
-  double h = static_cast<double>(m.hidden), heads = static_cast<double>(m.heads), gate = m.swiglu ? 3 : 2;
+  double heads = static_cast<double>(m.heads), gate = m.swiglu ? 3 : 2;
   LayerParams p = layer_params(m, moe);
   // Every weight is used once per token: 2 FLOPs per parameter, except the
   // routed experts (top-k of them) [NS].
   f.linear = 2 * p.dense;
-  if (moe) f.experts = 2 * static_cast<double>(m.topk) * gate * h * static_cast<double>(m.moe_ffn);
+  if (moe) f.experts = 2 * static_cast<double>(m.topk) * gate * expert_width(m) * static_cast<double>(m.moe_ffn);
   f.attention = 2 * (static_cast<double>(m.seq) / 2) * heads * (qk_dim(m) + v_dim(m));
   return f;
 }
 
+namespace {
+
+double sum(const LayerFlops& f) { return f.linear + f.attention + f.experts; }
+
+// Forward FLOPs per token of a hybrid stack's layers of kinds `k`.
+double kinds_flops(const MemoryModel& m, const LayerKinds& k) {
+  LayerFlops attention = layer_flops(m, false);
+  attention.linear = 2 * attention_params(m);
+  LayerFlops moe = layer_flops(m, true);
+  moe.linear = 2 * moe_params(m).dense;
+  moe.attention = 0;
+  double mamba = 2 * mamba_params(m) + ssd_flops_per_token(mixer_of(m));
+  return k.attention * sum(attention) + k.mlp * 2 * mlp_params(m) + k.moe * sum(moe) + k.mamba * mamba;
+}
+
+}  // namespace
+
 double model_flops_per_token(const MemoryModel& m) {
+  double h = static_cast<double>(m.hidden), vocab = static_cast<double>(m.vocab);
+  double mtp = static_cast<double>(m.mtp_layers);
+  double forward = 2 * h * vocab + mtp * (2 * 2 * h * h + 2 * h * vocab);
+  if (!m.hybrid_stages.empty()) {
+    forward += kinds_flops(m, total_kinds(m)) + mtp * kinds_flops(m, m.mtp_kinds);
+    return 3 * forward;
+  }
   LayerFlops dense = layer_flops(m, false), moe = layer_flops(m, true);
   double moe_layers = moe_layers_between(m, 0, static_cast<double>(m.layers));
   double dense_layers = static_cast<double>(m.layers) - moe_layers;
-  auto sum = [](const LayerFlops& f) { return f.linear + f.attention + f.experts; };
-  double h = static_cast<double>(m.hidden), vocab = static_cast<double>(m.vocab);
-  double forward = dense_layers * sum(dense) + moe_layers * sum(moe) + 2 * h * vocab;
-  double mtp = static_cast<double>(m.mtp_layers);
-  forward += mtp * (sum(m.experts > 0 ? moe : dense) + 2 * 2 * h * h + 2 * h * vocab);
+  forward += dense_layers * sum(dense) + moe_layers * sum(moe) + mtp * sum(m.experts > 0 ? moe : dense);
   return 3 * forward;
 }
 

@@ -42,6 +42,7 @@ struct SpeedConstants {
   double gemm_efficiency_nvfp4;
   double gemm_latency_s;         // fixed cost of one GEMM (launch, tail wave)
   double attention_efficiency;   // flash attention, fraction of the BF16 peak
+  double ssd_efficiency;         // Mamba-2's chunked SSD scan (Triton kernels), fraction of the BF16 peak
   double softmax_share;          // share of flash attention's time spent on the softmax's exponentials (sfu_rate 1)
   double attention_call_tokens;  // fixed work of one flash-attention call per query, in keys' worth (tile prologue/epilogue)
   double elementwise_scale;      // multiplies the counted elementwise memory passes

@@ -96,12 +96,6 @@ std::optional<SpeedInputs> read_speed_inputs(const Job& job, const Derived& deri
     if (why_not) *why_not = "PEFT (LoRA) steps are not modelled";
     return std::nullopt;
   }
-  // The memory model reads hybrid stacks; the step-time model counts only
-  // transformer layers' FLOPs and communication.
-  if (!model->hybrid_stages.empty()) {
-    if (why_not) *why_not = "hybrid (Mamba) models: the step-time model does not count the Mamba mixer";
-    return std::nullopt;
-  }
   SpeedSettings settings = read_speed_settings(job, derived, *model);
   return SpeedInputs{std::move(*model), settings, gpu};
 }

@@ -302,6 +302,39 @@ std::vector<double> stage_layers_of(const Candidate& c, double layers) {
   return stages;
 }
 
+// A hybrid stack's layer kinds on each stage of the candidate, as Megatron-
+// Core assigns them [MM: select_pipeline_segment]: a pattern's '|' segments
+// go to stage v % PP; without them, contiguous pieces of the candidate's
+// sizes (chunk i of a written interleaved layout on stage i % PP). Empty
+// when the segments do not divide over the candidate's PP.
+std::vector<LayerKinds> hybrid_stages_of(const MemoryModel& m, const Candidate& c, std::vector<double>& stage_layers) {
+  size_t pp = static_cast<size_t>(c.pp);
+  std::vector<LayerKinds> stages(pp);
+  std::vector<std::string> pieces = m.hybrid_segments;
+  if (pieces.size() == 1) {
+    std::vector<double> sizes = stage_layers;
+    if (!c.chunk_layers.empty()) sizes.assign(c.chunk_layers.begin(), c.chunk_layers.end());
+    const std::string& layers = m.hybrid_segments.front();
+    pieces.clear();
+    double end = 0;
+    size_t from = 0;
+    for (double n : sizes) {
+      end += n;
+      size_t to = std::min(layers.size(), static_cast<size_t>(std::llround(end)));
+      pieces.push_back(layers.substr(from, to - from));
+      from = to;
+    }
+  } else if (pieces.size() % pp != 0) {
+    return {};
+  }
+  std::fill(stage_layers.begin(), stage_layers.end(), 0.0);
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    stages[i % pp] += count_kinds(pieces[i]);
+    stage_layers[i % pp] += static_cast<double>(pieces[i].size());
+  }
+  return stages;
+}
+
 std::optional<SpeedEstimate> predict(const LayoutSpeed& base, const Candidate& c, int64_t gbs) {
   MemoryModel m = base.model;
   m.tp = c.tp;
@@ -316,6 +349,10 @@ std::optional<SpeedEstimate> predict(const LayoutSpeed& base, const Candidate& c
   m.micro_batch = c.mbs;
   m.microbatches = gbs > 0 ? std::max<int64_t>(1, gbs / (c.mbs * c.dp)) : c.pp;
   m.stage_layers = stage_layers_of(c, static_cast<double>(m.layers));
+  if (!m.hybrid_segments.empty()) {
+    m.hybrid_stages = hybrid_stages_of(m, c, m.stage_layers);
+    if (m.hybrid_stages.empty()) return std::nullopt;
+  }
   m.stage_mtp.assign(static_cast<size_t>(c.pp), 0);
   m.stage_mtp.back() = m.mtp_layers;
   m.recompute = c.recompute == Recompute::Full ? "full" : c.recompute == Recompute::Selective ? "selective" : "";
