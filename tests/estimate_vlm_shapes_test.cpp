@@ -109,3 +109,26 @@ TEST_CASE("vlm shapes: the Qwen3-VL 235B-A22B recipes", "[estimate]") {
     CHECK(estimate_json({"--recipe", recipe})["estimate"].is_object());
   }
 }
+
+TEST_CASE("vlm shapes: Pixtral's tower and Mistral 3's projector (Ministral 3's layout), counted by hand",
+          "[estimate]") {
+  // The layout Bridge's Ministral3Model builds (HF PixtralVisionModel and
+  // Mistral3MultiModalProjector; estimate_vision.cpp [PIX]) on a small
+  // made-up vision_config, not a catalogued checkpoint's: 2 layers, hidden 64,
+  // 4 heads, intermediate 128, patch 14, spatial merge 2, text hidden 96.
+  static const VisionDims dims = {"test", "test/pixtral", "pixtral", 2, 64, 4, 16, 128, 14, 1, 3, 0, 2, 96, 0, 0, 0,
+                                  "test"};
+  VisionParams p = vision_params(dims);
+  // Per layer q/k/v/o 4 x 64^2 = 16,384, gate/up/down 3 x 64 x 128 = 24,576,
+  // two RMSNorms 128: 41,088; Conv2d 3 x 14^2 x 64 = 37,632 (no bias); ln_pre 64.
+  CHECK(p.tower == 2 * 41'088 + 37'632 + 64);
+  // Norm 64, patch merger 256 x 64, linear_1 64 x 96, linear_2 96 x 96.
+  CHECK(p.projector == 64 + 256 * 64 + 64 * 96 + 96 * 96);
+  // An HF module: whole on every tensor-parallel rank.
+  CHECK(p.tower_split == 0);
+  CHECK(p.projector_split == 0);
+  // multimodal_projector_bias: the row records linear_1's and linear_2's biases.
+  VisionDims biased = dims;
+  biased.extra_params = 96 + 96;
+  CHECK(vision_params(biased).projector == p.projector + 192);
+}
