@@ -119,6 +119,28 @@ constexpr KnownBroken kKnownBroken[] = {
      "Qwen3.5-397B-A17B has 60 decoder layers (text_config num_hidden_layers; Bridge's own qwen35_vl_provider.py docstring \"60 layers: 15 groups\" and test_qwen35_bridge.py; data/model_dims.csv); perf_recipes/qwen_vl/gb200/qwen35_vl.py:264 sets pipeline_model_parallel_size 8 with no uneven split, layout or account_for_* flag: 60 % 8 = 4, and Megatron-Core's get_num_layers_to_build asserts \"num_layers=60 should be divisible by pipeline_model_parallel_size=8\" (transformer_block.py at the 2a75ac12c5 Bridge pins; the GDN block spec calls it) (seen since the Qwen3.5 shapes are recorded)"},
     {"qwen35_vl_397b_a17b_pretrain_64gpu_gb200_fp8cs_config", "layers-divisible-by-pp", "the GB200 BF16 recipe's PP 8 (:310)"},
     {"qwen35_vl_397b_a17b_pretrain_64gpu_gb200_fp8mx_config", "layers-divisible-by-pp", "the GB200 BF16 recipe's PP 8 (:337)"},
+    {"qwen3_vl_235b_a22b_pretrain_256gpu_h100_bf16_config", "layers-divisible-by-pp",
+     "Qwen3-VL-235B-A22B's language model has 94 decoder layers (text_config num_hidden_layers: Pai-Megatron-Patch "
+     "and torchtitan agree, data/model_dims.csv; the vision tower is built beside it with its own config, outside "
+     "the split); perf_recipes/qwen_vl/h100/qwen3_vl.py:45,47 sets PP 8 and VP 4 with no uneven split, layout or "
+     "account_for_* flag (its base, recipes/qwen_vl/h100/qwen3_vl.py qwen3_vl_235b_a22b_pretrain_256gpu_h100_bf16_"
+     "mock_config, sets none): 94 = 8 x 11 + 6, and Megatron-Core's get_num_layers_to_build asserts "
+     "\"num_layers=94 should be divisible by config.pipeline_model_parallel_size=8\" (transformer_block.py at the "
+     "2a75ac12c5 Bridge pins) (seen since the Qwen3-VL 235B-A22B shape is recorded)"},
+    {"qwen3_vl_235b_a22b_pretrain_256gpu_h100_fp8cs_config", "layers-divisible-by-pp",
+     "the BF16 recipe's PP 8 and VP 4 (perf_recipes/qwen_vl/h100/qwen3_vl.py:94,96) over the same 94 layers"},
+    {"qwen3_vl_235b_a22b_pretrain_256gpu_h100_bf16_mock_config", "layers-divisible-by-pp",
+     "recipes/qwen_vl/h100/qwen3_vl.py:148 sets PP 16 for Qwen3-VL-235B-A22B's 94 decoder layers (data/model_dims.csv) "
+     "with no uneven split, layout or account_for_* flag: 94 = 16 x 5 + 14, and Megatron-Core's "
+     "get_num_layers_to_build asserts \"num_layers=94 should be divisible by "
+     "config.pipeline_model_parallel_size=16\" (the B200 and GB200 perf recipes built on it set 10 first and 12 "
+     "last layers: (94 - 22) / 6 = 12 builds) (seen since the Qwen3-VL 235B-A22B shape is recorded)"},
+    {"qwen3_vl_235b_a22b_sft_32gpu_h100_bf16_config", "moe-tp-requires-sequence-parallel",
+     "recipes/qwen_vl/h100/qwen3_vl.py:503,509 sets tensor_model_parallel_size 4 and sequence_parallel False for "
+     "a MoE language model (128 experts in every one of its 94 layers, data/model_dims.csv); "
+     "megatron/core/transformer/moe/moe_layer.py:636 (at the 2a75ac12c5 Bridge pins) raises ValueError in "
+     "training when the attention TP group is larger than 1 without sequence parallelism, as for the GLM-4.5 "
+     "recipes above (seen since the Qwen3-VL 235B-A22B shape is recorded)"},
     {"qwen35_vl_35b_a3b_pretrain_16gpu_h100_fp8cs_config", "layers-divisible-by-pp",
      "perf_recipes/qwen_vl/h100/qwen35_vl.py:74-76 sets PP 2 and VPP 12 for Qwen3.5-35B-A3B's 40 layers with no "
      "uneven split (its base, the 8-GPU mock recipe, sets none; the BF16 perf recipe uses 17 + 23 without VPP): "

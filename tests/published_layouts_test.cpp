@@ -341,6 +341,27 @@ const KnownRejected kKnownRejected[] = {
      "layers / 2 = 20 a stage, not 12 chunks (Bridge's GPTModelProvider.provide asserts \"Make sure the number of "
      "model chunks is the same across all pipeline stages\"); Bridge @067f987 gives the BF16 recipe 17 + 23 layers "
      "without VP, the FP8 recipe keeps PP 2 x VP 12 (tests/acceptance_recipes_test.cpp)"},
+    {"perf_recipe_presets.csv 26.08 qwen3_vl_235b_a22b_pretrain_256gpu_h100_",
+     {"layers-divisible-by-pp"},
+     "Megatron-Bridge @067f987 perf_recipes/qwen_vl/h100/qwen3_vl.py sets PP 8 and VP 4 for the 94-layer "
+     "Qwen3-VL-235B-A22B with no uneven split, layout or account_for_* flag (tests/acceptance_recipes_test.cpp "
+     "lists the recipes)"},
+    {"perf_recipe_presets.csv 26.04 QWEN3_VL_235B_A22B_PRETRAIN_CONFIG_H100_",
+     {"layers-divisible-by-pp"},
+     "scripts/performance/configs/qwen_vl/qwen3_vl_workload_base_configs.py gives Qwen3-VL 235B-A22B on H100 PP 8 and "
+     "VP 4 from 26.02 to 26.06.01. At 26.02 and 26.02.01 (21b02e0cf, 9c9dd8489) the recipe it built on, "
+     "recipes/qwen_vl/qwen3_vl.py qwen3_vl_235b_a22b_pretrain_config, set account_for_embedding_in_pipeline_split "
+     "and account_for_loss_in_pipeline_split: 94 + 2 = 96 = 8 stages x 4 chunks x 3, valid then (rebuilt on "
+     "@067f987's recipe, which dropped both, it is rejected). From 26.04 (0fbfe7d3e, 533fc961f) the script builds "
+     "on qwen3_vl_235b_a22b_pretrain_mock_config, which sets neither and no uneven split: 94 = 8 x 11 + 6, and "
+     "Megatron-Core's get_num_layers_to_build asserts \"num_layers=94 should be divisible by "
+     "config.pipeline_model_parallel_size=8\"; no Qwen3-VL run is in the published performance tables"},
+    {"perf_recipe_presets.csv 26.04 QWEN3_VL_235B_A22B_PRETRAIN_CONFIG_B200_",
+     {"layers-divisible-by-pp"},
+     "qwen3_vl_workload_base_configs.py gives Qwen3-VL 235B-A22B on B200 PP 8 and VP 4 from 26.02 to 26.04: valid at "
+     "26.02 and 26.02.01, whose recipe set both account_for_* flags (94 + 2 = 96 = 8 x 4 x 3), not at 26.04 "
+     "(0fbfe7d3e), whose mock recipe sets neither and whose B200 script no uneven split: 94 % 8 = 6; 26.04.01 "
+     "(c81012934) gives B200 10 first and 12 last layers without VP, which builds"},
 };
 
 // The rule a catalog consistency note names (as acceptance_recipes_test reads them).

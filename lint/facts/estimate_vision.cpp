@@ -64,6 +64,21 @@
 //        _compute_attention_biases builds a local and a global additive bias
 //        (micro-batch x 1 x seq x seq in bf16) each forward, which the
 //        language model's fused attention keeps for its backward pass.
+// [PIX]  Megatron-Bridge 067f987df03b, src/megatron/bridge/models/ministral3/
+//        modeling_ministral3.py (Ministral3Model): the vision tower is HF
+//        transformers' PixtralVisionModel (AutoModel.from_config(
+//        vision_config)) and the projector HF's Mistral3MultiModalProjector,
+//        both built only where pre_process (the first pipeline stage), whole on
+//        every tensor-parallel rank (hook_hf_module_setattr_for_tp_grad_sync).
+//        Their modules (huggingface/transformers modeling_pixtral.py and
+//        modular_mistral3.py): a Conv2d patch embedding without bias and an
+//        RMSNorm (ln_pre); per layer q/k/v/o projections hidden x hidden
+//        without bias, a gated SiLU MLP (gate, up, down) without bias, two
+//        RMSNorms; 2D rotary positions (a buffer, no parameter). The projector:
+//        an RMSNorm over the hidden, the patch merger (merge^2 x hidden ->
+//        hidden, no bias), linear_1 hidden -> text hidden and linear_2 text
+//        hidden -> text hidden (biased only with multimodal_projector_bias,
+//        whose biases a row records in extra_params).
 //
 // [LORA] Megatron-Bridge 067f987df03b, src/megatron/bridge/peft/lora.py and
 //        module_matcher.py: LoRA wraps every module whose name equals a
@@ -105,7 +120,7 @@ bool arch_is(const VisionDims& d, std::string_view arch) { return std::string_vi
 // A tower built from Hugging Face modules whose training activations the
 // estimate does not model: trainable, it is declined. (Qwen2.5-VL's and
 // Gemma 3's SigLIP are modelled: trained_hf_tower_bytes below.)
-bool hf_tower(const VisionDims& d) { return arch_is(d, "gemma4"); }
+bool hf_tower(const VisionDims& d) { return arch_is(d, "gemma4") || arch_is(d, "pixtral"); }
 
 int64_t patch_embedding(const VisionDims& d) {
   return static_cast<int64_t>(d.in_channels) * d.temporal_patch * d.patch_size * d.patch_size * d.hidden;
@@ -146,6 +161,20 @@ int64_t siglip_tower(const VisionDims& d) {
   return d.layers * layer + patch_embedding(d) + h + positions + d.extra_params;
 }
 
+// [PIX] PixtralVisionModel: per layer q/k/v/o (hidden x hidden), gate/up/down,
+// two RMSNorms; the Conv2d patch embedding and ln_pre.
+int64_t pixtral_tower(const VisionDims& d) {
+  int64_t h = d.hidden, f = d.ffn;
+  return d.layers * (4 * h * h + 3 * h * f + 2 * h) + patch_embedding(d) + h;
+}
+
+// [PIX] Mistral3MultiModalProjector: norm, patch merger, linear_1, linear_2
+// (+ their biases, extra_params, when the checkpoint has them).
+int64_t pixtral_projector(const VisionDims& d) {
+  int64_t h = d.hidden, text = d.text_hidden, merged = h * d.merge * d.merge;
+  return h + merged * h + h * text + text * text + d.extra_params;
+}
+
 // [Q3VL] one Qwen3-VL vision layer: the weights TP splits (qkv with its
 // bias, proj, fc1 with its bias, fc2) and those it replicates (two
 // LayerNorms, the row-parallel biases).
@@ -184,6 +213,9 @@ VisionParams vision_params(const VisionDims& d) {
     p.tower = siglip_tower(d);
     p.projector_split = static_cast<int64_t>(d.hidden) * d.text_hidden;  // [G3VL] proj, column-parallel
     p.projector = p.projector_split + d.hidden;                          // + the norm's weight
+  } else if (arch_is(d, "pixtral")) {
+    p.tower = pixtral_tower(d);
+    p.projector = pixtral_projector(d);
   } else if (arch_is(d, "qwen25_vl")) {
     p.tower = qwen25_tower(d);
     p.projector = qwen25_merger(d);
@@ -390,6 +422,16 @@ std::optional<VisionLoad> read_vision_load(const Job& job, const MemoryModel& m,
     if (why_not) {
       *why_not = fmt::format(
           "the trainable vision tower of {} (freeze_vision_model false) is a Hugging Face module whose saved "
+          "activations per image patch are not modelled",
+          d->hf_id);
+    }
+    return std::nullopt;
+  }
+  if (!v.projector_frozen && arch_is(*d, "pixtral")) {
+    // [PIX] a trained HF projector: its saved activations are not modelled.
+    if (why_not) {
+      *why_not = fmt::format(
+          "the trainable projector of {} (freeze_vision_projection false) is a Hugging Face module whose saved "
           "activations per image patch are not modelled",
           d->hf_id);
     }

@@ -34,7 +34,8 @@ struct VisionDims {
   int merge;               // patches pooled into one image token, per side
   int text_hidden;         // the language model's width the projector maps to
   int tokens_per_image;    // image tokens one image places in the sequence (0: variable)
-  int extra_params;        // tower parameters outside the layers and embeddings (named in `source`)
+  int extra_params;        // tower parameters outside the layers and embeddings (named in `source`;
+                           // "pixtral": the projector's linear biases, multimodal_projector_bias)
   int deepstack;           // extra patch mergers fed from inner layers (Qwen3-VL deepstack_visual_indexes)
   const char* source;      // where these numbers come from
 };

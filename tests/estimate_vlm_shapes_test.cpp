@@ -1,0 +1,134 @@
+// Shapes of vision-language checkpoints the catalog records for issue 20
+// (data/model_dims.csv text_config rows, data/vision_dims.csv vision_config
+// rows, every number from two independent copies named in the rows' source
+// column): each size's parameters counted by hand from those numbers,
+// compared with the total the publisher lists, and what the recipes (Megatron
+// Bridge 067f987df03b) turn on.
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include "lint/facts/estimate.h"
+#include "lint/facts/estimate_vision.h"
+#include "tests/estimate_json.h"
+
+using namespace mblint;
+using test::estimate_json;
+
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+// Qwen3-VL-235B-A22B's language model on one GPU, as the catalog's row reads
+// it: Qwen3's MoE decoder (RMSNorm, Q/K head norms, SwiGLU experts, no
+// biases, untied output layer).
+MemoryModel qwen3_vl_235b_text() {
+  MemoryModel m;
+  m.layers = 94;
+  m.hidden = 4096;
+  m.heads = 64;
+  m.query_groups = 4;
+  m.kv_channels = 128;
+  m.ffn = 12288;
+  m.vocab = 151936;
+  m.seq = 4096;
+  m.swiglu = true;
+  m.tied = false;
+  m.rmsnorm = true;
+  m.qk_norm = true;
+  m.add_bias = false;
+  m.experts = 128;
+  m.topk = 8;
+  m.moe_ffn = 1536;
+  m.moe_pattern.assign(94, true);
+  m.stage_layers = {94};
+  m.stage_mtp = {0};
+  m.hidden_dropout = 0;
+  m.attention_dropout = 0;
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("vlm shapes: Qwen3-VL 235B-A22B's language model, tower and mergers, counted by hand", "[estimate]") {
+  // text_config (alibaba/Pai-Megatron-Patch a098ca5acbde run_mcore_qwen.sh
+  // A22B and pytorch/torchtitan 0375bb6789fa qwen3_vl_configs["235B-A22B"]
+  // agree): 94 layers, hidden 4096, 64 heads / 4 KV heads of 128, 128
+  // experts of 1536, top-8, vocab 151936, untied.
+  // Attention: qkv 4096 x 128 x (64 + 2 x 4) = 37,748,736, proj 8192 x 4096
+  // = 33,554,432, input norm 4096, Q/K norms 2 x 128.
+  int64_t attention = 37'748'736 + 33'554'432 + 4096 + 256;
+  CHECK(attention == 71'307'520);
+  // MoE: router 4096 x 128, 128 experts x 3 x 4096 x 1536, pre-MLP norm.
+  int64_t moe = 4096 * 128 + 128LL * 3 * 4096 * 1536 + 4096;
+  CHECK(moe == 2'416'447'488);
+  double text = 94 * static_cast<double>(attention + moe) + 2 * 151936.0 * 4096 + 4096;
+  // 235,093,634,560: Qwen3-235B-A22B's count, the text model the VL
+  // checkpoint is built on (the row qwen3_235b_a22b).
+  CHECK(text == 235'093'634'560);
+  CHECK(estimate_model(qwen3_vl_235b_text()).weights * kGiB / 2 == Approx(text).epsilon(1e-12));
+  // vision_config: the 8B's tower (depth 27, 1152, 16 heads, ffn 4304,
+  // 2304 positions, 3 deepstack mergers) with out_hidden_size 4096, the same
+  // as the 8B's (estimate_vision_test.cpp): 415,891,440 + 160,496,896.
+  const VisionDims* d = find_vision_dims("qwen3_vl_235b_a22b");
+  REQUIRE(d != nullptr);
+  VisionParams p = vision_params(*d);
+  CHECK(p.tower == 415'891'440);
+  CHECK(p.projector == 160'496'896);
+  // 235,670,022,896 in all: the "235B" of Qwen/Qwen3-VL-235B-A22B-Instruct.
+  CHECK(text + static_cast<double>(p.tower + p.projector) == 235'670'022'896);
+}
+
+TEST_CASE("vlm shapes: the Qwen3-VL 235B-A22B recipes", "[estimate]") {
+  // GB300 pretrain (perf_recipes/qwen_vl/gb300/qwen3_vl.py): TP 1, PP 1,
+  // EP 64 on 64 GPUs, micro-batch 1, seq 4096; the mock recipe it builds on
+  // freezes the language model and the tower and trains the mergers. Per GPU:
+  // the dense part of the language model (94 x (71,307,520 + router 524,288
+  // + norm 4096) + embeddings and output 2 x 151936 x 4096 + final norm =
+  // 7,997,238,784), 1/64 of the experts (94 x 2,415,919,104 / 64 =
+  // 3,548,381,184), tower and mergers 576,388,336: 12,122,008,304 bf16
+  // weights. Only the mergers' 160,496,896 parameters are trained: bf16
+  // gradients (the perf recipes' grad_reduce_in_fp32 off) and Adam state
+  // sharded over DP 64.
+  auto gb300 = estimate_json({"--recipe", "qwen3_vl_235b_a22b_pretrain_64gpu_gb300_bf16_config"});
+  REQUIRE(gb300["estimate"].is_object());
+  const auto& e = gb300["estimate"];
+  CHECK(e["weights"].get<double>() == Approx(12'122'008'304.0 * 2 / kGiB).margin(0.005));
+  CHECK(e["gradients"].get<double>() == Approx(160'496'896.0 * 2 / kGiB).margin(0.005));
+  CHECK(e["optimizer"].get<double>() == Approx(160'496'896.0 * 12 / 64 / kGiB).margin(0.005));
+  CHECK(e["vision"]["model"] == "Qwen/Qwen3-VL-235B-A22B-Instruct");
+  CHECK(e["vision"]["tower_frozen"] == true);
+  CHECK(e["vision"]["projector_frozen"] == false);
+  CHECK(e["vision"]["patches_per_microbatch"] == 4096 * 1 * 4);
+  // Every one of the 14 recipes is estimated now: SFT (the tower trained) and
+  // PEFT (LoRA on the tower and mergers too) as well.
+  for (const char* recipe : {"qwen3_vl_235b_a22b_sft_32gpu_h100_bf16_config",
+                             "qwen3_vl_235b_a22b_peft_16gpu_h100_bf16_config",
+                             "qwen3_vl_235b_a22b_pretrain_256gpu_h100_bf16_mock_config"}) {
+    INFO(recipe);
+    CHECK(estimate_json({"--recipe", recipe})["estimate"].is_object());
+  }
+}
+
+TEST_CASE("vlm shapes: Pixtral's tower and Mistral 3's projector (Ministral 3's layout), counted by hand",
+          "[estimate]") {
+  // The layout Bridge's Ministral3Model builds (HF PixtralVisionModel and
+  // Mistral3MultiModalProjector; estimate_vision.cpp [PIX]) on a small
+  // made-up vision_config, not a catalogued checkpoint's: 2 layers, hidden 64,
+  // 4 heads, intermediate 128, patch 14, spatial merge 2, text hidden 96.
+  static const VisionDims dims = {"test", "test/pixtral", "pixtral", 2, 64, 4, 16, 128, 14, 1, 3, 0, 2, 96, 0, 0, 0,
+                                  "test"};
+  VisionParams p = vision_params(dims);
+  // Per layer q/k/v/o 4 x 64^2 = 16,384, gate/up/down 3 x 64 x 128 = 24,576,
+  // two RMSNorms 128: 41,088; Conv2d 3 x 14^2 x 64 = 37,632 (no bias); ln_pre 64.
+  CHECK(p.tower == 2 * 41'088 + 37'632 + 64);
+  // Norm 64, patch merger 256 x 64, linear_1 64 x 96, linear_2 96 x 96.
+  CHECK(p.projector == 64 + 256 * 64 + 64 * 96 + 96 * 96);
+  // An HF module: whole on every tensor-parallel rank.
+  CHECK(p.tower_split == 0);
+  CHECK(p.projector_split == 0);
+  // multimodal_projector_bias: the row records linear_1's and linear_2's biases.
+  VisionDims biased = dims;
+  biased.extra_params = 96 + 96;
+  CHECK(vision_params(biased).projector == p.projector + 192);
+}
