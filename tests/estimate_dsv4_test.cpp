@@ -221,6 +221,26 @@ TEST_CASE("dsv4: DeepSeek-V4-Pro's CSA layer where it differs", "[estimate][dsv4
   CHECK(hyper == 229376 + 424 + 28672);
 }
 
+TEST_CASE("dsv4: Bridge's even pipeline split and a stage's attention activations", "[estimate][dsv4]") {
+  // deepseek_v4_bridge.py set_deepseek_v4_pipeline_model_parallel_layout:
+  // 43 layers on 4 stages: 11, 11, 11, 10; on 8 stages 6, 6, 6, 5 x 5.
+  CHECK(dsv4_bridge_stage_layers(43, 4) == std::vector<int64_t>{11, 11, 11, 10});
+  CHECK(dsv4_bridge_stage_layers(43, 8) == std::vector<int64_t>{6, 6, 6, 5, 5, 5, 5, 5});
+  CHECK(dsv4_bridge_stage_layers(61, 1) == std::vector<int64_t>{61});
+  // The H100 recipes' first stage: layers 0-10 = 2 window, 5 CSA, 4 HCA
+  // layers: 2 x 827,696 + 5 x 2,181,168 + 4 x 914,144 = 16,217,808 bytes a
+  // token; at 4096 tokens and 4 micro-batches in flight (1F1B, PP 4) 265.7 GB
+  // before the MoE blocks, the weights and the optimizer state.
+  Dsv4Shape flash = catalogued("deepseek_v4_flash");
+  Dsv4Run run;
+  run.seq = 4096;
+  run.recompute_mhc = true;
+  double stage0 = dsv4_stage_token_bytes(flash, 4, 0, run);
+  CHECK(stage0 == 2 * 827696.0 + 5 * 2181168.0 + 4 * 914144.0);
+  CHECK(stage0 * 4096 * 4 / 1e9 == Approx(265.7).epsilon(0.001));
+  CHECK(dsv4_stage_token_bytes(flash, 4, 4, run) == 0);  // no such stage
+}
+
 TEST_CASE("dsv4: the recipes are declined with what is not modelled", "[estimate][dsv4]") {
   auto cwd = test::make_temp_dir("mblint-dsv4");
   auto run = test::run_mblint(

@@ -308,6 +308,28 @@ double dsv4_layer_token_bytes(const Dsv4Shape& s, int64_t ratio, const Dsv4Run& 
   return total;
 }
 
+std::vector<int64_t> dsv4_bridge_stage_layers(int64_t layers, int64_t pp) {
+  // MB src/megatron/bridge/models/deepseek/deepseek_v4_bridge.py:137-163:
+  // divmod(num_layers, pp); stage i gets base + (i < extra) decoder layers.
+  std::vector<int64_t> out;
+  if (pp <= 0 || layers <= 0) return out;
+  int64_t base = layers / pp, extra = layers % pp;
+  for (int64_t i = 0; i < pp; ++i) out.push_back(base + (i < extra ? 1 : 0));
+  return out;
+}
+
+double dsv4_stage_token_bytes(const Dsv4Shape& s, int64_t pp, int64_t stage, const Dsv4Run& run) {
+  std::vector<int64_t> split = dsv4_bridge_stage_layers(s.layers, pp);
+  if (stage < 0 || stage >= static_cast<int64_t>(split.size())) return 0;
+  int64_t first = 0;
+  for (int64_t i = 0; i < stage; ++i) first += split[static_cast<size_t>(i)];
+  double total = 0;
+  for (int64_t l = first; l < first + split[static_cast<size_t>(stage)]; ++l) {
+    total += dsv4_layer_token_bytes(s, s.ratios[static_cast<size_t>(l)], run);
+  }
+  return total;
+}
+
 std::string dsv4_not_modelled(const Dsv4Shape& s, const Dsv4Run& run) {
   std::string figures;
   if (run.seq > 0) {
@@ -318,19 +340,19 @@ std::string dsv4_not_modelled(const Dsv4Shape& s, const Dsv4Run& run) {
       seen.push_back(ratio);
     }
     std::sort(seen.begin(), seen.end());
-    figures = fmt::format(" (at seq {} on the {} CSA path{}{}:", run.seq, run.fused_csa ? "fused" : "unfused",
+    figures = fmt::format("; at seq {} on the {} CSA path{}{}:", run.seq, run.fused_csa ? "fused" : "unfused",
                           run.recompute_mhc ? ", mhc recompute" : "", run.recompute_up_proj ? ", mla_up_proj recompute" : "");
     for (size_t i = 0; i < seen.size(); ++i) {
       const char* kind = seen[i] == 0 ? "window" : seen[i] == 4 ? "CSA" : "HCA";
       figures += fmt::format("{} {} layer {:.2f} MB a token", i ? "," : "", kind,
                              dsv4_layer_token_bytes(s, seen[i], run) / 1e6);
     }
-    figures += " without its MoE block)";
+    figures += " without its MoE block";
   }
   return fmt::format(
       "DeepSeek V4 (experimental attention variant dsv4_hybrid) is not modelled: its {:.1f} B parameters are counted "
       "and what a layer's attention and {} hyper-connection streams save per token is modelled "
-      "(lint/facts/estimate_dsv4.cpp){}, but not wired into the stage estimate: the pipeline layout Bridge writes "
+      "(lint/facts/estimate_dsv4.cpp{}), but not wired into the stage estimate: the pipeline layout Bridge writes "
       "(deepseek_v4_bridge.py), the MoE block on the hyper-connection streams, the MTP layer's e_proj/h_proj "
       "streams (multi_token_prediction.py); NVIDIA/Megatron-LM branch dev d48bd6be0a85",
       dsv4_model_params(s, true) / 1e9, s.hc_mult, figures);

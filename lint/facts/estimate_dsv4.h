@@ -90,6 +90,16 @@ std::vector<Dsv4Term> dsv4_hyper_connection_terms(const Dsv4Shape& s, const Dsv4
 // The sum of both, per token: a layer's saved bytes without its MoE block.
 double dsv4_layer_token_bytes(const Dsv4Shape& s, int64_t ratio, const Dsv4Run& run);
 
+// The decoder layers per pipeline stage of the layout Bridge writes when the
+// recipe leaves it unset (set_deepseek_v4_pipeline_model_parallel_layout): an
+// even split, the first `layers % pp` stages one layer more; the embedding
+// on the first stage, the MTP layers and the loss on the last.
+std::vector<int64_t> dsv4_bridge_stage_layers(int64_t layers, int64_t pp);
+
+// dsv4_layer_token_bytes summed over the decoder layers of stage `stage` in
+// that layout (one micro-batch's token; MoE blocks and MTP layers excluded).
+double dsv4_stage_token_bytes(const Dsv4Shape& s, int64_t pp, int64_t stage, const Dsv4Run& run);
+
 // Why a DeepSeek V4 job is not estimated: what is counted, the per-layer
 // figures for `run` (seq 0: none), and what is not wired, with the upstream
 // files that hold the missing parts.
