@@ -352,9 +352,9 @@ std::string dsv4_not_modelled(const Dsv4Shape& s, const Dsv4Run& run) {
   return fmt::format(
       "DeepSeek V4 (experimental attention variant dsv4_hybrid) is not modelled: its {:.1f} B parameters are counted "
       "and what a layer's attention and {} hyper-connection streams save per token is modelled "
-      "(lint/facts/estimate_dsv4.cpp{}), but not wired into the stage estimate: the pipeline layout Bridge writes "
-      "(deepseek_v4_bridge.py), the MoE block on the hyper-connection streams, the MTP layer's e_proj/h_proj "
-      "streams (multi_token_prediction.py); NVIDIA/Megatron-LM branch dev d48bd6be0a85",
+      "(lint/facts/estimate_dsv4.cpp{}), but not wired into the stage estimate: the per-stage weights and MoE blocks on "
+      "Bridge's layout (deepseek_v4_bridge.py), the MTP layer's e_proj/h_proj streams and hyper-connection head "
+      "(multi_token_prediction.py); NVIDIA/Megatron-LM branch dev d48bd6be0a85",
       dsv4_model_params(s, true) / 1e9, s.hc_mult, figures);
 }
 

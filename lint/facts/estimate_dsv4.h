@@ -9,8 +9,9 @@
 //
 // Not wired into the stage estimate yet (a DeepSeek V4 job is declined with
 // dsv4_not_modelled() as its reason, which gives the per-layer figures): the
-// pipeline layout Bridge writes, the MoE block on the hyper-connection
-// streams, and the MTP layer's e_proj/h_proj streams.
+// per-stage weights and MoE blocks (estimate.cpp's moe_mlp, minus the norm
+// tensors the mhc recompute frees) on the layout Bridge writes, and the MTP
+// layer's e_proj/h_proj streams and hyper-connection head.
 #pragma once
 
 #include <cstdint>
