@@ -190,6 +190,13 @@ TEST_CASE("dsv4: the fused CSA path and mla_up_proj recompute by hand", "[estima
   double w = 0;
   for (const Dsv4Term& t : dsv4_attention_terms(s, 0, run)) w += t.bytes;
   CHECK(w == window);
+  // The fused hyper-connection kernel keeps the bf16 streams it is given
+  // (fused_mhc_kernels.py CutileProjRmsComputeH), freed under mhc
+  // recompute: no fp32 copy, 424 + 16,384 bytes a layer remain.
+  run.fused_mhc = true;
+  double hyper = 0;
+  for (const Dsv4Term& t : dsv4_hyper_connection_terms(s, run)) hyper += t.bytes;
+  CHECK(hyper == 424 + 16384);
 }
 
 TEST_CASE("dsv4: DeepSeek-V4-Pro's CSA layer where it differs", "[estimate][dsv4]") {

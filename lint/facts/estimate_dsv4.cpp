@@ -158,6 +158,7 @@ double dsv4_model_params(const Dsv4Shape& s, bool with_mtp) {
 //  [HC]  hyper_connection.py
 //  [TL]  transformer_layer.py (HyperConnectionTransformerLayer)
 //  [TB]  transformer_block.py (the mHC recompute plan)
+//  [MHC] megatron/core/fusions/fused_mhc_kernels.py (use_fused_mhc)
 // Only the SBHD layout without context parallelism is modelled (what the
 // recipes run: CP 1, no packed sequences); activations are 16-bit.
 
@@ -275,12 +276,15 @@ std::vector<Dsv4Term> dsv4_hyper_connection_terms(const Dsv4Shape& s, const Dsv4
   // [HC] compute_mappings (:371-421) runs outside any checkpoint; on the
   // native path _projection_and_get_norm (:321-335) casts the n streams to
   // fp32 for the compiled projection, which keeps that copy for the weight
-  // gradient and the norm. The fused kernels (use_fused_mhc, what the
-  // Blackwell recipes enable at run time) are not read: the native path's
-  // tensors are assumed, erring high. The mixing logits, the norm scale, the
-  // Sinkhorn input (:34-49) and the bf16 h_pre, h_post, h_res are small.
+  // gradient and the norm. The fused kernel (use_fused_mhc: [MHC]
+  // CutileProjRmsComputeH :2879-2913) keeps the streams as given, a view of
+  // the n-stream input counted below (freed with it under mhc recompute).
+  // The mixing logits, the norm scale, the Sinkhorn input (:34-49) and the
+  // bf16 h_pre, h_post, h_res are small.
   double mixing = n * n + 2 * n;
-  add(t, "hyper-connections: fp32 copy of the n streams (mapping projection input)", 2 * kFp32 * n * h);
+  if (!run.fused_mhc) {
+    add(t, "hyper-connections: fp32 copy of the n streams (mapping projection input)", 2 * kFp32 * n * h);
+  }
   add(t, "hyper-connections: mapping logits, Sinkhorn input, mixing weights", 2 * (kFp32 * (mixing + 1 + n * n) + kBf16 * mixing));
   if (!run.recompute_mhc) {
     // [HC] aggregate (:507-523) and the H_res/H_post mix (:132-144) keep the

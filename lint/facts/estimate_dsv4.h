@@ -64,6 +64,7 @@ struct Dsv4Run {
   int64_t seq = 0;           // tokens of one sequence (SBHD, no context parallelism)
   int64_t tp = 1;            // attention heads per rank: heads / tp
   bool fused_csa = false;    // dsa_kernel_backend != "none" (apply_dsa_kernel_fusion)
+  bool fused_mhc = false;    // use_fused_mhc (the cuTile hyper-connection kernels)
   bool recompute_mhc = false;       // "mhc" in recompute_modules (selective)
   bool recompute_up_proj = false;   // "mla_up_proj" in recompute_modules (selective)
 };

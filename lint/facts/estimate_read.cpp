@@ -529,7 +529,8 @@ bool read_mamba_dims(const Reader& r, MemoryModel& m, std::string* why_not) {
 // dsa_kernels.py:92-97), which the deprecated apply_dsa_kernel_fusion sets
 // (transformer_config.py:1620-1632); a job that sets neither takes
 // TransformerConfig's "none", the unfused path (mblint's catalog does not
-// record what the recipes set there; docs/memory.md lists it).
+// record what the recipes set there; docs/memory.md lists it); the same for
+// the fused hyper-connection kernels (use_fused_mhc).
 Dsv4Run dsv4_run(const Reader& r, const MemoryModel& m) {
   Dsv4Run run;
   run.seq = m.seq;
@@ -537,6 +538,9 @@ Dsv4Run dsv4_run(const Reader& r, const MemoryModel& m) {
   std::string backend = r.text("model.dsa_kernel_backend").value_or("none");
   run.fused_csa = backend != "none" || r.flag("model.apply_dsa_kernel_fusion").value_or(false);
   if (r.text("model.attention_backend").value_or("") == "unfused") run.fused_csa = false;
+  // use_fused_mhc: TransformerConfig's default False; the recipes set it at
+  // run time from the GPU (Blackwell), which the catalog does not record.
+  run.fused_mhc = r.flag("model.use_fused_mhc").value_or(false);
   bool selective = r.text("model.recompute_granularity").value_or("") == "selective";
   std::set<std::string> modules = r.strings("model.recompute_modules");
   run.recompute_mhc = selective && modules.count("mhc") > 0;
