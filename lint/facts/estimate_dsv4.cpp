@@ -285,7 +285,8 @@ std::vector<Dsv4Term> dsv4_hyper_connection_terms(const Dsv4Shape& s, const Dsv4
   if (!run.fused_mhc) {
     add(t, "hyper-connections: fp32 copy of the n streams (mapping projection input)", 2 * kFp32 * n * h);
   }
-  add(t, "hyper-connections: mapping logits, Sinkhorn input, mixing weights", 2 * (kFp32 * (mixing + 1 + n * n) + kBf16 * mixing));
+  add(t, "hyper-connections: mapping logits, Sinkhorn input, mixing weights",
+      2 * (kFp32 * (mixing + 1 + n * n) + kBf16 * mixing));
   if (!run.recompute_mhc) {
     // [HC] aggregate (:507-523) and the H_res/H_post mix (:132-144) keep the
     // n-stream input of each module: 16-bit streams are assumed, though
@@ -345,7 +346,8 @@ std::string dsv4_not_modelled(const Dsv4Shape& s, const Dsv4Run& run) {
     }
     std::sort(seen.begin(), seen.end());
     figures = fmt::format("; at seq {} on the {} CSA path{}{}:", run.seq, run.fused_csa ? "fused" : "unfused",
-                          run.recompute_mhc ? ", mhc recompute" : "", run.recompute_up_proj ? ", mla_up_proj recompute" : "");
+                          run.recompute_mhc ? ", mhc recompute" : "",
+                          run.recompute_up_proj ? ", mla_up_proj recompute" : "");
     for (size_t i = 0; i < seen.size(); ++i) {
       const char* kind = seen[i] == 0 ? "window" : seen[i] == 4 ? "CSA" : "HCA";
       figures += fmt::format("{} {} layer {:.2f} MB a token", i ? "," : "", kind,
@@ -356,9 +358,9 @@ std::string dsv4_not_modelled(const Dsv4Shape& s, const Dsv4Run& run) {
   return fmt::format(
       "DeepSeek V4 (experimental attention variant dsv4_hybrid) is not modelled: its {:.1f} B parameters are counted "
       "and what a layer's attention and {} hyper-connection streams save per token is modelled "
-      "(lint/facts/estimate_dsv4.cpp{}), but not wired into the stage estimate: the per-stage weights and MoE blocks on "
-      "Bridge's layout (deepseek_v4_bridge.py), the MTP layer's e_proj/h_proj streams and hyper-connection head "
-      "(multi_token_prediction.py); NVIDIA/Megatron-LM branch dev d48bd6be0a85",
+      "(lint/facts/estimate_dsv4.cpp{}), but not wired into the stage estimate: the per-stage weights and MoE "
+      "blocks on Bridge's layout (deepseek_v4_bridge.py), the MTP layer's e_proj/h_proj streams and "
+      "hyper-connection head (multi_token_prediction.py); NVIDIA/Megatron-LM branch dev d48bd6be0a85",
       dsv4_model_params(s, true) / 1e9, s.hc_mult, figures);
 }
 
