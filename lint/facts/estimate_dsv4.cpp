@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <sstream>
 
 #include "lint/model/catalog_fields.h"
@@ -147,14 +148,220 @@ double dsv4_model_params(const Dsv4Shape& s, bool with_mtp) {
   return p;
 }
 
-std::string dsv4_not_modelled(const Dsv4Shape& s) {
+// ---------------------------------------------------------------------------
+// Saved activations, per token of one micro-batch on one rank. Sources (all
+// Megatron-LM dev d48bd6be0a85, megatron/core/transformer/):
+//  [ATT] experimental_attention_variant/deepseek_v4_hybrid_attention.py
+//  [CSA] experimental_attention_variant/csa.py
+//  [FSA] experimental_attention_variant/csa_utils/fused_sparse_attention.py
+//  [DSA] experimental_attention_variant/dsa.py (FusedDSAIndexerLoss)
+//  [HC]  hyper_connection.py
+//  [TL]  transformer_layer.py (HyperConnectionTransformerLayer)
+//  [TB]  transformer_block.py (the mHC recompute plan)
+//  [MHC] megatron/core/fusions/fused_mhc_kernels.py (use_fused_mhc)
+// Only the SBHD layout without context parallelism is modelled (what the
+// recipes run: CP 1, no packed sequences); activations are 16-bit.
+
+namespace {
+
+constexpr double kBf16 = 2.0, kFp32 = 4.0;
+
+double d(int64_t v) { return static_cast<double>(v); }
+
+// [FSA] _get_topk_alignment (:111-122): the fused kernels pad top-k to 64
+// (SM100) or 128 (SM90); 128, the larger, is assumed.
+double padded_keys(int64_t keys) { return d((keys + 127) / 128 * 128); }
+
+void add(std::vector<Dsv4Term>& t, const char* name, double bytes) {
+  if (bytes > 0) t.push_back({name, bytes});
+}
+
+// [CSA] Compressor._forward_sbhd (:1149-1193) over entries `dim` wide:
+// linear_wkv and linear_wgate give coff x dim per token (coff 2 at ratio 4,
+// :1052-1053); the overlap transform makes new tensors of the same size; the
+// softmax over each window keeps its fp32 output, its bf16 cast and the kv
+// are kept by the product (:1177-1178); the norm keeps the dim-wide
+// compressed entry (one per `ratio` tokens) and its output feeds the rope.
+void compressor_terms(int64_t ratio, int64_t dim, const char* name, std::vector<Dsv4Term>& t) {
+  double width = (ratio == 4 ? 2.0 : 1.0) * d(dim);
+  add(t, name, width * (kBf16 + kFp32 + kBf16) + 2 * kBf16 * d(dim) / d(ratio));
+}
+
+}  // namespace
+
+int64_t dsv4_attended_keys(const Dsv4Shape& s, int64_t ratio, int64_t seq) {
+  // [CSA] get_window_topk_idxs (:73-79): window_size keys per query;
+  // _forward_unfused_csa (:1881-1890) adds the indexer's min(index_topk,
+  // s / 4) on CSA layers, get_compress_topk_idxs (:97-102) all s / ratio
+  // compressed entries on the others.
+  int64_t keys = s.window;
+  if (ratio == 4) keys += std::min(s.index_topk, seq / 4);
+  if (ratio > 4) keys += seq / ratio;
+  return keys;
+}
+
+std::vector<Dsv4Term> dsv4_attention_terms(const Dsv4Shape& s, int64_t ratio, const Dsv4Run& run) {
+  std::vector<Dsv4Term> t;
+  double h = d(s.hidden), q_lora = d(s.q_lora), dim = d(s.head_dim);
+  double heads = d(s.heads) / d(std::max<int64_t>(1, run.tp));
+  double keys = d(dsv4_attended_keys(s, ratio, run.seq));
+  // [ATT] :662 linear_q_down_proj, :720 linear_kv_proj and [CSA] :1161-1162
+  // the compressors' GEMMs read the input norm's output; under mhc recompute
+  // [TL] :2203-2212 checkpoints that norm and frees its output.
+  if (!run.recompute_mhc) add(t, "attention input (input norm output, GEMM input)", kBf16 * h);
+  // [ATT] :685 q_layernorm keeps its input and fp32 rstd; its output is the
+  // input of linear_q_up_proj (:707) and the indexer's linear_wq_b ([CSA] :1577).
+  add(t, "q_layernorm input + rstd", kBf16 * q_lora + kFp32);
+  add(t, "q latent (q up-projection and indexer input)", kBf16 * q_lora);
+  if (!run.recompute_up_proj) {
+    // [ATT] :707-711 the q up-projection output, kept by the compiled q RMS
+    // norm, and the normed query after RoPE (in place, :758), kept by the core
+    // attention; :720-721 the kv projection output and the normed key. Under
+    // mla_up_proj recompute (:866-877, :340-342) all are freed after the core
+    // attention and recomputed.
+    add(t, "q up-projection output + normed query after RoPE", 2 * kBf16 * heads * dim + kFp32 * heads);
+    add(t, "kv projection output + normed key + rstd", 2 * kBf16 * dim + kFp32);
+  }
+  if (run.fused_csa) {
+    // [FSA] CSASparseAttnFunc.forward (:731) / FusedCSAIndexerSparseAttnFunc
+    // (:1791-1802): q (the query above), kv_full (the key and the compressed
+    // entries: a new tensor when the layer compresses, [CSA] _build_kv_full
+    // :1821-1824), int32 top-k indices, the output and its fp32 lse.
+    if (ratio > 1) add(t, "fused attention: keys + compressed entries (kv_full)", kBf16 * dim * (1.0 + 1.0 / d(ratio)));
+    add(t, "fused attention: output + lse (fp32)", kBf16 * heads * dim + kFp32 * heads);
+    add(t, "fused attention: top-k key indices (int32, padded to 128)", 4.0 * padded_keys(static_cast<int64_t>(keys)));
+  } else {
+    // [CSA] unfused_compressed_sparse_attn (:685-706): the fp32 query, the
+    // gathered keys cast to fp32 (one per attended key, kept by both
+    // einsums), exp(scores) and the attention weights (fp32, kept by the
+    // division and the second einsum), the int64 gather index, the int32
+    // top-k and the bool mask of invalid keys.
+    add(t, "unfused attention: query in fp32", kFp32 * heads * dim);
+    add(t, "unfused attention: gathered keys in fp32", kFp32 * keys * dim);
+    add(t, "unfused attention: exp(scores) + weights (fp32)", 2 * kFp32 * heads * keys);
+    add(t, "unfused attention: key indices (int64 + int32) + mask", keys * (8 + 4 + 1));
+  }
+  // [ATT] :405-415 inverse RoPE out of place: its output is kept by the
+  // grouped projection's einsum (:468), whose o_groups x o_lora output
+  // linear_proj keeps (:476).
+  add(t, "grouped output projection input (after inverse RoPE)", kBf16 * heads * dim);
+  add(t, "linear_proj input (o_groups x o_lora)", kBf16 * d(s.o_groups * s.o_lora));
+  if (ratio > 1) compressor_terms(ratio, s.head_dim, "compressor: kv, window softmax (fp32 + bf16), entries", t);
+  if (ratio == 4) {
+    // The indexer trains in every training step on both paths ([CSA]
+    // :1871 unfused, :2147 fused): forward_before_topk (:1577-1599) makes q
+    // (index heads x index dim, after RoPE and the rotation), its own
+    // compressor's keys and the head weights; the unfused path keeps them in
+    // FusedDSAIndexerLoss ([DSA] :1069, weights cast to fp32 at [CSA] :1877)
+    // with the int64 top-k, the fp32 causal mask over the s / 4 compressed
+    // entries ([CSA] :1861-1868, [DSA] :1074) and the window keys' fp32 lse
+    // (:1878); the fused path keeps their gradients instead ([FSA] :1791-1802),
+    // of the same size.
+    double ih = d(s.index_heads), idim = d(s.index_head_dim);
+    add(t, "indexer q + head weights (bf16 and fp32)", kBf16 * ih * idim + (kBf16 + kFp32) * ih);
+    compressor_terms(ratio, s.index_head_dim, "indexer compressor: kv, window softmax, entries", t);
+    if (!run.fused_csa) {
+      double compressed = d(run.seq / 4);
+      add(t, "indexer loss: top-k (int64) + causal mask (fp32) + lse", 8.0 * d(std::min(s.index_topk, run.seq / 4)) +
+                                                                         kFp32 * compressed + kFp32 * heads);
+    }
+  }
+  return t;
+}
+
+std::vector<Dsv4Term> dsv4_hyper_connection_terms(const Dsv4Shape& s, const Dsv4Run& run) {
+  std::vector<Dsv4Term> t;
+  double h = d(s.hidden), n = d(s.hc_mult);
+  // Per module, two a layer ([TL] :2195-2199 attention, :2294-2296 MLP):
+  // [HC] compute_mappings (:371-421) runs outside any checkpoint; on the
+  // native path _projection_and_get_norm (:321-335) casts the n streams to
+  // fp32 for the compiled projection, which keeps that copy for the weight
+  // gradient and the norm. The fused kernel (use_fused_mhc: [MHC]
+  // CutileProjRmsComputeH :2879-2913) keeps the streams as given, a view of
+  // the n-stream input counted below (freed with it under mhc recompute).
+  // The mixing logits, the norm scale, the Sinkhorn input (:34-49) and the
+  // bf16 h_pre, h_post, h_res are small.
+  double mixing = n * n + 2 * n;
+  if (!run.fused_mhc) {
+    add(t, "hyper-connections: fp32 copy of the n streams (mapping projection input)", 2 * kFp32 * n * h);
+  }
+  add(t, "hyper-connections: mapping logits, Sinkhorn input, mixing weights",
+      2 * (kFp32 * (mixing + 1 + n * n) + kBf16 * mixing));
+  if (!run.recompute_mhc) {
+    // [HC] aggregate (:507-523) and the H_res/H_post mix (:132-144) keep the
+    // n-stream input of each module: 16-bit streams are assumed, though
+    // [TL] :2298-2302 says the MLP's aggregate may be fp32 (it then replaces
+    // the fp32 copy above, which is counted anyway). The attention's
+    // aggregated input is kept by its input norm (the MoE block's pre-MLP
+    // norm input is counted by the MoE code). Under mhc recompute [TB]
+    // :801-829 puts the stage's layers in one recompute block whose
+    // aggregates, norms and mixes are checkpointed: only their small
+    // inputs and the stage's last output stay.
+    add(t, "hyper-connections: n-stream input of both modules", 2 * kBf16 * n * h);
+    add(t, "hyper-connections: aggregated attention input (input norm input) + rstd", kBf16 * h + kFp32);
+  }
+  // [HC] :132-144 and :824-904: the mix keeps the layer output x (the
+  // attention's linear_proj output, the MoE output) with or without checkpoint.
+  add(t, "hyper-connections: attention and MoE outputs kept by the H_post mix", 2 * kBf16 * h);
+  return t;
+}
+
+double dsv4_layer_token_bytes(const Dsv4Shape& s, int64_t ratio, const Dsv4Run& run) {
+  double total = 0;
+  for (const Dsv4Term& term : dsv4_attention_terms(s, ratio, run)) total += term.bytes;
+  for (const Dsv4Term& term : dsv4_hyper_connection_terms(s, run)) total += term.bytes;
+  return total;
+}
+
+std::vector<int64_t> dsv4_bridge_stage_layers(int64_t layers, int64_t pp) {
+  // MB src/megatron/bridge/models/deepseek/deepseek_v4_bridge.py:137-163:
+  // divmod(num_layers, pp); stage i gets base + (i < extra) decoder layers.
+  std::vector<int64_t> out;
+  if (pp <= 0 || layers <= 0) return out;
+  int64_t base = layers / pp, extra = layers % pp;
+  for (int64_t i = 0; i < pp; ++i) out.push_back(base + (i < extra ? 1 : 0));
+  return out;
+}
+
+double dsv4_stage_token_bytes(const Dsv4Shape& s, int64_t pp, int64_t stage, const Dsv4Run& run) {
+  std::vector<int64_t> split = dsv4_bridge_stage_layers(s.layers, pp);
+  if (stage < 0 || stage >= static_cast<int64_t>(split.size())) return 0;
+  int64_t first = 0;
+  for (int64_t i = 0; i < stage; ++i) first += split[static_cast<size_t>(i)];
+  double total = 0;
+  for (int64_t l = first; l < first + split[static_cast<size_t>(stage)]; ++l) {
+    total += dsv4_layer_token_bytes(s, s.ratios[static_cast<size_t>(l)], run);
+  }
+  return total;
+}
+
+std::string dsv4_not_modelled(const Dsv4Shape& s, const Dsv4Run& run) {
+  std::string figures;
+  if (run.seq > 0) {
+    // The per-layer figures for this job, one per compression ratio it has.
+    std::vector<int64_t> seen;
+    for (int64_t ratio : s.ratios) {
+      if (std::find(seen.begin(), seen.end(), ratio) != seen.end()) continue;
+      seen.push_back(ratio);
+    }
+    std::sort(seen.begin(), seen.end());
+    figures = fmt::format("; at seq {} on the {} CSA path{}{}:", run.seq, run.fused_csa ? "fused" : "unfused",
+                          run.recompute_mhc ? ", mhc recompute" : "",
+                          run.recompute_up_proj ? ", mla_up_proj recompute" : "");
+    for (size_t i = 0; i < seen.size(); ++i) {
+      const char* kind = seen[i] == 0 ? "window" : seen[i] == 4 ? "CSA" : "HCA";
+      figures += fmt::format("{} {} layer {:.2f} MB a token", i ? "," : "", kind,
+                             dsv4_layer_token_bytes(s, seen[i], run) / 1e6);
+    }
+    figures += " without its MoE block";
+  }
   return fmt::format(
       "DeepSeek V4 (experimental attention variant dsv4_hybrid) is not modelled: its {:.1f} B parameters are counted "
-      "(lint/facts/estimate_dsv4.cpp), its activations are not: the compressed sparse attention's saved tensors "
-      "(csa.py, fused and unfused paths), the {} hyper-connection streams and their mhc recompute "
-      "(hyper_connection.py), the MTP layer's e_proj/h_proj streams (multi_token_prediction.py); "
-      "NVIDIA/Megatron-LM branch dev d48bd6be0a85",
-      dsv4_model_params(s, true) / 1e9, s.hc_mult);
+      "and what a layer's attention and {} hyper-connection streams save per token is modelled "
+      "(lint/facts/estimate_dsv4.cpp{}), but not wired into the stage estimate: the per-stage weights and MoE "
+      "blocks on Bridge's layout (deepseek_v4_bridge.py), the MTP layer's e_proj/h_proj streams and "
+      "hyper-connection head (multi_token_prediction.py); NVIDIA/Megatron-LM branch dev d48bd6be0a85",
+      dsv4_model_params(s, true) / 1e9, s.hc_mult, figures);
 }
 
 }  // namespace mblint

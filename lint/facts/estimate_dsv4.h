@@ -3,13 +3,15 @@
 // estimate: the weights of its layers, counted from Megatron-Core at
 // NVIDIA/Megatron-LM dev d48bd6be0a85 (the branch Bridge's DeepSeek-V4-Flash
 // verification card names; the submodule commit 2a75ac12 has none of the
-// modules, main lacks csa.py). The terms and their sources are in
-// estimate_dsv4.cpp.
+// modules, main lacks csa.py), and what a layer's attention and
+// hyper-connections save per token for the backward pass, from the same
+// code. The terms and their sources are in estimate_dsv4.cpp.
 //
-// What is not modelled is the activations (csa.py's compressed sparse
-// attention on its fused and unfused paths, the hyper-connection streams and
-// their "mhc" recompute, the MTP layer's e_proj/h_proj streams): a DeepSeek V4
-// job is declined with dsv4_not_modelled() as its reason.
+// Not wired into the stage estimate yet (a DeepSeek V4 job is declined with
+// dsv4_not_modelled() as its reason, which gives the per-layer figures): the
+// per-stage weights and MoE blocks (estimate.cpp's moe_mlp, minus the norm
+// tensors the mhc recompute frees) on the layout Bridge writes, and the MTP
+// layer's e_proj/h_proj streams and hyper-connection head.
 #pragma once
 
 #include <cstdint>
@@ -56,8 +58,53 @@ double dsv4_mtp_extra_params(const Dsv4Shape& s);
 // hyper-connection head, output layer, and the MTP layers when `with_mtp`.
 double dsv4_model_params(const Dsv4Shape& s, bool with_mtp);
 
-// Why a DeepSeek V4 job is not estimated: what is counted and what is not,
-// with the upstream files that hold the missing parts.
-std::string dsv4_not_modelled(const Dsv4Shape& s);
+// What a job sets that changes what a DeepSeek V4 layer keeps for the
+// backward pass.
+struct Dsv4Run {
+  int64_t seq = 0;           // tokens of one sequence (SBHD, no context parallelism)
+  int64_t tp = 1;            // attention heads per rank: heads / tp
+  bool fused_csa = false;    // dsa_kernel_backend != "none" (apply_dsa_kernel_fusion)
+  bool fused_mhc = false;    // use_fused_mhc (the cuTile hyper-connection kernels)
+  bool recompute_mhc = false;       // "mhc" in recompute_modules (selective)
+  bool recompute_up_proj = false;   // "mla_up_proj" in recompute_modules (selective)
+};
+
+// Keys one query attends on a layer with compression ratio `ratio`: the
+// sliding window, plus the indexer's top-k compressed entries (ratio 4) or
+// every compressed entry (ratio 128).
+int64_t dsv4_attended_keys(const Dsv4Shape& s, int64_t ratio, int64_t seq);
+
+// One named saved tensor, in bytes per token of one micro-batch on one rank.
+struct Dsv4Term {
+  std::string name;
+  double bytes = 0;
+};
+
+// What one DSv4HybridSelfAttention with compression ratio `ratio` keeps per
+// token: projections, the compressed sparse attention (unfused or fused
+// path), its compressor and indexer.
+std::vector<Dsv4Term> dsv4_attention_terms(const Dsv4Shape& s, int64_t ratio, const Dsv4Run& run);
+
+// What a layer's two HyperConnectionModules keep per token, and the layer
+// outputs their residual mix keeps (the MoE block's own tensors are not in it).
+std::vector<Dsv4Term> dsv4_hyper_connection_terms(const Dsv4Shape& s, const Dsv4Run& run);
+
+// The sum of both, per token: a layer's saved bytes without its MoE block.
+double dsv4_layer_token_bytes(const Dsv4Shape& s, int64_t ratio, const Dsv4Run& run);
+
+// The decoder layers per pipeline stage of the layout Bridge writes when the
+// recipe leaves it unset (set_deepseek_v4_pipeline_model_parallel_layout): an
+// even split, the first `layers % pp` stages one layer more; the embedding
+// on the first stage, the MTP layers and the loss on the last.
+std::vector<int64_t> dsv4_bridge_stage_layers(int64_t layers, int64_t pp);
+
+// dsv4_layer_token_bytes summed over the decoder layers of stage `stage` in
+// that layout (one micro-batch's token; MoE blocks and MTP layers excluded).
+double dsv4_stage_token_bytes(const Dsv4Shape& s, int64_t pp, int64_t stage, const Dsv4Run& run);
+
+// Why a DeepSeek V4 job is not estimated: what is counted, the per-layer
+// figures for `run` (seq 0: none), and what is not wired, with the upstream
+// files that hold the missing parts.
+std::string dsv4_not_modelled(const Dsv4Shape& s, const Dsv4Run& run = {});
 
 }  // namespace mblint

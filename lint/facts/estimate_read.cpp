@@ -505,6 +505,30 @@ bool read_mamba_dims(const Reader& r, MemoryModel& m, std::string* why_not) {
   return missing.empty();
 }
 
+// What changes a DeepSeek V4 layer's saved tensors. The fused CSA kernels
+// run when dsa_kernel_backend is not "none" (Megatron-LM dev d48bd6be0a85
+// dsa_kernels.py:92-97), which the deprecated apply_dsa_kernel_fusion sets
+// (transformer_config.py:1620-1632); a job that sets neither takes
+// TransformerConfig's "none", the unfused path (mblint's catalog does not
+// record what the recipes set there; docs/memory.md lists it); the same for
+// the fused hyper-connection kernels (use_fused_mhc).
+Dsv4Run dsv4_run(const Reader& r, const MemoryModel& m) {
+  Dsv4Run run;
+  run.seq = m.seq;
+  run.tp = std::max<int64_t>(1, r.derived.tensor_parallel.value.value_or(1));
+  std::string backend = r.text("model.dsa_kernel_backend").value_or("none");
+  run.fused_csa = backend != "none" || r.flag("model.apply_dsa_kernel_fusion").value_or(false);
+  if (r.text("model.attention_backend").value_or("") == "unfused") run.fused_csa = false;
+  // use_fused_mhc: TransformerConfig's default False; the recipes set it at
+  // run time from the GPU (Blackwell), which the catalog does not record.
+  run.fused_mhc = r.flag("model.use_fused_mhc").value_or(false);
+  bool selective = r.text("model.recompute_granularity").value_or("") == "selective";
+  std::set<std::string> modules = r.strings("model.recompute_modules");
+  run.recompute_mhc = selective && modules.count("mhc") > 0;
+  run.recompute_up_proj = selective && modules.count("mla_up_proj") > 0;
+  return run;
+}
+
 // DeepSeek sparse attention: the job's experimental_attention_variant "dsa"
 // and dsa_indexer_* settings, else the catalog's record of the recipe's model
 // (ModelDims::dsa_indexer, what the GLM-5 bridge maps from the HF config,
@@ -524,9 +548,11 @@ bool read_dsa(const Reader& r, MemoryModel& m, std::string* why_not) {
   std::string variant = r.text("model.experimental_attention_variant").value_or(fallback);
   if (variant.empty()) return true;
   if (variant == "gated_delta_net" || variant == "gdn") return read_gated_delta_net(r.job, r.dims, m, why_not);
-  // DeepSeek V4: its weights are counted, its activations are not (estimate_dsv4.h).
+  // DeepSeek V4: its weights and per-layer activations are modelled, the
+  // stage estimate is not (estimate_dsv4.h); the reason gives the job's
+  // per-layer figures.
   if (variant == "dsv4_hybrid" && dsv4) {
-    if (why_not) *why_not = dsv4_not_modelled(*dsv4);
+    if (why_not) *why_not = dsv4_not_modelled(*dsv4, dsv4_run(r, m));
     return false;
   }
   if (variant != "dsa") {
