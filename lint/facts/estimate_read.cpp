@@ -750,7 +750,10 @@ std::optional<MemoryModel> read_memory_model(const Job& job, const Derived& deri
   bool peft_recipe = job.recipe && std::string_view(job.recipe->task) == "peft";
   if ((peft && !peft->is_null()) || (peft_recipe && !(peft && peft->is_null()))) {
     m.lora_rank = r.integer("peft.dim").value_or(32);
-    if (!r.integer("peft.dim")) assumptions.push_back("PEFT: LoRA rank 32 (LoRA's default dim) on every linear layer");
+    if (!r.integer("peft.dim")) {
+      assumptions.push_back(m.gdn_pattern.empty() ? "PEFT: LoRA rank 32 (LoRA's default dim) on every linear layer"
+                                                  : "PEFT: LoRA rank 32 (LoRA's default dim) on its target modules");
+    }
     // On a GDN model the targets decide which blocks get adapters (Bridge's
     // defaults match no GDN projection): estimate_peft.cpp.
     if (!m.gdn_pattern.empty() && !read_lora_targets(job, m.lora_targets, why_not)) return std::nullopt;
