@@ -41,6 +41,7 @@
 #include "lint/facts/estimate.h"
 #include "lint/facts/estimate_dsa.h"
 #include "lint/facts/estimate_linear_attention.h"
+#include "lint/facts/estimate_peft.h"
 
 #include <algorithm>
 #include <cmath>
@@ -265,14 +266,41 @@ MambaDims mamba_dims(const MemoryModel& m) {
 // input and an fp32 rstd per group; out_proj
 // keeps its input. Context parallelism exchanges sequence for heads
 // (mamba_context_parallel.py): the element counts per rank are the same.
+//
+// The unfused path (use_mamba_mem_eff_path off; Megatron-LM 2a75ac12c54b,
+// the commit Megatron Bridge 067f987df03b pins, mamba_mixer.py forward ->
+// _static_prefill) splits zxBCdt and makes contiguous copies of each part,
+// so its saved tensors are those copies: causal-conv1d's CausalConv1dFn
+// (Dao-AILab/causal-conv1d causal_conv1d_interface.py; Bridge's uv.lock
+// pins 1.6.2) saves its input xBC; mamba_ssm v2.3.2's
+// MambaChunkScanCombinedFn (mamba_ssm/ops/triton/ssd_combined.py; with
+// rmsnorm the mixer passes no z) saves the scan output, x, dt, the fp32
+// dA_cumsum (batch x heads x chunks x chunk_size, ssd_chunk_state.py
+// _chunk_cumsum_fwd: one fp32 per token and head), B and C, and recomputes
+// the chunk states; the gated RMSNorm (layernorm_gated.py LayerNormFn)
+// saves its input y (a contiguous copy of the scan output), the z copy and
+// the fp32 rstd per group; out_proj keeps its input.
+void mamba_unfused_scan(const MemoryModel& m, const MambaDims& d, double tokens, Terms& t) {
+  double tp = static_cast<double>(m.tp);
+  double bc = 2 * d.groups * d.state;
+  t.add("Mamba conv1d input xBC (unfused path)", ab(m) * tokens * (d.inner + bc) / tp);
+  t.add("Mamba chunk scan: output, x, B, C, dt", ab(m) * tokens * (2 * d.inner + bc + d.heads) / tp);
+  t.add("Mamba chunk scan: dA_cumsum (fp32)", 4 * tokens * d.heads / tp);
+  t.add("Mamba gated norm input, z + rstd (fp32)", (2 * ab(m) * d.inner + 4 * d.groups) * tokens / tp);
+}
+
 void mamba_mixer(const MemoryModel& m, double tokens, double rep, Terms& t) {
   MambaDims d = mamba_dims(m);
   double h = static_cast<double>(m.hidden);
   t.add("Mamba in_proj norm input", ab(m) * tokens * h * rep);
   t.add("Mamba in_proj input", gemm_input_bytes(m) * tokens * h * rep);
-  t.add("Mamba zxBCdt (kept by the fused conv + scan)", ab(m) * tokens * d.projected() / m.tp);
-  t.add("Mamba scan output before the z gate", ab(m) * tokens * d.inner / m.tp);
-  t.add("Mamba gated norm input + rstd (fp32)", (ab(m) * d.inner + 4 * d.groups) * tokens / m.tp);
+  if (m.mamba_unfused) {
+    mamba_unfused_scan(m, d, tokens, t);
+  } else {
+    t.add("Mamba zxBCdt (kept by the fused conv + scan)", ab(m) * tokens * d.projected() / m.tp);
+    t.add("Mamba scan output before the z gate", ab(m) * tokens * d.inner / m.tp);
+    t.add("Mamba gated norm input + rstd (fp32)", (ab(m) * d.inner + 4 * d.groups) * tokens / m.tp);
+  }
   t.add("Mamba out_proj input", gemm_input_bytes(m) * tokens * d.inner / m.tp);
   if (m.hidden_dropout > 0) t.add("Mamba dropout mask sbh", tokens * h * rep);
 }
@@ -430,6 +458,10 @@ double kinds_bytes(const MemoryModel& m, const LayerKinds& k) {
   if (k.moe > 0) bytes += k.moe * mlp_layer_bytes(m, true);
   if (k.mamba > 0) bytes += k.mamba * mamba_layer_bytes(m);
   if (k.indexers > 0) bytes += k.indexers * dsa_indexer_bytes(m);
+  if (m.lora_rank > 0 && !m.gdn_pattern.empty()) {  // LoRA's adapters on a GDN model (estimate_peft.cpp)
+    double tokens = static_cast<double>(m.seq) / m.cp * m.micro_batch;
+    for (const auto& [what, b] : gdn_model_lora_terms(m, k, tokens, m.sp ? 1.0 / m.tp : 1.0)) bytes += b;
+  }
   return bytes;
 }
 
@@ -451,6 +483,8 @@ StageParams stage_params(const MemoryModel& m, int stage) {
   add_mamba_params(m, k.mamba, p);
   if (m.lora_rank > 0 && !m.hybrid_stages.empty()) {
     p.adapter_params = hybrid_lora_params(m, k);
+  } else if (m.lora_rank > 0 && !m.gdn_pattern.empty()) {
+    p.adapter_params = gdn_model_lora_params(m, k);
   } else if (m.lora_rank > 0) {
     // LoRA on linear_qkv, linear_proj, linear_fc1, linear_fc2 of every layer:
     // r x (inputs + outputs) each, the TP-split side divided by TP.
@@ -490,6 +524,7 @@ StageParams stage_params(const MemoryModel& m, int stage) {
     add_mlp_params(m, built * kinds.moe, true, p);
     add_mamba_params(m, built * kinds.mamba, p);
     if (m.lora_rank > 0 && !m.hybrid_stages.empty()) p.adapter_params += built * hybrid_lora_params(m, kinds);
+    if (m.lora_rank > 0 && !m.gdn_pattern.empty()) p.adapter_params += built * gdn_model_lora_params(m, kinds);
     p.sharded += built * 2 * h * h / m.tp;
     p.replicated += built * 3 * (m.rmsnorm ? h : 2 * h);
     // The MTP stage builds its own word embeddings for the depths' inputs

@@ -68,6 +68,14 @@ struct MemoryEstimate {
 // an attention block plus an MLP (mlp) or MoE (moe) block: attention counts
 // every layer. A hybrid stack (megatron/core/ssm, Megatron-Core 0.16/0.17)
 // has one block per layer: Mamba (M), attention (*), MLP (-) or MoE (E).
+// LoRA's target_modules among the linears a gated delta net model has
+// (Megatron Bridge 067f987df03b peft/lora.py LoRA.target_modules; the
+// default is the first four): which of them get an adapter.
+struct LoraTargets {
+  bool qkv = true, proj = true, fc1 = true, fc2 = true;  // linear_qkv, linear_proj, linear_fc1, linear_fc2
+  bool in_proj = false, out_proj = false;                // the GDN block's projections
+};
+
 struct LayerKinds {
   double mamba = 0, attention = 0, mlp = 0, moe = 0;
   // Of the attention layers, those with a DeepSeek sparse attention indexer
@@ -117,6 +125,10 @@ struct MemoryModel {
   // without the MTP part: the planner re-splits them for other layouts.
   std::vector<std::string> hybrid_segments;
   int64_t mamba_heads = 0, mamba_head_dim = 64, mamba_groups = 8, mamba_state = 128;
+  // use_mamba_mem_eff_path off: the mixer runs conv1d and the chunked scan
+  // as separate kernels (MambaMixer._static_prefill), which keep other
+  // tensors for the backward pass than the fused kernel (estimate.cpp).
+  bool mamba_unfused = false;
   // A hybrid stack's multi-token prediction layer: one depth's layer kinds
   // (the pattern after '/'); all zero for a transformer's MTP layer, which
   // is a transformer layer.
@@ -169,6 +181,7 @@ struct MemoryModel {
   bool resumes_optimizer = false;
   bool grad_accumulation_fusion = true;
   int64_t lora_rank = 0;  // PEFT (LoRA): the base model is frozen; 0 = full training
+  LoraTargets lora_targets;  // read for gated delta net models (estimate_peft.cpp)
   std::string cross_entropy = "unfused";  // "unfused", "native" (fused, compiled), "te"
   int64_t deferred_wgrad = 0;  // output-layer wgrads deferred to the flush (micro-batches)
   // Activations.

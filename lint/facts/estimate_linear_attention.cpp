@@ -73,6 +73,9 @@ double gdn_layers_on_stage(const MemoryModel& m, int stage) {
   return marked_layers_on_stage(m, m.gdn_pattern, stage);
 }
 
+double gdn_in_proj_width(const MemoryModel& m) { return gdn_dims(m).projected(); }
+double gdn_value_width(const MemoryModel& m) { return gdn_dims(m).v; }
+
 GdnParams gdn_layer_params(const MemoryModel& m) {
   GdnDims d = gdn_dims(m);
   double h = static_cast<double>(m.hidden);
@@ -98,7 +101,10 @@ std::vector<std::pair<std::string, double>> gdn_layer_terms(const MemoryModel& m
   // in_proj is a TE LayerNormColumnParallelLinear: the norm's input and the
   // GEMM's input, as a QKV projection [K].
   t.emplace_back("GDN in_proj norm input", kBf16 * tokens * h * rep);
-  t.emplace_back("GDN in_proj input", gemm * tokens * h * rep);
+  // Under LoRA a projection without an adapter is frozen: TE keeps no GEMM
+  // input for it (estimate_peft.cpp [TE]).
+  bool lora = m.lora_rank > 0;
+  if (!lora || m.lora_targets.in_proj) t.emplace_back("GDN in_proj input", gemm * tokens * h * rep);
   // _prepare_input_for_gated_delta_rule and _compute_gates are jit_fuser
   // (torch.compile) functions whose inputs beta, alpha and z are views of
   // the in_proj output; the compiled backward saves the gate inputs it
@@ -128,7 +134,7 @@ std::vector<std::pair<std::string, double>> gdn_layer_terms(const MemoryModel& m
     // output (the factor of the z gate's gradient), then out_proj's input.
     t.emplace_back("GDN gated norm input, rstd (fp32) and output",
                    (2 * kBf16 * d.v + 4 * d.value_heads) * tokens / tp);
-    t.emplace_back("GDN out_proj input", gemm * tokens * d.v / tp);
+    if (!lora || m.lora_targets.out_proj) t.emplace_back("GDN out_proj input", gemm * tokens * d.v / tp);
   }
   if (m.hidden_dropout > 0) t.emplace_back("GDN dropout mask sbh", tokens * h * rep);
   return t;

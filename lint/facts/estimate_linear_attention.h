@@ -35,6 +35,11 @@ struct GdnParams {
 };
 GdnParams gdn_layer_params(const MemoryModel& m);
 
+// in_proj's output width (q, k, v, the gate z, beta, alpha) and the value
+// width (out_proj's input), over all TP ranks.
+double gdn_in_proj_width(const MemoryModel& m);
+double gdn_value_width(const MemoryModel& m);
+
 // Named saved-tensor terms of one GDN block in bytes, per micro-batch on one
 // rank (`tokens` = s/CP x b, `rep` = 1/TP with sequence parallelism).
 std::vector<std::pair<std::string, double>> gdn_layer_terms(const MemoryModel& m, double tokens, double rep);

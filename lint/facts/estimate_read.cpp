@@ -12,6 +12,7 @@
 #include "lint/facts/estimate_dsa.h"
 #include "lint/facts/estimate_dsv4.h"
 #include "lint/facts/estimate_linear_attention.h"
+#include "lint/facts/estimate_peft.h"
 #include "lint/facts/estimate_t5.h"
 #include "lint/model/catalog_fields.h"
 #include "lint/model/pipeline_layout.h"
@@ -475,17 +476,12 @@ std::vector<int64_t> catalog_mixer(const Reader& r, bool& unfused) {
 // recipe's model, else Megatron-LM's parser defaults (TransformerConfig:
 // state 128, head dim 64, 8 groups, heads from expand 2). A Bridge job whose
 // provider's values the catalog does not record is declined: they are not
-// the defaults. So is the unfused path (use_mamba_mem_eff_path off), which
-// keeps other tensors for the backward pass.
+// the defaults. The unfused path (use_mamba_mem_eff_path off, the
+// catalog's "/unfused") keeps other tensors for the backward pass (estimate.cpp).
 bool read_mamba_dims(const Reader& r, MemoryModel& m, std::string* why_not) {
   bool unfused = false;
   std::vector<int64_t> catalog = catalog_mixer(r, unfused);
-  if (!r.flag("model.use_mamba_mem_eff_path").value_or(!unfused)) {
-    if (why_not) {
-      *why_not = "hybrid (Mamba) models: use_mamba_mem_eff_path is off; the unfused Mamba path's saved activations are not modelled";
-    }
-    return false;
-  }
+  m.mamba_unfused = !r.flag("model.use_mamba_mem_eff_path").value_or(!unfused);
   std::vector<std::string> missing;
   auto dim = [&](const char* path, size_t index, int64_t fallback) {
     if (auto v = r.integer(path); v && *v > 0) return *v;
@@ -797,14 +793,13 @@ std::optional<MemoryModel> read_memory_model(const Job& job, const Derived& deri
   bool peft_recipe = job.recipe && std::string_view(job.recipe->task) == "peft";
   if ((peft && !peft->is_null()) || (peft_recipe && !(peft && peft->is_null()))) {
     m.lora_rank = r.integer("peft.dim").value_or(32);
-    if (!r.integer("peft.dim")) assumptions.push_back("PEFT: LoRA rank 32 (LoRA's default dim) on every linear layer");
-    if (!m.gdn_pattern.empty()) {
-      // Bridge's default targets (linear_qkv, linear_proj, linear_fc1,
-      // linear_fc2) match no GDN projection (in_proj, out_proj): the
-      // per-layer adapters of a GDN stack are not modelled.
-      if (why_not) *why_not = "LoRA on a gated delta net model: the adapters of its mixed layers are not modelled";
-      return std::nullopt;
+    if (!r.integer("peft.dim")) {
+      assumptions.push_back(m.gdn_pattern.empty() ? "PEFT: LoRA rank 32 (LoRA's default dim) on every linear layer"
+                                                  : "PEFT: LoRA rank 32 (LoRA's default dim) on its target modules");
     }
+    // On a GDN model the targets decide which blocks get adapters (Bridge's
+    // defaults match no GDN projection): estimate_peft.cpp.
+    if (!m.gdn_pattern.empty() && !read_lora_targets(job, m.lora_targets, why_not)) return std::nullopt;
   }
   m.vocab = vocab_size(r, m.tp);
   read_precision(r, m);

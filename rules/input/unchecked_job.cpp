@@ -70,9 +70,9 @@ value; it reports once per job what is unknown, why, and how to supply it (`--re
 
 Checks that the known values decide still run: TP 4 x PP 4 on 8 GPUs is an error whatever the
 unknown recipe sets for context parallelism. A job whose every setting is known but whose model
-the memory estimate does not cover (LoRA on a gated delta net, DeepSeek V4's compressed
-attention, a trained Hugging Face vision tower; each with its reason) is checked only partly
-too: "memory not estimated", since `estimated-oom` and `memory-headroom` could not judge it.
+the memory estimate does not cover (wildcard LoRA targets on a gated delta net, DeepSeek V4's
+compressed attention, a trained Hugging Face vision tower; each with its reason) is checked only
+partly too: "memory not estimated", since `estimated-oom` and `memory-headroom` could not judge it.
 
 `--require-complete` (or `require_complete: true` in `.mblint.yaml`) makes this finding an
 error, for CI gates that accept only fully checked jobs. The summary line counts the jobs
