@@ -85,13 +85,12 @@ TEST_CASE("estimate: how many catalogued recipes are estimated, and why the othe
   // layers, MLPs, experts and the MTP layer, not the GDN projections): +8,
   // the Qwen3.5-VL PEFT recipes of the catalogued sizes. With the Mamba
   // mixer's unfused path (use_mamba_mem_eff_path off): +3, NemotronH 4B: 679.
-  CHECK(estimated == 679);
+  // With K-EXAONE 2.0's clamped SwiGLU (every layer taken as clamped, the
+  // per-layer limits not being catalogued): +3, 682.
+  CHECK(estimated == 682);
   int dsv4 = 0;
   for (const auto& [why, count] : declined) dsv4 += why.rfind("DeepSeek V4 ", 0) == 0 ? count : 0;
   CHECK(dsv4 == 13);
-  int clamped = 0;
-  for (const auto& [why, count] : declined) clamped += why.rfind("the clamped SwiGLU", 0) == 0 ? count : 0;
-  CHECK(clamped == 3);
   // Every decline says what is missing: no reason is empty.
   for (const auto& [why, count] : declined) CHECK_FALSE(why.empty());
 }

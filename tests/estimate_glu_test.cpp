@@ -209,3 +209,34 @@ TEST_CASE("glu: not known, the unfused path is assumed and said", "[estimate]") 
   for (const std::string& a : assumptions) said = said || a.find("bias_activation_fusion unknown") != std::string::npos;
   CHECK(said);
 }
+
+TEST_CASE("glu: K-EXAONE 2.0's clamped SwiGLU keeps the clamped gate half, on every layer taken as clamped",
+          "[estimate]") {
+  // glu() in mlp.py and moe/experts.py (Megatron-Core 2a75ac12c54b): with
+  // activation_func_clamp_value, x_glu.clamp(max=val) is a new tensor, and
+  // silu saves it instead of a view of the fc1 output (which x_linear's
+  // clamp keeps alive as its saved input, as silu did before): one f-wide
+  // tensor more per token, in the dense MLPs, the routed experts and the
+  // shared expert. Which layers clamp comes from the checkpoint's
+  // swiglu_limits (exaone_moe_provider.py:88-90), not in the catalog: every
+  // layer is counted (the larger estimate) and the estimate says so.
+  const std::string recipe = "exaone_moe_2_0_750b_a37_pretrain_512gpu_h100_bf16_config";
+  std::vector<std::string> assumptions;
+  test::LintRun run("mblint-estimate-glu-clamp");
+  run.options.recipe = run.value(recipe);
+  MemoryModel m = model_of(run, &assumptions);
+  REQUIRE(m.unfused_glu);
+  CHECK(m.clamped_glu);
+  bool said = false;
+  for (const std::string& a : assumptions) said = said || a.find("every layer assumed clamped") != std::string::npos;
+  CHECK(said);
+  MemoryModel unclamped = m;
+  unclamped.clamped_glu = false;
+  const double T = static_cast<double>(m.micro_batch * m.seq), ab = 2;
+  // A dense layer: ab x T x f / TP more.
+  CHECK(layer_activation_bytes(m, false) - layer_activation_bytes(unclamped, false) ==
+        Approx(ab * T * static_cast<double>(m.ffn) / static_cast<double>(m.tp)).epsilon(1e-12));
+  // A MoE layer: the routed experts' clamped gate half and the shared expert's.
+  CHECK(layer_activation_bytes(m, true) > layer_activation_bytes(unclamped, true));
+  CHECK(expert_f_terms(m) - expert_f_terms(unclamped) > 0);
+}

@@ -185,6 +185,10 @@ void dense_mlp(const MemoryModel& m, double tokens, double rep, double ffn, Term
   // product keeps both operands, two new f-wide tensors, besides the fc1
   // output the activation keeps.
   if (m.unfused_glu && m.swiglu) t.add("unfused GLU: activation output and linear half", 2 * ab(m) * tokens * ffn / m.tp);
+  // [GLU] clamped, glu's x_glu.clamp makes the tensor the activation keeps
+  // (unclamped it keeps a view of the fc1 output); x_linear's clamp keeps
+  // that view, already counted.
+  if (m.unfused_glu && m.swiglu && m.clamped_glu) t.add("clamped GLU: clamped gate half", ab(m) * tokens * ffn / m.tp);
   t.add("MLP activation output (fc2 input)", gemm_input_bytes(m) * tokens * ffn / m.tp);
   // [GM] the post-MLP norm on linear_fc2's output, as after the attention.
   if (m.post_norms) t.add("post-MLP norm input + rstd (fp32)", (ab(m) * h + 4) * tokens * rep);
@@ -221,6 +225,7 @@ void moe_mlp(const MemoryModel& m, double tokens, double rep, Terms& t) {
     double expert_f = received * ab(m) * m.moe_ffn / m.etp;
     if (m.swiglu && m.unfused_glu) {
       t.add("unfused GLU in the experts: activation output, linear half, product before the probabilities", 3 * expert_f);
+      if (m.clamped_glu) t.add("clamped GLU in the experts: clamped gate half", expert_f);
     } else if (m.swiglu && m.te_activation) {
       t.add("TE activation output in the experts (before the probabilities)", expert_f);
     }
@@ -235,6 +240,7 @@ void moe_mlp(const MemoryModel& m, double tokens, double rep, Terms& t) {
     if (m.swiglu && m.unfused_glu) {
       t.add("unfused GLU in the shared experts: activation output and linear half",
             2 * ab(m) * tokens * m.shared_ffn / m.tp);
+      if (m.clamped_glu) t.add("clamped GLU in the shared experts: clamped gate half", ab(m) * tokens * m.shared_ffn / m.tp);
     }
     t.add("shared expert activation output", gemm_input_bytes(m) * tokens * m.shared_ffn / m.tp);
   }

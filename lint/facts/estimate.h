@@ -112,6 +112,9 @@ struct MemoryModel {
   // an activation with no fused kernel: fast_gelu), or Transformer Engine's
   // activation module (use_te_activation_func); neither: the fused kernel.
   bool unfused_glu = false, te_activation = false;
+  // activation_func_clamp_value set (K-EXAONE 2.0's swiglu_limits): the
+  // unfused glu clamps the gate half into a new tensor the activation keeps.
+  bool clamped_glu = false;
   bool pre_norms = true;  // false: no input norm before the attention nor the MLP (EXAONE 4)
   bool logit_softcap = false, softcap_attention = false;
   int64_t q_lora = 0, kv_lora = 0, qk_head = 0, qk_rope = 0, v_head = 0;

@@ -634,15 +634,17 @@ bool read_shape(const Reader& r, MemoryModel& m, std::string* why_not) {
   m.rmsnorm = r.text("model.normalization").value_or(has_extra(dims, "rmsnorm") ? "RMSNorm" : "LayerNorm") == "RMSNorm";
   read_text_extras(r, m);
   read_glu_path(r, m);
-  if (has_extra(dims, "swiglu_clamp")) {
-    // MLP.forward's unfused glu clamps the gate half into a new tensor that
-    // silu saves (Megatron-Core 2a75ac12c54b megatron/core/transformer/mlp.py
-    // glu(), activation_func_clamp_value); which layers clamp is per layer.
-    if (why_not) {
-      *why_not = "the clamped SwiGLU (activation_func_clamp_value, set per layer from the checkpoint's swiglu_limits) "
-                 "is not modelled: the per-layer limits are not in mblint's catalog";
+  // A job's own activation_func_clamp_value clamps every layer.
+  if (r.number("model.activation_func_clamp_value")) m.clamped_glu = true;
+  if (has_extra(dims, "swiglu_clamp") && !m.clamped_glu) {
+    // The checkpoint's swiglu_limits set activation_func_clamp_value per
+    // layer; which layers clamp is not in the catalog, so every layer is
+    // taken as clamped (the larger count).
+    m.clamped_glu = true;
+    if (m.unfused_glu) {
+      r.assumptions.push_back("clamped SwiGLU: every layer assumed clamped (the checkpoint's per-layer swiglu_limits "
+                              "are not in mblint's catalog), one more ffn-wide tensor per MLP and expert token");
     }
-    return false;
   }
   m.add_bias = r.flag("model.add_bias_linear").value_or(dims == nullptr);
   std::string positions = r.text("model.position_embedding_type").value_or(dims ? "rope" : "learned_absolute");
