@@ -311,6 +311,22 @@ TEST_CASE("model sizes pick the guide's rows", "[plan]") {
   CHECK(dsv3.active_params == Approx(37).epsilon(0.05));
 }
 
+TEST_CASE("plan sizes a hybrid stack as the memory estimate counts it", "[plan]") {
+  // Nemotron 3 Super: 88 layers of Mamba-2, attention and LatentMoE blocks
+  // (data/model_dims.csv). NVIDIA names it 120B-A12B; the transformer
+  // formula, every layer attention + MoE, made it 999.6 B (12 active of
+  // 512 experts per MoE layer on every layer).
+  Run planned = run(source_dir(), {"plan", "--recipe", "nemotron_3_super_pretrain_64gpu_gb200_fp8mx_config", "--gpus",
+                                   "64", "--top", "1"});
+  std::smatch m;
+  REQUIRE(std::regex_search(planned.out, m, std::regex(R"(model: ([0-9.]+)B parameters \(([0-9.]+)B active)")));
+  double total = std::stod(m[1]), active = std::stod(m[2]);
+  CHECK(total > 115);
+  CHECK(total < 126);
+  CHECK(active > 11.5);
+  CHECK(active < 13);
+}
+
 TEST_CASE("the NVLink rules count the crossing groups mblint layout shows", "[plan][layout]") {
   std::filesystem::path dir = source_dir() / "fixtures" / "rules" / "ep-crosses-nvlink-domain" / "fires-ep16-two-h100-nodes";
   std::vector<std::string> job = {"override.yaml", "--recipe", "qwen3_30b_a3b_pretrain_16gpu_h100_bf16_config",

@@ -3,6 +3,7 @@
 // the guide's row.
 #include <fmt/format.h>
 
+#include "lint/facts/estimate.h"
 #include "lint/plan/plan.h"
 
 namespace mblint {
@@ -14,9 +15,49 @@ int64_t value_of(const Job& job, std::string_view path, int64_t fallback) {
   return q.known() && *q > 0 ? *q : fallback;
 }
 
+// Parameters of `m` with every weight on one rank, in bf16.
+double unsharded_params(MemoryModel m) {
+  constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+  m.param_bytes = 2;
+  m.fp8 = m.fp8_weight_cache = false;
+  m.lora_rank = 0;
+  return estimate_model(m).weights * kGiB / 2;
+}
+
+// A hybrid (Mamba) stack's size as the memory estimate counts it: the
+// transformer formula below would take every layer for attention + MoE
+// (Nemotron 3 Super: 1,000 B for its 120 B). Active: the routed experts of
+// top-k, every router column (the router scores all experts).
+std::optional<ModelSize> hybrid_size(const Job& job, const Derived& d) {
+  std::vector<std::string> assumptions;
+  std::optional<MemoryModel> read = read_memory_model(job, d, assumptions, nullptr);
+  if (!read || read->hybrid_stages.empty()) return std::nullopt;
+  MemoryModel m = *read;
+  LayerKinds all;
+  for (const LayerKinds& k : m.hybrid_stages) all += k;
+  m.hybrid_stages = {all};
+  m.stage_layers = {static_cast<double>(m.layers)};
+  int64_t mtp = 0;
+  for (int64_t n : m.stage_mtp) mtp += n;
+  m.stage_mtp = {mtp};
+  m.tp = m.pp = m.vpp = m.cp = m.ep = m.etp = m.dp = m.edp = 1;
+  ModelSize size;
+  size.moe = m.experts > 0;
+  size.total_params = unsharded_params(m) / 1e9;
+  size.active_params = size.total_params;
+  if (!size.moe || m.topk >= m.experts) return size;
+  MemoryModel top = m, routers = m, top_routers = m;
+  top.experts = top_routers.experts = m.topk;
+  routers.moe_ffn = top_routers.moe_ffn = 0;
+  double router_rest = unsharded_params(routers) - unsharded_params(top_routers);
+  size.active_params = (unsharded_params(top) + router_rest) / 1e9;
+  return size;
+}
+
 }  // namespace
 
 ModelSize model_size(const Job& job, const Derived& d) {
+  if (std::optional<ModelSize> hybrid = hybrid_size(job, d)) return *hybrid;
   const ModelDims* dims = job.recipe ? job.recipe->dims : nullptr;
   double h = static_cast<double>(d.hidden_size.value.value_or(0));
   double layers = static_cast<double>(d.num_layers.value.value_or(0));
