@@ -194,6 +194,18 @@ void dense_mlp(const MemoryModel& m, double tokens, double rep, double ffn, Term
   if (m.post_norms) t.add("post-MLP norm input + rstd (fp32)", (ab(m) * h + 4) * tokens * rep);
 }
 
+}  // namespace
+
+double expert_received_tokens(const MemoryModel& m, double routed) {
+  // Balanced routing: each token goes to k experts; an expert rank receives
+  // routed·k tokens, times ETP when the expert TP group gathers them.
+  double received = routed * static_cast<double>(m.topk) * static_cast<double>(m.etp);
+  if (m.capacity_factor > 0 && m.pad_to_capacity) received *= m.capacity_factor;
+  return received;
+}
+
+namespace {
+
 // A MoE layer's MLP (megatron/core/transformer/moe): router logits and
 // probabilities in fp32 and the routing map, tokens routed top-k, all-to-all
 // to the expert ranks and gathered over expert TP, the grouped GEMMs, and the
@@ -207,10 +219,7 @@ void moe_mlp(const MemoryModel& m, double tokens, double rep, Terms& t) {
   if (!recomputes(m, "layernorm") && !offloads(m, "mlp_norm")) t.add("MoE input (layernorm output)", ab(m) * tokens * h * rep);
   if (recomputes(m, "moe")) return;  // the whole MoE layer is recomputed from its input
   t.add("router logits and probabilities (fp32) + routing map", local * e * 9);
-  // Balanced routing: each token goes to k experts; an expert rank receives
-  // local·k tokens, times ETP when the expert TP group gathers them.
-  double received = local * k * m.etp;
-  if (m.capacity_factor > 0 && m.pad_to_capacity) received *= m.capacity_factor;
+  double received = expert_received_tokens(m, local);
   // LatentMoE (moe_layer.py fc1_latent_proj / fc2_latent_proj): the router
   // and the shared experts see the hidden states; a duplicated (not TP-split)
   // projection takes the routed tokens down to the latent width before the

@@ -88,6 +88,14 @@ struct LayerKinds {
 // The kinds of the layers a hybrid pattern's symbols stand for (M, *, -, E).
 LayerKinds count_kinds(std::string_view layers);
 LayerKinds& operator+=(LayerKinds& a, const LayerKinds& b);
+// A hybrid stack's layer kinds and layer count on each of `pp` pipeline
+// stages (Megatron-Core mamba_hybrid_layer_allocation.py select_pipeline_segment,
+// core_v0.17.0, as estimate.cpp [MM] reads it): piece i of `layers`, counts[i] long
+// (at most what is left), runs on stage i % pp. The pattern's '|' segments
+// are such pieces; without them, one contiguous piece per stage (or per
+// chunk of a written interleaved layout).
+void place_hybrid_pieces(std::string_view layers, const std::vector<int64_t>& counts, int64_t pp,
+                         std::vector<LayerKinds>& kinds, std::vector<double>& stage_layers);
 
 
 // Everything the estimate reads, resolved with the entry point's defaults.
@@ -233,6 +241,10 @@ MemoryRange total_range(const MemoryEstimate& e);
 // Bytes of activations one transformer layer keeps for the backward pass,
 // per micro-batch on one rank (Korthikanti et al. 2022 with the extensions
 // documented in estimate.cpp). `moe` selects a MoE layer.
+// Tokens one expert rank's grouped GEMMs receive per micro-batch when this
+// rank routes `routed` tokens (balanced routing, padded to capacity when set).
+double expert_received_tokens(const MemoryModel& m, double routed);
+
 double layer_activation_bytes(const MemoryModel& model, bool moe, std::vector<std::string>* details = nullptr);
 
 // Layer-micro-batches whose activations pipeline stage `stage` holds at its

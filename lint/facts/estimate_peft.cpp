@@ -62,14 +62,6 @@ bool decline(std::string* why_not, std::string reason) {
 // r x (in + out) / TP: both adapter weights are split over the TP group [LORA].
 double adapter(double r, double in, double out, double tp) { return r * (in + out) / tp; }
 
-// Tokens an expert rank's grouped GEMMs receive per micro-batch, as the
-// MoE activations count them (estimate.cpp moe_mlp).
-double received_tokens(const MemoryModel& m, double tokens, double rep) {
-  double received = tokens * rep * static_cast<double>(m.topk * m.etp);
-  if (m.capacity_factor > 0 && m.pad_to_capacity) received *= m.capacity_factor;
-  return received;
-}
-
 }  // namespace
 
 bool read_lora_targets(const Job& job, LoraTargets& targets, std::string* why_not) {
@@ -139,7 +131,7 @@ std::vector<std::pair<std::string, double>> gdn_model_lora_terms(const MemoryMod
   // is linear_out's saved input.
   terms.emplace_back("LoRA adapter intermediates (r per adapted linear)", kBf16 * r * tokens * per_token);
   terms.emplace_back("LoRA expert adapter intermediates (r per received token)",
-                     kBf16 * r * received_tokens(m, tokens, rep) * experts);
+                     kBf16 * r * expert_received_tokens(m, tokens * rep) * experts);
   if (m.sp && m.tp > 1) {
     // [LORA] behind a column-parallel base linear_in keeps its input
     // gathered over the sequence (TE returns the fused norm's output

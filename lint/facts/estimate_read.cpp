@@ -408,11 +408,13 @@ bool split_hybrid(const Reader& r, const std::vector<std::string>& segments, Mem
       return false;
     }
     m.vpp = static_cast<int64_t>(segments.size()) / m.pp;
-    for (size_t v = 0; v < segments.size(); ++v) {
-      size_t stage = v % static_cast<size_t>(m.pp);
-      m.hybrid_stages[stage] += count_kinds(segments[v]);
-      m.stage_layers[stage] += static_cast<double>(segments[v].size());
+    std::string layers;
+    std::vector<int64_t> counts;
+    for (const std::string& segment : segments) {
+      layers += segment;
+      counts.push_back(static_cast<int64_t>(segment.size()));
     }
+    place_hybrid_pieces(layers, counts, m.pp, m.hybrid_stages, m.stage_layers);
     return true;
   }
   if (m.vpp > 1) {
@@ -425,16 +427,12 @@ bool split_hybrid(const Reader& r, const std::vector<std::string>& segments, Mem
   int64_t last = r.derived.last_stage_layers.value.value_or(-1);
   int64_t ends = (first >= 0 ? 1 : 0) + (last >= 0 ? 1 : 0);
   int64_t middle = m.pp > ends ? (n - std::max<int64_t>(0, first) - std::max<int64_t>(0, last)) / (m.pp - ends) : 0;
-  int64_t offset = 0;
+  std::vector<int64_t> counts;
   for (int64_t stage = 0; stage < m.pp; ++stage) {
     int64_t count = stage == 0 && first >= 0 ? first : stage == m.pp - 1 && last >= 0 ? last : middle;
-    if (m.pp == 1) count = n;
-    count = std::clamp<int64_t>(count, 0, n - offset);
-    std::string_view slice = std::string_view(layers).substr(static_cast<size_t>(offset), static_cast<size_t>(count));
-    m.hybrid_stages[static_cast<size_t>(stage)] = count_kinds(slice);
-    m.stage_layers[static_cast<size_t>(stage)] = static_cast<double>(count);
-    offset += count;
+    counts.push_back(m.pp == 1 ? n : count);
   }
+  place_hybrid_pieces(layers, counts, m.pp, m.hybrid_stages, m.stage_layers);
   return true;
 }
 
@@ -761,6 +759,20 @@ LayerKinds& operator+=(LayerKinds& a, const LayerKinds& b) {
   a.mlp += b.mlp;
   a.moe += b.moe;
   return a;
+}
+
+void place_hybrid_pieces(std::string_view layers, const std::vector<int64_t>& counts, int64_t pp,
+                         std::vector<LayerKinds>& kinds, std::vector<double>& stage_layers) {
+  kinds.assign(static_cast<size_t>(pp), LayerKinds{});
+  stage_layers.assign(static_cast<size_t>(pp), 0);
+  int64_t n = static_cast<int64_t>(layers.size()), offset = 0;
+  for (size_t i = 0; i < counts.size(); ++i) {
+    int64_t count = std::clamp<int64_t>(counts[i], 0, n - offset);
+    size_t stage = i % static_cast<size_t>(pp);
+    kinds[stage] += count_kinds(layers.substr(static_cast<size_t>(offset), static_cast<size_t>(count)));
+    stage_layers[stage] += static_cast<double>(count);
+    offset += count;
+  }
 }
 
 std::optional<MemoryModel> read_memory_model(const Job& job, const Derived& derived,

@@ -308,31 +308,31 @@ std::vector<double> stage_layers_of(const Candidate& c, double layers) {
 // sizes (chunk i of a written interleaved layout on stage i % PP). Empty
 // when the segments do not divide over the candidate's PP.
 std::vector<LayerKinds> hybrid_stages_of(const MemoryModel& m, const Candidate& c, std::vector<double>& stage_layers) {
-  size_t pp = static_cast<size_t>(c.pp);
-  std::vector<LayerKinds> stages(pp);
-  std::vector<std::string> pieces = m.hybrid_segments;
-  if (pieces.size() == 1) {
+  const std::vector<std::string>& segments = m.hybrid_segments;
+  std::string layers;
+  std::vector<int64_t> counts;
+  if (segments.size() > 1) {
+    if (segments.size() % static_cast<size_t>(c.pp) != 0) return {};
+    for (const std::string& segment : segments) {
+      layers += segment;
+      counts.push_back(static_cast<int64_t>(segment.size()));
+    }
+  } else {
+    layers = segments.front();
     std::vector<double> sizes = stage_layers;
     if (!c.chunk_layers.empty()) sizes.assign(c.chunk_layers.begin(), c.chunk_layers.end());
-    const std::string& layers = m.hybrid_segments.front();
-    pieces.clear();
     double end = 0;
-    size_t from = 0;
+    int64_t placed = 0;
     for (double n : sizes) {
       end += n;
-      size_t to = std::min(layers.size(), static_cast<size_t>(std::llround(end)));
-      pieces.push_back(layers.substr(from, to - from));
-      from = to;
+      int64_t to = std::llround(end);
+      counts.push_back(to - placed);
+      placed = to;
     }
-  } else if (pieces.size() % pp != 0) {
-    return {};
   }
-  std::fill(stage_layers.begin(), stage_layers.end(), 0.0);
-  for (size_t i = 0; i < pieces.size(); ++i) {
-    stages[i % pp] += count_kinds(pieces[i]);
-    stage_layers[i % pp] += static_cast<double>(pieces[i].size());
-  }
-  return stages;
+  std::vector<LayerKinds> kinds;
+  place_hybrid_pieces(layers, counts, c.pp, kinds, stage_layers);
+  return kinds;
 }
 
 std::optional<SpeedEstimate> predict(const LayoutSpeed& base, const Candidate& c, int64_t gbs) {
