@@ -232,6 +232,7 @@ TEST_CASE("glu: K-EXAONE 2.0's clamped SwiGLU keeps the clamped gate half, on ev
   CHECK(said);
   MemoryModel unclamped = m;
   unclamped.clamped_glu = false;
+  REQUIRE(m.cp == 1);
   const double T = static_cast<double>(m.micro_batch * m.seq), ab = 2;
   // A dense layer: ab x T x f / TP more.
   CHECK(layer_activation_bytes(m, false) - layer_activation_bytes(unclamped, false) ==
@@ -239,4 +240,16 @@ TEST_CASE("glu: K-EXAONE 2.0's clamped SwiGLU keeps the clamped gate half, on ev
   // A MoE layer: the routed experts' clamped gate half and the shared expert's.
   CHECK(layer_activation_bytes(m, true) > layer_activation_bytes(unclamped, true));
   CHECK(expert_f_terms(m) - expert_f_terms(unclamped) > 0);
+  // A job's own activation_func_clamp_value clamps every layer of any model.
+  CHECK_FALSE(recipe_model("llama3_8b_pretrain_8gpu_h100_bf16_config").clamped_glu);
+  MemoryModel clamped = recipe_model("llama3_8b_pretrain_8gpu_h100_bf16_config",
+                                     "model:\n  bias_activation_fusion: false\n  activation_func_clamp_value: 7.0\n");
+  CHECK(clamped.clamped_glu);
+  MemoryModel plain = clamped;
+  plain.clamped_glu = false;
+  // This recipe runs CP 2: a rank holds b x s / CP tokens.
+  REQUIRE(clamped.cp == 2);
+  const double Tl = static_cast<double>(clamped.micro_batch * clamped.seq) / static_cast<double>(clamped.cp);
+  CHECK(layer_activation_bytes(clamped, false) - layer_activation_bytes(plain, false) ==
+        Approx(ab * Tl * static_cast<double>(clamped.ffn) / static_cast<double>(clamped.tp)).epsilon(1e-12));
 }
