@@ -124,6 +124,52 @@ TEST_CASE("qwen35: 0.8B's language model and small tower, counted by hand", "[es
   CHECK(parameters(m) == Approx(text + 20'452'864.0).epsilon(1e-12));
 }
 
+TEST_CASE("qwen35: the 2B and 4B, counted by hand against keras-hub's exact counts", "[estimate]") {
+  // The rows' numbers: 4B text and tower in two copies (omegalax
+  // e0d3d023ffc9 _QWEN3_5_SPECS[qwen3.5-4b], ridcl/tunix 28aa906e65cd
+  // ModelConfig.qwen3_5_4b / qwen3_5_4b_vl), 2B in omegalax; both checked by
+  // the parameter counts Google's keras-team/keras-hub 71453d08f59e
+  // qwen3_5_presets.py lists for the checkpoints (2,213,241,664 and
+  // 4,539,265,536; the same file's 0.8B, 9B and 27B counts are this file's
+  // 852,985,920, 9,409,813,744 and 27,356,728,560).
+  // 4B text_config: 32 layers, 2560, 16 / 4 heads, ffn 9216, 32 value heads,
+  // tied. GDN 2560 x (4096 + 8192 + 64) + 2560 + 8192 x 4 + 64 + 128 + 4096 x
+  // 2560 = 42,142,400; attention 2560 x 256 x 40 + 4096 x 2560 + 2560 + 512 =
+  // 36,703,232; MLP 3 x 2560 x 9216 + 2560 = 70,781,440.
+  MemoryModel four = qwen35({32, 2560, 16, 4, 9216, 32, true});
+  CHECK(gdn_layer_params(four).sharded + gdn_layer_params(four).replicated == 42'142'400);
+  double text4 = 24 * 42'142'400.0 + 8 * 36'703'232.0 + 32 * 70'781'440.0 + 248320.0 * 2560 + 2560;
+  CHECK(text4 == 4'205'751'296);
+  CHECK(parameters(four) == Approx(text4).epsilon(1e-12));
+  // The small-model tower of both (depth 24, hidden 1024, 16 heads, ffn
+  // 4096): 24 x 12,596,224 per layer + Conv3d 1,573,888 + 2304 x 1024
+  // positions = 306,242,560; a merger (norm 2,048, fc1 4096^2 + 4096, fc2
+  // 4096 x out + out) to 2560: 27,271,680.
+  int64_t layer = 3 * 1024 * 1024 + 3 * 1024 + 1024 * 1024 + 1024 * 4096 + 4096 + 4096 * 1024 + 6 * 1024;
+  CHECK(layer == 12'596'224);
+  int64_t tower = 24 * layer + (3 * 2 * 16 * 16 * 1024 + 1024) + 2304 * 1024;
+  CHECK(tower == 306'242'560);
+  CHECK(tower_and_merger("qwen35_vl_4b") == tower + 27'271'680);
+  // 4,539,265,536: keras-hub's qwen3_5_4b count, to the parameter. The
+  // checkpoint's MTP layer (the recipes train it) adds 120,599,552: gated
+  // attention + MLP + eh_proj 2 x 2560^2 + 3 norms.
+  CHECK(text4 + tower + 27'271'680 == 4'539'265'536);
+  four.mtp_layers = 1;
+  four.stage_mtp = {1};
+  CHECK(parameters(four) == Approx(text4 + 120'599'552.0).epsilon(1e-12));
+
+  // 2B text_config: 24 layers, 2048, 8 / 2 heads, ffn 6144, 16 value heads,
+  // tied. GDN 21,063,840; attention 14,682,624; MLP 37,750,784.
+  MemoryModel two = qwen35({24, 2048, 8, 2, 6144, 16, true});
+  double text2 = 18 * 21'063'840.0 + 6 * 14'682'624.0 + 24 * 37'750'784.0 + 248320.0 * 2048 + 2048;
+  CHECK(text2 == 1'881'825'088);
+  CHECK(parameters(two) == Approx(text2).epsilon(1e-12));
+  // The same tower, its merger to 2048: 25,174,016. 2,213,241,664 in all:
+  // keras-hub's qwen3_5_2b count.
+  CHECK(tower_and_merger("qwen35_vl_2b") == tower + 25'174'016);
+  CHECK(text2 + tower + 25'174'016 == 2'213'241'664);
+}
+
 TEST_CASE("qwen35: the dense 9B and 27B, counted by hand", "[estimate]") {
   // 9B: 32 layers, 4096, 16 / 4 heads, ffn 12288, 32 value heads, untied.
   // GDN 4096 x (4096 + 8192 + 64) + 8192 x 4 + 64 + 4096^2 + 4096 + 128 =
@@ -223,7 +269,15 @@ TEST_CASE("qwen35: the recipes' MTP layer, frozen parts and tied embeddings", "[
   auto peft = estimate_json({"--recipe", "qwen35_vl_9b_peft_1gpu_h100_bf16_config"});
   REQUIRE(peft["estimate"].is_object());
   CHECK(peft["estimate"]["vision"]["tower_frozen"] == true);
-  // 2B and 4B are not in the catalog (each had one copy of its config).
+  // 2B and 4B: every recipe estimates. The 4B SFT recipe (TP 2) trains the
+  // language model, its MTP layer, the Megatron-Core tower and the merger.
   auto four = estimate_json({"--recipe", "qwen35_vl_4b_sft_2gpu_h100_bf16_config"});
-  CHECK(four["estimate"].is_null());
+  REQUIRE(four["estimate"].is_object());
+  CHECK(four["estimate"]["vision"]["model"] == "Qwen/Qwen3.5-4B");
+  CHECK(four["estimate"]["vision"]["tower_frozen"] == false);
+  for (const char* recipe : {"qwen35_vl_4b_peft_1gpu_h100_bf16_config", "qwen35_vl_2b_sft_1gpu_h100_bf16_config",
+                             "qwen35_vl_2b_peft_1gpu_h100_bf16_config"}) {
+    INFO(recipe);
+    CHECK(estimate_json({"--recipe", recipe})["estimate"].is_object());
+  }
 }

@@ -132,3 +132,86 @@ TEST_CASE("vlm shapes: Pixtral's tower and Mistral 3's projector (Ministral 3's 
   biased.extra_params = 96 + 96;
   CHECK(vision_params(biased).projector == p.projector + 192);
 }
+
+TEST_CASE("vlm shapes: Ministral 3 3B, 8B and 14B, counted by hand against the published counts", "[estimate]") {
+  // text_config (the checkpoints' raw config.json in rengzhengcodes/SmolBench
+  // a4d1710a298a scripts/arch/arch_configs_raw.json, and Bridge's unit test
+  // test_ministral3_bridge.py with Ministral3ModelProvider's defaults): 32
+  // heads, 8 KV heads of 128, SwiGLU, RMSNorm, no biases, vocab 131072; the
+  // 3B ties its output layer. Per layer q 4096 x h, k and v 1024 x h each, o
+  // h x 4096, MLP 3 x h x f, two norms.
+  struct Size {
+    const char* key;
+    int64_t layers, hidden, ffn;
+    bool tied;
+    int64_t layer, text, projector, published;
+  };
+  // The published counts: 3B 3,849,090,048 (the checkpoint index's distinct
+  // parameters), 8B 8,918,026,240 (the BF16 checkpoint's count; the FP8
+  // Instruct checkpoint lists 476 more, its 238 layers' weight and
+  // activation scales), 14B 13,945,031,680 (the BF16 index total_size / 2;
+  // the FP8 Instruct lists 560 more).
+  const Size sizes[] = {
+      {"ministral3_3b", 26, 3072, 9216, true, 116'398'080, 3'429'006'336, 16'778'240, 3'849'090'048},
+      {"ministral3_8b", 34, 4096, 14336, false, 218'112'000, 8'489'553'920, 25'166'848, 8'918'026'240},
+      {"ministral3_14b", 40, 5120, 16384, false, 304'097'280, 13'506'073'600, 35'652'608, 13'945'031'680},
+  };
+  for (const Size& s : sizes) {
+    INFO(s.key);
+    int64_t h = s.hidden;
+    CHECK(h * 4096 + 2 * h * 1024 + 4096 * h + 3 * h * s.ffn + 2 * h == s.layer);
+    CHECK(s.layers * s.layer + (s.tied ? 1 : 2) * 131072 * h + h == s.text);
+    MemoryModel m;
+    m.layers = s.layers;
+    m.hidden = h;
+    m.heads = 32;
+    m.query_groups = 8;
+    m.kv_channels = 128;
+    m.ffn = s.ffn;
+    m.vocab = 131072;
+    m.seq = 4096;
+    m.swiglu = true;
+    m.tied = s.tied;
+    m.rmsnorm = true;
+    m.add_bias = false;
+    m.stage_layers = {static_cast<double>(s.layers)};
+    m.stage_mtp = {0};
+    CHECK(estimate_model(m).weights * kGiB / 2 == Approx(static_cast<double>(s.text)).epsilon(1e-12));
+    // vision_config (the same in all three): Pixtral, 24 layers of 1024, 16
+    // heads, ffn 4096, patch 14: 24 x 16,779,264 + Conv2d 602,112 + ln_pre
+    // 1024 = 403,305,472; the projector (no bias): norm 1024 + patch merger
+    // 4096 x 1024 + linear_1 1024 x h + linear_2 h x h.
+    const VisionDims* d = find_vision_dims(s.key);
+    REQUIRE(d != nullptr);
+    VisionParams p = vision_params(*d);
+    CHECK(p.tower == 403'305'472);
+    CHECK(p.projector == 1024 + 4096 * 1024 + 1024 * h + h * h);
+    CHECK(p.projector == s.projector);
+    CHECK(s.text + p.tower + p.projector == s.published);
+  }
+}
+
+TEST_CASE("vlm shapes: the Ministral 3 recipes", "[estimate]") {
+  // PEFT (recipes/ministral3/h100/ministral3.py): LoRA freezes the base
+  // model, and its targets name no module of the HF Pixtral tower or
+  // projector: both are weights only.
+  for (const char* recipe : {"ministral3_3b_peft_1gpu_h100_bf16_config", "ministral3_8b_peft_1gpu_h100_bf16_config",
+                             "ministral3_14b_peft_2gpu_h100_bf16_config"}) {
+    INFO(recipe);
+    auto e = estimate_json({"--recipe", recipe});
+    REQUIRE(e["estimate"].is_object());
+    CHECK(e["estimate"]["vision"]["tower_frozen"] == true);
+    CHECK(e["estimate"]["vision"]["projector_frozen"] == true);
+  }
+  // 3B PEFT on one GPU: bf16 weights of text + tower + projector =
+  // 3,849,090,048 x 2 B.
+  auto small = estimate_json({"--recipe", "ministral3_3b_peft_1gpu_h100_bf16_config"});
+  CHECK(small["estimate"]["weights"].get<double>() == Approx(3'849'090'048.0 * 2 / kGiB).margin(0.005));
+  // SFT sets every freeze_* false: the trained HF tower's saved activations
+  // are not modelled, so the estimate declines and says so.
+  auto sft = estimate_json({"--recipe", "ministral3_3b_sft_1gpu_h100_bf16_config"});
+  CHECK(sft["estimate"].is_null());
+  std::string why;
+  for (const auto& line : sft.value("estimate_unavailable", nlohmann::json::array())) why += line.get<std::string>();
+  CHECK(why.find("trainable vision tower of mistralai/Ministral-3-3B-Instruct-2512") != std::string::npos);
+}
