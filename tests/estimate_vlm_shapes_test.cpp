@@ -136,7 +136,7 @@ TEST_CASE("vlm shapes: Pixtral's tower and Mistral 3's projector (Ministral 3's 
 TEST_CASE("vlm shapes: Ministral 3 3B, 8B and 14B, counted by hand against the published counts", "[estimate]") {
   // text_config (the checkpoints' raw config.json in rengzhengcodes/SmolBench
   // a4d1710a298a scripts/arch/arch_configs_raw.json, and Bridge's unit test
-  // test_ministral3_bridge.py with Ministral3ModelProvider's defaults): 32
+  // test_ministral3_provider.py with Ministral3ModelProvider's defaults): 32
   // heads, 8 KV heads of 128, SwiGLU, RMSNorm, no biases, vocab 131072; the
   // 3B ties its output layer. Per layer q 4096 x h, k and v 1024 x h each, o
   // h x 4096, MLP 3 x h x f, two norms.
