@@ -204,9 +204,16 @@ TEST_CASE("vlm shapes: the Ministral 3 recipes", "[estimate]") {
     CHECK(e["estimate"]["vision"]["projector_frozen"] == true);
   }
   // 3B PEFT on one GPU: bf16 weights of text + tower + projector =
-  // 3,849,090,048 x 2 B.
+  // 3,849,090,048, and LoRA's rank-32 adapters on the 26 layers (Bridge's
+  // default targets): linear_qkv 32 x (3072 + 6144), linear_proj 32 x (4096
+  // + 3072), linear_fc1 32 x (3072 + 18432), linear_fc2 32 x (9216 + 3072) =
+  // 1,605,632 a layer, 41,746,432 in all, trained: fp32 gradients (the
+  // recipe's grad_reduce_in_fp32) and Adam's 12 B a parameter at DP 1.
   auto small = estimate_json({"--recipe", "ministral3_3b_peft_1gpu_h100_bf16_config"});
-  CHECK(small["estimate"]["weights"].get<double>() == Approx(3'849'090'048.0 * 2 / kGiB).margin(0.005));
+  const auto& e = small["estimate"];
+  CHECK(e["weights"].get<double>() == Approx((3'849'090'048.0 + 41'746'432.0) * 2 / kGiB).margin(0.005));
+  CHECK(e["gradients"].get<double>() == Approx(41'746'432.0 * 4 / kGiB).margin(0.005));
+  CHECK(e["optimizer"].get<double>() == Approx(41'746'432.0 * 12 / kGiB).margin(0.005));
   // SFT sets every freeze_* false: the trained HF tower's saved activations
   // are not modelled, so the estimate declines and says so.
   auto sft = estimate_json({"--recipe", "ministral3_3b_sft_1gpu_h100_bf16_config"});
