@@ -235,13 +235,15 @@ TEST_CASE("resolve on the launch-script corpus, per field", "[shared][launch-cor
   // train_qwen36_example.sh (recipe qwen35_vl_35b_a3b_pretrain_mock_config)
   // num_layers and hidden_size, which the corpus leaves null: 60 guessed.
   // (wip/vlm): the Gemma 3 VL shapes give examples/models/gemma/gemma3_vl/
-  // sft.sh's num_layers and hidden_size the same way: 62 guessed. Raise the
-  // floors as more launches are followed; the issue's targets are in the
-  // header.
+  // sft.sh's num_layers and hidden_size the same way: 62 guessed.
+  // (wip/shapes): the Ministral 3 3B shape (26 layers, hidden 3072) gives
+  // examples/models/mistral/ministral3/sft_unpacked.sh's the same way: 64
+  // guessed. Raise the floors as more launches are followed; the issue's
+  // targets are in the header.
   CHECK(found >= 91);
   CHECK(total.correct >= 861);
   CHECK(total.wrong == 0);
-  CHECK(total.guessed <= 62);
+  CHECK(total.guessed <= 64);
   CHECK(negatives_with_job <= 1);
   CHECK(percent(total.wrong, total.known) <= 2.0);  // the issue's target, met today
 }
