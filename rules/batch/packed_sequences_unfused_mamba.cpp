@@ -32,22 +32,36 @@ std::optional<bool> has_mamba_layers(const Job& job) {
   return std::nullopt;
 }
 
-// The switch that makes the dataset pack sequences, as Bridge's
-// gpt_step._uses_packed_sequence_metadata reads it: offline packing (whose
-// specs Bridge requires with a positive size) or in-batch packing; nullopt
-// when neither is known to be on.
+// The switch that makes the job train on packed sequences; nullopt when none
+// is known to be on. Megatron Bridge: offline packing (whose specs Bridge
+// requires with a positive size) or in-batch packing, as
+// gpt_step._uses_packed_sequence_metadata reads them. Megatron-LM: --sft,
+// whose batches pretrain_mamba.py / pretrain_hybrid.py always read packed.
 std::optional<Quantity> packing_switch(const Job& job) {
-  for (const char* path : {"dataset.enable_offline_packing", "dataset.enable_in_batch_packing"}) {
-    Quantity on = as_quantity(config_bool(job, path));
+  std::initializer_list<const char*> bridge = {"dataset.enable_offline_packing", "dataset.enable_in_batch_packing"};
+  std::initializer_list<const char*> megatron_lm = {"dataset.sft"};
+  for (const char* path : job.dialect == Dialect::MegatronLM ? megatron_lm : bridge) {
+    Quantity on = as_quantity(read_flag(job, path));
     if (on.known() && *on == 1) return on;
   }
   return std::nullopt;
 }
 
+std::string help_for(const Job& job, const Quantity& packing) {
+  if (job.dialect == Dialect::MegatronLM) {
+    return "drop --disable-mamba-mem-eff-path (the fused path takes packed sequences)";
+  }
+  return fmt::format(
+      "set model.use_mamba_mem_eff_path to true (the fused path takes packed sequences), or turn {} off{}",
+      packing.name,
+      packing.path == "dataset.enable_offline_packing" ? " and set dataset.offline_packing_specs to null" : "");
+}
+
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   const Job& job = context.job;
-  if (job.dialect != Dialect::Bridge || job.versions.megatron_core < kAssertSince) return;
-  Setting path = config_bool(job, "model.use_mamba_mem_eff_path");
+  bool dialect = job.dialect == Dialect::Bridge || job.dialect == Dialect::MegatronLM;
+  if (!dialect || job.versions.megatron_core < kAssertSince) return;
+  Setting path = read_flag(job, "model.use_mamba_mem_eff_path");
   if (!path.value || *path.value) return;
   if (has_mamba_layers(job) != true) return;
   std::optional<Quantity> packing = packing_switch(job);
@@ -55,21 +69,17 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   Quantity unfused = as_quantity(path);
   Diagnostic diag = finding(
       kPackedSequencesUnfusedMamba,
-      fmt::format("{} is true with use_mamba_mem_eff_path false: Megatron Bridge passes packed_seq_params to the "
-                  "model, and Megatron-Core {}'s Mamba mixer asserts \"Training with packed sequences is not "
-                  "supported in the non-memory-efficient code path.\" on the first training step",
-                  packing->name, to_string(job.versions.megatron_core)),
+      fmt::format("{} is true with use_mamba_mem_eff_path false: {} passes packed_seq_params to the model, and "
+                  "Megatron-Core {}'s Mamba mixer asserts \"Training with packed sequences is not supported in the "
+                  "non-memory-efficient code path.\" on the first training step",
+                  packing->name, job.dialect == Dialect::MegatronLM ? "Megatron-LM" : "Megatron Bridge",
+                  to_string(job.versions.megatron_core)),
       {&unfused, &*packing});
   // Both may be the recipe's, at one place: say where the path comes from too.
   if (unfused.where.layer == Layer::Recipe) diag.notes.insert(diag.notes.begin(), note_for(unfused));
-  report(out, std::move(diag),
-         fmt::format("set model.use_mamba_mem_eff_path to true (the fused path takes packed sequences), or turn {} "
-                     "off{}",
-                     packing->name,
-                     packing->path == "dataset.enable_offline_packing" ? " and set dataset.offline_packing_specs to "
-                                                                          "null"
-                                                                        : ""),
-         {set_setting_fix(path, true, FixSafety::Unsafe)});
+  std::vector<Fix> fixes;
+  if (job.dialect == Dialect::Bridge) fixes.push_back(set_setting_fix(path, true, FixSafety::Unsafe));
+  report(out, std::move(diag), help_for(job, *packing), std::move(fixes));
 }
 
 }  // namespace
@@ -105,12 +115,17 @@ offline packing on (`recipes/common.py:165`, `:264`). The fix is the memory-effi
 (`model.use_mamba_mem_eff_path: true`), or packing off (`dataset.enable_offline_packing: false`
 with `dataset.offline_packing_specs: null`, which Bridge requires together).
 
-The rule reads Megatron Bridge jobs, on models whose hybrid layer pattern (the job's, or the
-catalog's record of the recipe's model) has Mamba layers. When the path, the packing or the
-pattern is not known it stays silent. Bridge releases before 0.6 named offline packing
-`dataset.packed_sequence_specs`, which mblint's schema (Bridge 067f987df03b) does not read.
-A Megatron-LM launch (`pretrain_hybrid.py --sft --disable-mamba-mem-eff-path`) meets the same
-assert; mblint does not check it.)md",
+A Megatron-LM launch meets the same assert with `--disable-mamba-mem-eff-path` and `--sft`:
+`pretrain_mamba.py` (core_v0.16.0, core_v0.17.0: "SFT always uses packed sequence") and
+`pretrain_hybrid.py` (core_v0.18.0 on; `pretrain_hybrid.py:118-119,320-353` at 2a75ac12c54b) read
+SFT batches with `cu_seqlens` and pass `packed_seq_params`; the fix there is to drop
+`--disable-mamba-mem-eff-path`. From core_v0.19.0 `--dataloader-inter-document-masking` makes
+packed batches too; mblint does not read that flag.
+
+The rule reads models whose hybrid layer pattern (the job's, or the catalog's record of the
+recipe's model) has Mamba layers. When the path, the packing or the pattern is not known it stays
+silent. Bridge releases before 0.6 named offline packing `dataset.packed_sequence_specs`, which
+mblint's schema (Bridge 067f987df03b) does not read.)md",
     .bad = {"override.yaml", "model:\n  use_mamba_mem_eff_path: false\n",
             "override.yaml --recipe nemotronh_8b_sft_2gpu_h100_bf16_config --nodes 1 --gpus-per-node 2"},
     .good = {.content = "model:\n  use_mamba_mem_eff_path: true\n"},
