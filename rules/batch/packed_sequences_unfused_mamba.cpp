@@ -1,7 +1,7 @@
 // Megatron-Core's Mamba mixer takes packed sequences only on its memory-
 // efficient path: with use_mamba_mem_eff_path off it asserts on the first
 // forward step that receives packed_seq_params, which Megatron Bridge passes
-// whenever the dataset packs sequences.
+// whenever the dataset packs sequences and Megatron-LM for --sft.
 #include "rules/support/batch_support.h"
 
 #include "lint/model/catalog.h"
@@ -17,10 +17,9 @@ namespace {
 // forward); earlier releases drop them before the mixer.
 constexpr Version kAssertSince{0, 16, 0};
 
-// Whether the job's model has Mamba layers: its hybrid pattern (the job's,
-// else the catalog's record of its recipe's model) has an 'M'. nullopt when
-// no pattern is known.
-std::optional<bool> has_mamba_layers(const Job& job) {
+// Whether the job's model is known to have Mamba layers: its hybrid pattern
+// (the job's, else the catalog's record of its recipe's model) has an 'M'.
+bool has_mamba_layers(const Job& job) {
   for (const char* path : {"model.hybrid_layer_pattern", "model.hybrid_override_pattern"}) {
     TextSetting pattern = config_text(job, path);
     if (pattern.value) return pattern.value->find('M') != std::string::npos;
@@ -29,7 +28,7 @@ std::optional<bool> has_mamba_layers(const Job& job) {
   if (dims && dims->hybrid_layer_pattern && *dims->hybrid_layer_pattern) {
     return std::string_view(dims->hybrid_layer_pattern).find('M') != std::string_view::npos;
   }
-  return std::nullopt;
+  return false;
 }
 
 // The switch that makes the job train on packed sequences; nullopt when none
@@ -63,7 +62,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   if (!dialect || job.versions.megatron_core < kAssertSince) return;
   Setting path = read_flag(job, "model.use_mamba_mem_eff_path");
   if (!path.value || *path.value) return;
-  if (has_mamba_layers(job) != true) return;
+  if (!has_mamba_layers(job)) return;
   std::optional<Quantity> packing = packing_switch(job);
   if (!packing) return;
   Quantity unfused = as_quantity(path);
@@ -98,7 +97,8 @@ non-memory-efficient code path." when it receives `packed_seq_params`
 (`megatron/core/ssm/mamba_mixer.py:510-516` at 2a75ac12c54b, the commit Megatron Bridge
 067f987df03b pins; the same assert in core_v0.16.0 to core_v0.19.0). Before core_v0.16.0 the Mamba
 layer did not pass `packed_seq_params` to the mixer and there is no assert; mblint stays silent
-for `--megatron-core-version` below 0.16.
+for `--megatron-core-version` below 0.16 (Megatron Bridge 0.2.x pinned such a Megatron-Core: pass
+its version with `--bridge-version 0.2`).
 
 Megatron Bridge's `gpt_step` passes `packed_seq_params` whenever the batch carries packed-sequence
 metadata (`training/gpt_step.py:578-603` at 067f987df03b), which the dataset provides with offline
