@@ -141,6 +141,17 @@ constexpr KnownBroken kKnownBroken[] = {
      "megatron/core/transformer/moe/moe_layer.py:636 (at the 2a75ac12c5 Bridge pins) raises ValueError in "
      "training when the attention TP group is larger than 1 without sequence parallelism, as for the GLM-4.5 "
      "recipes above (seen since the Qwen3-VL 235B-A22B shape is recorded)"},
+    {"nemotronh_4b_sft_1gpu_h100_bf16_config", "packed-sequences-unfused-mamba",
+     "recipes/nemotronh/h100/nemotronh.py:620 builds the HybridModelProvider with use_mamba_mem_eff_path=False, and "
+     "_sft_common turns offline packing on (recipes/common.py:165, default_squad_config with a PackedSequenceSpecs of "
+     "packed_sequence_size 8192, :661); gpt_step passes packed_seq_params for packed batches (training/gpt_step.py:"
+     "578-603), the hybrid stack hands them to every Mamba layer, and Megatron-Core's MambaMixer.forward asserts "
+     "\"Training with packed sequences is not supported in the non-memory-efficient code path.\" "
+     "(megatron/core/ssm/mamba_mixer.py:510-516 at the 2a75ac12c5 Bridge pins) on the first step (seen since the "
+     "catalog records use_mamba_mem_eff_path and the packing switches)"},
+    {"nemotronh_4b_peft_1gpu_h100_bf16_config", "packed-sequences-unfused-mamba",
+     "the SFT recipe's model (use_mamba_mem_eff_path=False, nemotronh.py:1162) with _peft_common's offline packing "
+     "(recipes/common.py:264; packed_sequence_size 8192, :1201): the same assert"},
     {"qwen35_vl_35b_a3b_pretrain_16gpu_h100_fp8cs_config", "layers-divisible-by-pp",
      "perf_recipes/qwen_vl/h100/qwen35_vl.py:74-76 sets PP 2 and VPP 12 for Qwen3.5-35B-A3B's 40 layers with no "
      "uneven split (its base, the 8-GPU mock recipe, sets none; the BF16 perf recipe uses 17 + 23 without VPP): "

@@ -1,4 +1,5 @@
-// The Mamba mixer's unfused path (use_mamba_mem_eff_path off: NemotronH 4B)
+// The Mamba mixer's unfused path (use_mamba_mem_eff_path off: NemotronH 4B;
+// Megatron-LM's --disable-mamba-mem-eff-path)
 // in the memory estimate, derived by hand from Megatron-LM 2a75ac12c54b (the
 // submodule Megatron Bridge 067f987df03b pins),
 // megatron/core/ssm/mamba_mixer.py MambaMixer.forward -> _static_prefill:
@@ -13,6 +14,7 @@
 #include <catch2/catch.hpp>
 
 #include "lint/facts/estimate.h"
+#include "tests/lint_run.h"
 
 using namespace mblint;
 
@@ -43,7 +45,34 @@ MemoryModel nemotronh_4b_mixer() {
   return m;
 }
 
+// The memory model of a Megatron-LM launch of a small hybrid stack with
+// `extra` flags.
+MemoryModel megatron_lm_hybrid(const std::string& extra) {
+  test::LintRun run("mblint-estimate-mamba-mlm");
+  run.write("launch.sh",
+            "#!/bin/bash\ntorchrun --nproc-per-node 8 pretrain_hybrid.py --hybrid-layer-pattern M-M*M-M- "
+            "--hidden-size 1024 --num-attention-heads 8 --mamba-num-heads 32 --seq-length 2048 "
+            "--micro-batch-size 1 --global-batch-size 8 --bf16 " + extra + "\n");
+  run.options.paths = {"launch.sh"};
+  run.result = run_lint(run.sources, run.options, all_rules());
+  REQUIRE(run.result.jobs.size() == 1);
+  std::vector<std::string> kept;
+  std::string why;
+  std::optional<MemoryModel> m = read_memory_model(run.result.jobs[0], run.derived(), kept, &why);
+  INFO(why);
+  REQUIRE(m);
+  return *m;
+}
+
 }  // namespace
+
+TEST_CASE("estimate: Megatron-LM's --disable-mamba-mem-eff-path takes the unfused path", "[estimate]") {
+  // arguments.py builds the flag from TransformerConfig.use_mamba_mem_eff_path
+  // (default True; argparse_meta arg_names ["--disable-mamba-mem-eff-path"],
+  // transformer_config.py:1206-1207 at 2a75ac12c54b).
+  CHECK_FALSE(megatron_lm_hybrid("").mamba_unfused);
+  CHECK(megatron_lm_hybrid("--disable-mamba-mem-eff-path").mamba_unfused);
+}
 
 TEST_CASE("estimate: the unfused Mamba path's saved tensors, by hand (NemotronH 4B)", "[estimate]") {
   // d_inner = 112 x 64 = 7168; B and C: 2 x 8 x 128 = 2048; 112 heads.

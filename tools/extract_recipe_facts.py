@@ -130,6 +130,17 @@ MEMORY_FIELDS = (
     "model.freeze_vision_projection",
     "model.freeze_language_model",
 )
+# Settings rules read that recipes write beyond FIELDS, recorded as
+# MEMORY_FIELDS are: only where a recipe, a helper or a Bridge class sets them
+# (a field the recipe's config class does not have is skipped). The Mamba
+# mixer's path and the dataset's sequence packing, which together decide
+# whether Megatron-Core's unfused Mamba path meets packed sequences
+# (rules/batch/packed_sequences_unfused_mamba.cpp).
+RULE_FIELDS = (
+    "model.use_mamba_mem_eff_path",
+    "dataset.enable_offline_packing",
+    "dataset.enable_in_batch_packing",
+)
 # Written as one row per key (env_vars) or per field the recipe writes (comm_overlap).
 SECTIONS = ("env_vars", "comm_overlap")
 
@@ -669,7 +680,7 @@ def recipe_rows(interp: ri.Interpreter, name: str, kind: str, cfg: object) -> li
             problems.append(f"{field}: {describe_unknown(value)}")
             continue
         row(field, status, value, where)
-    for field in MEMORY_FIELDS:
+    for field in MEMORY_FIELDS + RULE_FIELDS:
         try:
             status, value, where = reader.read(cfg, field)
         except FactError:

@@ -333,6 +333,9 @@ MEMORY_FIELDS = (
     "model.bias_activation_fusion",
     # Recorded for every recipe (FIELDS) but not otherwise carried into the catalog.
     "ddp.use_megatron_fsdp",
+    # Rules' settings (RULE_FIELDS there): the Mamba mixer's path and the
+    # dataset's sequence packing (rules/batch/packed_sequences_unfused_mamba.cpp).
+    "model.use_mamba_mem_eff_path", "dataset.enable_offline_packing", "dataset.enable_in_batch_packing",
 )
 
 # torch dtypes of the precision-aware optimizer, as mblint spells them.

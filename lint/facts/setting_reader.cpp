@@ -231,6 +231,7 @@ constexpr std::array kMegatronLmDefaults = {
     KnownDefault{"model.cuda_graph_impl", "none"},
     KnownDefault{"model.enable_cuda_graph", "false"},
     KnownDefault{"model.moe_grouped_gemm", "false"},
+    KnownDefault{"model.use_mamba_mem_eff_path", "true"},  // --disable-mamba-mem-eff-path turns it off
     KnownDefault{"model.multi_latent_attention", "false"},
     KnownDefault{"model.moe_shared_expert_overlap", "false"},
     KnownDefault{"model.tp_comm_overlap", "false"},

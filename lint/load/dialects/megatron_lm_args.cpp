@@ -121,6 +121,7 @@ constexpr std::array kFlags = {
     value("--mamba-num-groups", T::Int, "model.mamba_num_groups"),
     value("--mamba-head-dim", T::Int, "model.mamba_head_dim"),
     value("--mamba-state-dim", T::Int, "model.mamba_state_dim"),
+    set("--disable-mamba-mem-eff-path", "model.use_mamba_mem_eff_path", "false"),
     choice("--transformer-impl", "model.transformer_impl", "local|transformer_engine|inference_optimized"),
     choice("--attention-backend", "model.attention_backend", "flash|fused|unfused|local|auto"),
 
@@ -245,7 +246,8 @@ constexpr std::array kFlags = {
 // (lint/facts/estimate_llava.cpp, estimate_t5.cpp): T5's encoder and decoder,
 // pretrain_vlm.py's image and tower (its add_vlm_extra_args and
 // arguments.py's vision group), examples/mimo/train.py's model (add_mimo_args),
-// and what the estimate names without counting it. Kept apart from kFlags,
+// and what the estimate names without counting it; and --sft, whose packed
+// batches rules/batch/packed_sequences_unfused_mamba.cpp reads. Kept apart from kFlags,
 // whose paths are Bridge's fields and whose flags every script accepts.
 constexpr std::array kEstimateFlags = {
     value("--encoder-num-layers", T::Int, "model.encoder_num_layers"),
@@ -270,6 +272,9 @@ constexpr std::array kEstimateFlags = {
     // args.bias_swiglu_fusion, which core_transformer_config_from_args makes
     // bias_activation_fusion only with --swiglu (argument_utils.py, d98e8a64).
     set("--no-bias-swiglu-fusion", "model.bias_swiglu_fusion", "false"),
+    // args.sft: pretrain_mamba.py / pretrain_hybrid.py then read packed
+    // batches (cu_seqlens) and pass packed_seq_params to the model.
+    set("--sft", "dataset.sft"),
 };
 
 const MegatronLmFlag* find_estimate_flag(std::string_view flag) {
