@@ -138,8 +138,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   } else if (partial) {
     remedies = memory_remedies(context, *partial, partial->capacity, MemoryMeasure::FixedPart);
   }
-  offer_remedies(diag, remedies);
-  out.push_back(std::move(diag));
+  report_with_remedies(out, std::move(diag), remedies);
 }
 
 }  // namespace

@@ -30,8 +30,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
                             {}});
   diag.notes.push_back(Note{error_band_note(), {}});
   auto remedies = memory_remedies(context, *e, limit * e->capacity);
-  offer_remedies(diag, remedies);
-  out.push_back(std::move(diag));
+  report_with_remedies(out, std::move(diag), remedies);
 }
 
 }  // namespace
