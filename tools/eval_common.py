@@ -1,6 +1,7 @@
-"""What the accuracy evaluations share (memory_eval.py, perf_eval.py): the
-percentile their figures use, and the check for ../shared that lets ctest
-skip them where the measured data is absent."""
+"""What the accuracy evaluations share (memory_eval.py, perf_eval.py,
+memory_published.py): the percentile their figures use, the check for
+../shared that lets ctest skip them where the measured data is absent, and
+how a failed limit ends the run."""
 
 import os
 
@@ -29,3 +30,10 @@ def missing_shared_exit(shared):
         return 1
     print(f"skipped: {shared} is absent")
     return 77
+
+
+def failures_exit(failures):
+    """Prints each failed limit ("FAIL: ..."); the exit code, 1 when any failed."""
+    for f in failures:
+        print(f)
+    return 1 if failures else 0

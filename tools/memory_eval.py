@@ -44,7 +44,7 @@ import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
-from eval_common import missing_shared_exit, percentile
+from eval_common import failures_exit, missing_shared_exit, percentile
 
 BAND = 0.0865  # the memory rules' error band, kEstimateErrorBand in lint/facts/estimate.h
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -365,9 +365,7 @@ def main():
     if args.max_p90 is not None and not ours.p90 < percentile(formula, 0.9):
         failures.append("FAIL: p90 |error| not better than Megatron's formula")
     failures = [f for f in failures if f]
-    for f in failures:
-        print(f)
-    return 1 if failures else 0
+    return failures_exit(failures)
 
 
 if __name__ == "__main__":

@@ -30,7 +30,7 @@ import re
 import sys
 import tempfile
 
-from eval_common import missing_shared_exit
+from eval_common import failures_exit, missing_shared_exit
 from perf_eval import load_rows, number, row_yaml, run_estimates
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -156,9 +156,7 @@ def main():
     if args.max_recipe_errors is not None and len(fixed_counts["error"]) > args.max_recipe_errors:
         failures.append(f"FAIL: {len(fixed_counts['error'])} published layouts called out of memory as recipe jobs, "
                         f"more than {args.max_recipe_errors}")
-    for f in failures:
-        print(f)
-    return 1 if failures else 0
+    return failures_exit(failures)
 
 
 if __name__ == "__main__":

@@ -43,7 +43,7 @@ import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 
-from eval_common import missing_shared_exit, percentile
+from eval_common import failures_exit, missing_shared_exit, percentile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -488,9 +488,7 @@ def main():
         if hits < args.min_plan_hits:
             failures.append(f"FAIL: published layout in plan's top {args.plan} for {hits} rows, fewer than "
                             f"{args.min_plan_hits}")
-    for f in failures:
-        print(f)
-    return 1 if failures else 0
+    return failures_exit(failures)
 
 
 if __name__ == "__main__":

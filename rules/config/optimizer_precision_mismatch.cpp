@@ -42,23 +42,25 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   if (!is_on(aware)) return;
   Resolved model_bf16 = effective(job, "model", "bf16");
   Resolved model_fp16 = effective(job, "model", "fp16");
-  if (is_on(model_bf16) && is_off(opt_bf16)) {
+  // The same assert for either 16-bit mode; the first that fails is reported.
+  struct Mode {
+    std::string_view dtype;
+    const Resolved* model;
+    const Resolved* optimizer;
+  };
+  for (const Mode& m : {Mode{"bf16", &model_bf16, &opt_bf16}, Mode{"fp16", &model_fp16, &opt_fp16}}) {
+    if (!is_on(*m.model) || !is_off(*m.optimizer)) continue;
     report(out,
            finding(kOptimizerPrecisionMismatch,
-                   "model.bf16 is true but optimizer.bf16 is false with use_precision_aware_optimizer: Megatron Bridge "
-                   "asserts "
-                   "\"optimizer.bf16=True must be set when model.bf16=True and use_precision_aware_optimizer=True.\"",
-                   {&opt_bf16, &model_bf16, &aware}),
-           "set optimizer.bf16 to true");
-  } else if (is_on(model_fp16) && is_off(opt_fp16)) {
-    report(out,
-           finding(kOptimizerPrecisionMismatch,
-                   "model.fp16 is true but optimizer.fp16 is false with use_precision_aware_optimizer: Megatron Bridge "
-                   "asserts "
-                   "\"optimizer.fp16=True must be set when model.fp16=True and use_precision_aware_optimizer=True.\"",
-                   {&opt_fp16, &model_fp16, &aware}),
-           "set optimizer.fp16 to true");
-  } else if (is_off(model_bf16) && is_off(model_fp16) && (is_on(opt_bf16) || is_on(opt_fp16))) {
+                   fmt::format("model.{0} is true but optimizer.{0} is false with use_precision_aware_optimizer: "
+                               "Megatron Bridge asserts \"optimizer.{0}=True must be set when model.{0}=True and "
+                               "use_precision_aware_optimizer=True.\"",
+                               m.dtype),
+                   {m.optimizer, m.model, &aware}),
+           fmt::format("set optimizer.{} to true", m.dtype));
+    return;
+  }
+  if (is_off(model_bf16) && is_off(model_fp16) && (is_on(opt_bf16) || is_on(opt_fp16))) {
     const Resolved& on = is_on(opt_bf16) ? opt_bf16 : opt_fp16;
     report(out,
            finding(kOptimizerPrecisionMismatch,

@@ -138,9 +138,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   } else if (partial) {
     remedies = memory_remedies(context, *partial, partial->capacity, MemoryMeasure::FixedPart);
   }
-  diag.help = remedies_help(remedies);
-  for (size_t i = 0; i < remedies.size() && i < 4; ++i) diag.fixes.push_back(remedies[i].fix);
-  out.push_back(std::move(diag));
+  report_with_remedies(out, std::move(diag), remedies);
 }
 
 }  // namespace

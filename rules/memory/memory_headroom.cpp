@@ -30,9 +30,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
                             {}});
   diag.notes.push_back(Note{error_band_note(), {}});
   auto remedies = memory_remedies(context, *e, limit * e->capacity);
-  diag.help = remedies_help(remedies);
-  for (size_t i = 0; i < remedies.size() && i < 4; ++i) diag.fixes.push_back(remedies[i].fix);
-  out.push_back(std::move(diag));
+  report_with_remedies(out, std::move(diag), remedies);
 }
 
 }  // namespace

@@ -20,10 +20,7 @@ struct Flex {
 
 void report(std::vector<Diagnostic>& out, std::string message, std::initializer_list<const Field*> fields,
             std::string help, std::vector<Fix> fixes) {
-  Diagnostic diag = diagnostic_at(kFlexDispatcherInvalid, std::move(message), fields);
-  diag.help = std::move(help);
-  diag.fixes = std::move(fixes);
-  out.push_back(std::move(diag));
+  report(out, diagnostic_at(kFlexDispatcherInvalid, std::move(message), fields), std::move(help), std::move(fixes));
 }
 
 void check_deprecated_deepep(const Flex& f, std::vector<Diagnostic>& out) {

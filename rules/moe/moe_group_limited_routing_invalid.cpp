@@ -21,10 +21,8 @@ struct Routing {
 
 void report(std::vector<Diagnostic>& out, std::string message, std::initializer_list<const Field*> fields,
             std::string help, std::vector<Fix> fixes) {
-  Diagnostic diag = diagnostic_at(kMoeGroupLimitedRoutingInvalid, std::move(message), fields);
-  diag.help = std::move(help);
-  diag.fixes = std::move(fixes);
-  out.push_back(std::move(diag));
+  report(out, diagnostic_at(kMoeGroupLimitedRoutingInvalid, std::move(message), fields), std::move(help),
+         std::move(fixes));
 }
 
 void check_groups(const Routing& r, int64_t group_topk, std::vector<Diagnostic>& out) {

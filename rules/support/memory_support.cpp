@@ -296,6 +296,13 @@ std::string remedies_help(const std::vector<MemoryRemedy>& remedies, size_t coun
   return out;
 }
 
+void report_with_remedies(std::vector<Diagnostic>& out, Diagnostic diag, const std::vector<MemoryRemedy>& remedies,
+                          size_t count) {
+  diag.help = remedies_help(remedies, count);
+  for (size_t i = 0; i < remedies.size() && i < count; ++i) diag.fixes.push_back(remedies[i].fix);
+  out.push_back(std::move(diag));
+}
+
 Span memory_span(const RuleContext& context) {
   const Derived& d = context.derived;
   return first_span(context.job, {span_for(d.micro_batch_size), span_for(d.pipeline_parallel),

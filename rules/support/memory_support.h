@@ -78,6 +78,11 @@ std::string largest_parts(const MemoryEstimate& e, size_t count = 2);
 // Help text listing the remedies: "enable ...: -18.3 GiB -> 61.2 GiB, fits; ...".
 std::string remedies_help(const std::vector<MemoryRemedy>& remedies, size_t count = 4);
 
+// Reports a memory finding with its remedies: the first `count` as its help
+// and its fixes.
+void report_with_remedies(std::vector<Diagnostic>& out, Diagnostic diag, const std::vector<MemoryRemedy>& remedies,
+                          size_t count = 4);
+
 // Where a memory diagnostic points: the micro-batch size, else the parallel
 // sizes, else the job's launch.
 Span memory_span(const RuleContext& context);

@@ -101,23 +101,31 @@ Field from_quantity(const Quantity& quantity) {
   return f;
 }
 
+namespace {
+
+// A typed reading that names, locates and marks defaulted as the field does;
+// its value is the caller's to read.
+template <typename Reading>
+Reading reading_of(const Field& field) {
+  Reading r;
+  r.name = field.name;
+  r.path = field.path;
+  r.where = field.value.where;
+  r.defaulted = field.defaulted;
+  return r;
+}
+
+}  // namespace
+
 Quantity as_quantity(const Field& field) {
-  Quantity q;
-  q.name = field.name;
-  q.path = field.path;
-  q.where = field.value.where;
-  q.defaulted = field.defaulted;
+  auto q = reading_of<Quantity>(field);
   q.value = field.integer();
   if (!q.value || field.value.kind != ValueKind::Int) q.display = field.display();
   return q;
 }
 
 Setting as_setting(const Field& field) {
-  Setting s;
-  s.name = field.name;
-  s.path = field.path;
-  s.where = field.value.where;
-  s.defaulted = field.defaulted;
+  auto s = reading_of<Setting>(field);
   s.value = field.boolean();
   return s;
 }

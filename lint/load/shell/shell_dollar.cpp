@@ -77,16 +77,11 @@ void lex_ansi_escape(Lexer& lx, PartBuilder& b, size_t limit) {
     case '"':
     case '?':
       return emit(static_cast<uint8_t>(c));
-    case 'x': {
-      size_t digits = lx.pos;
-      uint32_t value = read_number(lx, limit, 16, 2);
-      if (lx.pos == digits) break;
-      return emit(value);
-    }
+    case 'x':
     case 'u':
-    case 'U': {
+    case 'U': {  // up to 2, 4 or 8 hex digits; none leaves the escape as written
       size_t digits = lx.pos;
-      uint32_t value = read_number(lx, limit, 16, c == 'u' ? 4 : 8);
+      uint32_t value = read_number(lx, limit, 16, c == 'x' ? 2 : c == 'u' ? 4 : 8);
       if (lx.pos == digits) break;
       return emit(value);
     }
