@@ -394,6 +394,33 @@ TEST_CASE("estimate: LoRA on a hybrid stack trains adapters on every layer kind'
   // Only the adapters get fp32 gradients and Adam state (fp32 master + two moments).
   CHECK(e.gradients * kGiB == Approx(4 * adapters).epsilon(1e-12));
   CHECK(e.optimizer * kGiB == Approx(12 * adapters).epsilon(1e-12));
+
+  // At TP 2 both weights of every adapter are split over the TP group
+  // (ParallelLinearAdapter, MB 067f987df03b peft/utils.py:1033-1080:
+  // linear_in row-parallel behind a row-parallel base, column-parallel over
+  // the rank otherwise; linear_out column-parallel), and the routed experts'
+  // over the expert TP group, here 1.
+  m.tp = 2;
+  double moe = 32.0 * ((1024 + 1024) + (1024 + 1024));
+  double split = (adapters - moe) / 2 + moe;
+  CHECK(split == 557568.0);
+  CHECK(estimate_model(m).gradients * kGiB == Approx(4 * split).epsilon(1e-12));
+}
+
+// LoRA on a dense transformer (linear_qkv, linear_proj, linear_fc1,
+// linear_fc2, Bridge's default targets) at TP 4: 2 layers, h 1024, 16
+// heads (MHA), ffn 4096 (not gated), rank 16.
+TEST_CASE("estimate: LoRA adapters of a dense transformer are split over TP on both sides", "[estimate]") {
+  MemoryModel m = paper_model(16, 1024, 2, 4, 1, 1);
+  m.ffn = 4096;
+  m.lora_rank = 16;
+  // qkv 1024 -> 3072, proj 1024 -> 1024, fc1 1024 -> 4096, fc2 4096 -> 1024,
+  // each r x (in + out) / TP.
+  double per_layer = 16.0 * ((1024 + 3072) + (1024 + 1024) + (1024 + 4096) + (4096 + 1024)) / 4;
+  CHECK(per_layer == 65536.0);
+  MemoryEstimate e = estimate_model(m);
+  CHECK(e.gradients * kGiB == Approx(4 * 2 * per_layer).epsilon(1e-12));
+  CHECK(e.optimizer * kGiB == Approx(12 * 2 * per_layer).epsilon(1e-12));
 }
 
 TEST_CASE("estimate: TE's fused cross entropy keeps only the bf16 logits, per loss", "[estimate]") {

@@ -196,6 +196,10 @@ void dense_mlp(const MemoryModel& m, double tokens, double rep, double ffn, Term
 
 }  // namespace
 
+double lora_adapter_params(double rank, double in, double out, double split) {
+  return rank * (in + out) / std::max(1.0, split);
+}
+
 double expert_received_tokens(const MemoryModel& m, double routed) {
   // Balanced routing: each token goes to k experts; an expert rank receives
   // routed·k tokens, times ETP when the expert TP group gathers them.
@@ -396,9 +400,8 @@ void add_mamba_params(const MemoryModel& m, double count, StageParams& p) {
   p.largest = std::max(p.largest, h * d.projected() / m.tp);
 }
 
-// LoRA adapters of a hybrid stack's layers (Megatron Bridge peft/lora.py,
-// ParallelLinearAdapter: A in x r and B r x out on each targeted linear, the
-// TP-split side divided by TP), on the linear layers the Nemotron recipes
+// LoRA adapters of a hybrid stack's layers (lora_adapter_params on each
+// targeted linear), on the linear layers the Nemotron recipes
 // target: linear_qkv, linear_proj, linear_fc1, linear_fc2, in_proj and
 // out_proj. A MoE layer's grouped experts share one adapter per EP rank
 // (share_expert_adapters, LoRA's default) with one expert GEMM's widths; its
@@ -407,17 +410,17 @@ void add_mamba_params(const MemoryModel& m, double count, StageParams& p) {
 double hybrid_lora_params(const MemoryModel& m, const LayerKinds& k) {
   double r = static_cast<double>(m.lora_rank), h = static_cast<double>(m.hidden), tp = static_cast<double>(m.tp);
   double glu = m.swiglu ? 2.0 : 1.0;
-  auto pair = [&](double in, double out) { return r * (in + out); };
+  auto pair = [&](double in, double out, double split) { return lora_adapter_params(r, in, out, split); };
   double qkv_out = static_cast<double>(m.heads + 2 * m.query_groups) * m.kv_channels;
-  double attention = pair(h, qkv_out / tp) + pair(static_cast<double>(m.heads * m.kv_channels) / tp, h);
-  double mlp = pair(h, m.ffn * glu / tp) + pair(m.ffn / tp, h);
+  double attention = pair(h, qkv_out, tp) + pair(static_cast<double>(m.heads * m.kv_channels), h, tp);
+  auto mlp = [&](double ffn, double split) { return pair(h, ffn * glu, split) + pair(ffn, h, split); };
   MambaDims d = mamba_dims(m);
-  double mamba = pair(h, d.projected() / tp) + pair(d.inner / tp, h);
+  double mamba = pair(h, d.projected(), tp) + pair(d.inner, h, tp);
   double width = m.moe_latent > 0 ? static_cast<double>(m.moe_latent) : h;
   double etp = static_cast<double>(m.etp);
-  double moe = pair(width, m.moe_ffn * glu / etp) + pair(m.moe_ffn / etp, width);
-  if (m.shared_ffn > 0) moe += pair(h, m.shared_ffn * glu / tp) + pair(m.shared_ffn / tp, h);
-  return k.attention * attention + k.mlp * mlp + k.moe * moe + k.mamba * mamba;
+  double moe = pair(width, m.moe_ffn * glu, etp) + pair(m.moe_ffn, width, etp);
+  if (m.shared_ffn > 0) moe += mlp(static_cast<double>(m.shared_ffn), tp);
+  return k.attention * attention + k.mlp * mlp(static_cast<double>(m.ffn), tp) + k.moe * moe + k.mamba * mamba;
 }
 
 // Dense and MoE layer counts of stage `stage`. Without interleaving the
@@ -501,12 +504,12 @@ StageParams stage_params(const MemoryModel& m, int stage) {
   } else if (m.lora_rank > 0 && !m.gdn_pattern.empty()) {
     p.adapter_params = gdn_model_lora_params(m, k);
   } else if (m.lora_rank > 0) {
-    // LoRA on linear_qkv, linear_proj, linear_fc1, linear_fc2 of every layer:
-    // r x (inputs + outputs) each, the TP-split side divided by TP.
+    // LoRA on linear_qkv, linear_proj, linear_fc1, linear_fc2 of every layer.
     double qkv_out = static_cast<double>(m.heads + 2 * m.query_groups) * m.kv_channels;
-    double glu = m.swiglu ? 2.0 : 1.0;
-    double per_layer = m.lora_rank * (h + qkv_out / m.tp + m.heads * m.kv_channels / static_cast<double>(m.tp) + h +
-                                      h + m.ffn * glu / m.tp + m.ffn / static_cast<double>(m.tp) + h);
+    double glu = m.swiglu ? 2.0 : 1.0, r = static_cast<double>(m.lora_rank), tp = static_cast<double>(m.tp);
+    double per_layer = lora_adapter_params(r, h, qkv_out, tp) +
+                       lora_adapter_params(r, static_cast<double>(m.heads * m.kv_channels), h, tp) +
+                       lora_adapter_params(r, h, m.ffn * glu, tp) + lora_adapter_params(r, static_cast<double>(m.ffn), h, tp);
     p.adapter_params = (dense + moe) * per_layer;
   }
   double embedding = static_cast<double>(m.vocab) * h / m.tp;

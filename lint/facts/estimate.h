@@ -245,6 +245,16 @@ MemoryRange total_range(const MemoryEstimate& e);
 // rank routes `routed` tokens (balanced routing, padded to capacity when set).
 double expert_received_tokens(const MemoryModel& m, double routed);
 
+// Parameters of one LoRA adapter on a linear of `in` x `out` (the full,
+// unsplit widths) at rank `rank`, per rank of the `split` ranks that share the
+// linear (TP, or the expert TP for routed experts): Megatron Bridge's
+// ParallelLinearAdapter (067f987df03b peft/utils.py:923-1080) splits both of
+// its weights over that group, linear_in as a row-parallel layer behind a
+// row-parallel base and as a column-parallel one over the rank otherwise,
+// linear_out always column-parallel; get_adapter_attributes_from_linear
+// (:549) passes the unsplit widths.
+double lora_adapter_params(double rank, double in, double out, double split);
+
 double layer_activation_bytes(const MemoryModel& model, bool moe, std::vector<std::string>* details = nullptr);
 
 // Layer-micro-batches whose activations pipeline stage `stage` holds at its

@@ -59,9 +59,6 @@ bool decline(std::string* why_not, std::string reason) {
   return false;
 }
 
-// r x (in + out) / TP: both adapter weights are split over the TP group [LORA].
-double adapter(double r, double in, double out, double tp) { return r * (in + out) / tp; }
-
 }  // namespace
 
 bool read_lora_targets(const Job& job, LoraTargets& targets, std::string* why_not) {
@@ -104,11 +101,11 @@ double gdn_model_lora_params(const MemoryModel& m, const LayerKinds& k) {
   double d = static_cast<double>(m.kv_channels);
   // linear_qkv projects the output gate too (attention_output_gate).
   double qkv_out = d * (static_cast<double>(m.heads) * (m.attention_gate ? 2 : 1) + 2.0 * m.query_groups);
-  double attention = (t.qkv ? adapter(r, h, qkv_out, tp) : 0) + (t.proj ? adapter(r, m.heads * d, h, tp) : 0);
-  double gdn = (t.in_proj ? adapter(r, h, gdn_in_proj_width(m), tp) : 0) +
-               (t.out_proj ? adapter(r, gdn_value_width(m), h, tp) : 0);
+  double attention = (t.qkv ? lora_adapter_params(r, h, qkv_out, tp) : 0) + (t.proj ? lora_adapter_params(r, m.heads * d, h, tp) : 0);
+  double gdn = (t.in_proj ? lora_adapter_params(r, h, gdn_in_proj_width(m), tp) : 0) +
+               (t.out_proj ? lora_adapter_params(r, gdn_value_width(m), h, tp) : 0);
   auto mlp = [&](double f, double split) {
-    return (t.fc1 ? adapter(r, h, f * glu, split) : 0) + (t.fc2 ? adapter(r, f, h, split) : 0);
+    return (t.fc1 ? lora_adapter_params(r, h, f * glu, split) : 0) + (t.fc2 ? lora_adapter_params(r, f, h, split) : 0);
   };
   double dense = mlp(static_cast<double>(m.ffn), tp);
   double moe = mlp(static_cast<double>(m.moe_ffn), etp) + (m.shared_ffn > 0 ? mlp(static_cast<double>(m.shared_ffn), tp) : 0);

@@ -281,8 +281,9 @@ double qwen3_merger_bytes(const VisionDims& d, const MemoryModel& m, int64_t pat
 double qwen3_lora_params(const VisionDims& d, const MemoryModel& m) {
   double r = static_cast<double>(m.lora_rank), tp = static_cast<double>(std::max<int64_t>(1, m.tp));
   double h = d.hidden, f = d.ffn, merged = h * d.merge * d.merge;
-  double layer = r * ((h + 3 * h / tp) + (h / tp + h) + (h + f / tp) + (f / tp + h));  // qkv, proj, fc1, fc2
-  double merger = r * ((merged + merged / tp) + (merged / tp + d.text_hidden));       // fc1, fc2
+  auto adapter = [&](double in, double out) { return lora_adapter_params(r, in, out, tp); };
+  double layer = adapter(h, 3 * h) + adapter(h, h) + adapter(h, f) + adapter(f, h);     // qkv, proj, fc1, fc2
+  double merger = adapter(merged, merged) + adapter(merged, d.text_hidden);             // fc1, fc2
   return d.layers * layer + (1 + d.deepstack) * merger;
 }
 
