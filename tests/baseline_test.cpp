@@ -45,6 +45,22 @@ TEST_CASE("subjects: findings name the config key they are about", "[baseline]")
   CHECK(found);
 }
 
+TEST_CASE("subjects: a finding placed at the recipe's name is about the recipe", "[baseline]") {
+  // Every value NemotronH 4B's SFT recipe sets carries the --recipe span;
+  // packed-sequences-unfused-mamba is placed there (offline packing and the
+  // unfused Mamba path both come from the recipe). Its subject was the first
+  // of those values, model.tensor_model_parallel_size.
+  ScratchDir dir("mblint-baseline");
+  dir.write("override.yaml", "train:\n  train_iters: 10\n");
+  auto run = run_mblint({"check", "override.yaml", "--recipe", "nemotronh_4b_sft_1gpu_h100_bf16_config", "--nodes", "1",
+                         "--gpus-per-node", "1", "--gpu", "h100", "--select", "packed-sequences-unfused-mamba",
+                         "--format", "json"},
+                        dir.path);
+  auto document = nlohmann::json::parse(run.out);
+  REQUIRE(document["diagnostics"].size() == 1);
+  CHECK(document["diagnostics"][0]["subject"] == "recipe");
+}
+
 TEST_CASE("a baseline hides existing findings, survives edits elsewhere, reports new ones", "[baseline]") {
   ScratchDir dir("mblint-baseline");
   dir.write("launch.sh", launch("", "8190"));

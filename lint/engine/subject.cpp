@@ -29,8 +29,9 @@ struct Collector {
     return names_it ? 0 : 1;
   }
 
-  void add(const Provenance& where, const std::string& path) {
-    int r = rank(where, path);
+  void add(const Provenance& where, const std::string& path) { add_ranked(where, path, rank(where, path)); }
+
+  void add_ranked(const Provenance& where, const std::string& path, int r) {
     for (Span span : {where.statement, where.value, where.key, where.interpolated_at}) {
       if (span.valid()) out.push_back({span, path, r});
     }
@@ -68,7 +69,9 @@ std::vector<Candidate> candidates(const Job& job, const SourceSet& sources) {
   out.add(r.slurm_ntasks.where, "cluster.world_size");
   out.add(r.slurm_ntasks_per_node.where, "cluster.gpus_per_node");
   out.add(r.slurm_gpus_per_node.where, "cluster.gpus_per_node");
-  out.add(job.recipe_where, "recipe");
+  // Every value the recipe sets carries its name's span: a finding placed
+  // there is about the recipe, not the first of those values.
+  out.add_ranked(job.recipe_where, "recipe", -1);
   for (const EnvSetting& env : job.env) out.add(env.where, "env." + env.name);
   return std::move(out.out);
 }
