@@ -4,6 +4,8 @@
 // Megatron Bridge 067f987df03b (sources in estimate_dit.cpp).
 #include <catch2/catch.hpp>
 
+#include <fstream>
+
 #include <nlohmann/json.hpp>
 
 #include "lint/facts/estimate_dit.h"
@@ -14,10 +16,14 @@ using namespace mblint;
 
 namespace {
 
-nlohmann::json estimate_recipe(const std::string& recipe, std::vector<std::string> more = {}) {
+// `mblint estimate --recipe NAME`, with an override file when `config` is given.
+nlohmann::json estimate_recipe(const std::string& recipe, const std::string& config = "") {
   auto cwd = test::make_temp_dir("mblint-estimate-dit");
   std::vector<std::string> args = {"estimate", "--recipe", recipe, "--format", "json"};
-  args.insert(args.end(), more.begin(), more.end());
+  if (!config.empty()) {
+    std::ofstream(cwd / "job.yaml") << config;
+    args.insert(args.begin() + 1, "job.yaml");
+  }
   auto run = test::run_mblint(args, cwd);
   std::filesystem::remove_all(cwd);
   return nlohmann::json::parse(run.out);
@@ -156,13 +162,13 @@ TEST_CASE("dit: the Wan and FLUX recipes are estimated with their token counts s
   REQUIRE(t2i["estimate"].is_object());
   CHECK(mentions(t2i["estimate"]["assumptions"], "1560 latent tokens"));
   // Real data: the packing's capacity, dataset.seq_length, is the stated bound.
-  auto real = estimate_recipe("wan_1_3b_pretrain_8gpu_h100_bf16_config", {"--set", "dataset.path=/data/wds"});
+  auto real = estimate_recipe("wan_1_3b_pretrain_8gpu_h100_bf16_config", "dataset:\n  path: /data/wds\n");
   REQUIRE(real["estimate"].is_object());
   CHECK(mentions(real["estimate"]["assumptions"], "at most dataset.seq_length = 1024 latent tokens"));
   auto flux = estimate_recipe("flux_12b_pretrain_2gpu_h100_bf16_config");
   REQUIRE(flux["estimate"].is_object());
   CHECK(mentions(flux["estimate"]["assumptions"], "4096 image tokens and 512 text tokens"));
   // FLUX with real data: the image size is the data's, declined.
-  auto flux_real = estimate_recipe("flux_12b_pretrain_2gpu_h100_bf16_config", {"--set", "dataset.path=/data/wds"});
+  auto flux_real = estimate_recipe("flux_12b_pretrain_2gpu_h100_bf16_config", "dataset:\n  path: /data/wds\n");
   CHECK_FALSE(flux_real["estimate"].is_object());
 }
