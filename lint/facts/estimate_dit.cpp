@@ -407,6 +407,9 @@ std::optional<DitLoad> read_flux(const Job& job, std::string_view dit, MemoryMod
         "TransformerBlock)");
     m.recompute.clear();
   }
+  // [FP] FluxProvider turns gradient accumulation fusion off: the bf16
+  // weight gradient is a temporary before it is added to main_grad.
+  if (!config_bool(job, "model.gradient_accumulation_fusion").value) m.grad_accumulation_fusion = false;
   m.layers = d.joint + d.single;
   m.seq = tokens;
   double b = static_cast<double>(m.micro_batch);
