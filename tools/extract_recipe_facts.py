@@ -129,6 +129,20 @@ MEMORY_FIELDS = (
     "model.freeze_vision_model",
     "model.freeze_vision_projection",
     "model.freeze_language_model",
+    # Diffusion recipes (lint/facts/estimate_dit.cpp): real data (a path) or
+    # the mock data module, whose latent grid and text length fix the tokens
+    # (dataset.path itself is read from the job: the recipes leave it None).
+    "dataset.F_latents",
+    "dataset.H_latents",
+    "dataset.W_latents",
+    "dataset.patch_spatial",
+    "dataset.patch_temporal",
+    "dataset.number_packed_samples",
+    "dataset.context_seq_len",
+    "dataset.image_H",
+    "dataset.image_W",
+    "dataset.vae_scale_factor",
+    "dataset.prompt_seq_len",
 )
 # Settings rules read that recipes write beyond FIELDS, recorded as
 # MEMORY_FIELDS are: only where a recipe, a helper or a Bridge class sets them

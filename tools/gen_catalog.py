@@ -213,7 +213,8 @@ def load_models(path: Path) -> dict[str, dict]:
                        "mtp_layer_pattern": row["mtp_layer_pattern"], "dsa_indexer": row["dsa_indexer"],
                        "text_extras": row.get("text_extras") or "",
                        "gated_delta_net": row.get("gated_delta_net") or "",
-                       "dsv4": row.get("dsv4") or "", "csa_compress_ratios": row.get("csa_compress_ratios") or ""}
+                       "dsv4": row.get("dsv4") or "", "csa_compress_ratios": row.get("csa_compress_ratios") or "",
+                       "dit": row.get("dit") or ""}
         model["bias_activation_fusion"] = bias_activation_fusion(row.get("bias_activation_fusion") or "", key, path.name)
         for name in MODEL_INT_FIELDS + MLA_INT_FIELDS:
             model[name] = int(row[name])
@@ -275,6 +276,19 @@ def check_model(m: dict, where: str) -> None:
          "gated_delta_net is not freq/key_heads/key_dim/value_heads/value_dim/conv_kernel/output_gate")
     need(not gdn or not dsa, "gated_delta_net and dsa_indexer are both set")
     check_dsv4(m, need)
+    check_dit(m, need)
+
+
+def check_dit(m: dict, need) -> None:
+    """A diffusion transformer: "wan", or "flux/J/S/C/T/V/G" with J + S = num_layers."""
+    dit = m["dit"]
+    if not dit:
+        return
+    flux = re.fullmatch(r"flux/([1-9]\d*)/([1-9]\d*)/([1-9]\d*)/([1-9]\d*)/([1-9]\d*)/([01])", dit)
+    need(dit == "wan" or flux is not None, "dit is not 'wan' or 'flux/joint/single/in_channels/context_dim/vec_in_dim/guidance'")
+    need(not flux or int(flux[1]) + int(flux[2]) == m["num_layers"], "a FLUX row's num_layers is not joint + single blocks")
+    need(m["num_moe_experts"] == 0 and not m["multi_latent_attention"] and not m["hybrid_layer_pattern"],
+         "dit set on a MoE, MLA or hybrid model")
 
 
 def check_dsv4(m: dict, need) -> None:
@@ -331,6 +345,10 @@ MEMORY_FIELDS = (
     "model.cross_entropy_fusion_impl", "model.moe_expert_capacity_factor", "model.moe_pad_expert_input_to_capacity",
     "model.freeze_vision_model", "model.freeze_vision_projection", "model.freeze_language_model",
     "model.bias_activation_fusion",
+    # Diffusion recipes: the mock data module's latent grid and text length.
+    "dataset.F_latents", "dataset.H_latents", "dataset.W_latents", "dataset.patch_spatial",
+    "dataset.patch_temporal", "dataset.number_packed_samples", "dataset.context_seq_len", "dataset.image_H",
+    "dataset.image_W", "dataset.vae_scale_factor", "dataset.prompt_seq_len",
     # Recorded for every recipe (FIELDS) but not otherwise carried into the catalog.
     "ddp.use_megatron_fsdp",
     # Rules' settings (RULE_FIELDS there): the Mamba mixer's path and the
@@ -802,7 +820,8 @@ def emit_model(m: dict) -> str:
         f"        .dsa_indexer = {c_str(m['dsa_indexer'])}, .text_extras = {c_str(m['text_extras'])},"
         f" .gated_delta_net = {c_str(m['gated_delta_net'])},"
         f" .bias_activation_fusion = {m['bias_activation_fusion']},\n"
-        f"        .dsv4 = {c_str(m['dsv4'])}, .csa_compress_ratios = {c_str(m['csa_compress_ratios'])},\n"
+        f"        .dsv4 = {c_str(m['dsv4'])}, .csa_compress_ratios = {c_str(m['csa_compress_ratios'])},"
+        f" .dit = {c_str(m['dit'])},\n"
         f"        .source = {c_str(m['source'])},\n"
         "    },\n"
     )

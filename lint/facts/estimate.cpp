@@ -485,6 +485,13 @@ double kinds_bytes(const MemoryModel& m, const LayerKinds& k) {
 
 StageParams stage_params(const MemoryModel& m, int stage) {
   StageParams p;
+  if (m.dit.present) {  // estimate_dit.cpp: the blocks and embedders of this stage
+    const DitStage& d = m.dit.stages[static_cast<size_t>(stage)];
+    p.sharded = d.params.sharded;
+    p.replicated = d.params.replicated;
+    p.largest = d.largest;
+    return p;
+  }
   LayerKinds k = layer_kinds(m, stage);
   double dense = k.mlp, moe = k.moe;
   double h = static_cast<double>(m.hidden);
@@ -598,7 +605,8 @@ StageActivations stage_activations(const MemoryModel& m, int stage) {
   double rep = m.sp ? 1.0 / m.tp : 1.0;
   LayerKinds kinds = layer_kinds(m, stage);
   double n = layer_count(m, kinds);
-  double per_layer = n > 0 ? kinds_bytes(m, kinds) / n : 0;
+  const DitStage* dit = m.dit.present ? &m.dit.stages[static_cast<size_t>(stage)] : nullptr;
+  double per_layer = n <= 0 ? 0 : dit ? dit->block_bytes / n : kinds_bytes(m, kinds) / n;
   double chunk_layers = n / std::max<int64_t>(1, m.vpp);
   double chunks = chunks_in_flight(m, stage);
   a.in_flight = m.vpp > 1 ? chunks / m.vpp : chunks;
@@ -631,6 +639,10 @@ StageActivations stage_activations(const MemoryModel& m, int stage) {
     a.layers -= a.offloaded;
   }
   double h = static_cast<double>(m.hidden);
+  if (dit) {  // a diffusion transformer: its embedders, head and loss instead of the embedding and logits
+    a.edges = a.in_flight * dit->outer_bytes;
+    return a;
+  }
   if (stage == 0) {
     // [K]: the embedding dropout mask sbh/t per micro-batch in flight, and
     // the token and position ids (int64).
@@ -968,6 +980,10 @@ MemoryEstimate estimate_model(const MemoryModel& m) {
                                                    (m.vision.trainable_params + m.vision.frozen_params) / 1e6,
                                                    m.vision.frozen_params / 1e6));
     }
+    if (m.dit.present) {
+      e.parts.back().details.push_back(
+          fmt::format("{} ({:.4g} M parameters in all)", m.dit.label, m.dit.total_params / 1e6));
+    }
     if (encoder) {
       e.parts.back().details.push_back(
           fmt::format("{}: {:.3g} M parameters ({:.3g} M frozen)", m.encoder.label,
@@ -985,7 +1001,10 @@ MemoryEstimate estimate_model(const MemoryModel& m) {
                               m.recompute.empty() ? "" : fmt::format(", {} recompute", m.recompute)));
     if (a.working > 0) act.push_back(fmt::format("recompute working set: {}", gib(a.working)));
     if (a.offloaded > 0) act.push_back(fmt::format("offloaded to the host: {}", gib(a.offloaded)));
-    if (a.edges > 0) act.push_back(fmt::format("embedding / output-layer inputs: {}", gib(a.edges)));
+    if (a.edges > 0) {
+      act.push_back(fmt::format("{}: {}", m.dit.present ? "embedders, rotary table, head and loss" : "embedding / output-layer inputs",
+                                gib(a.edges)));
+    }
     if (a.logits > 0) act.push_back(fmt::format("logits + cross-entropy (fp32): {}", gib(a.logits)));
     if (vision_act > 0) {
       act.push_back(fmt::format("{}: {}", encoder && !vision ? m.encoder.label : "vision tower and projector",

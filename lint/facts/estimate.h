@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "lint/facts/derived.h"
+#include "lint/facts/estimate_dit.h"
 #include "lint/facts/estimate_llava.h"
 #include "lint/facts/estimate_vision.h"
 #include "lint/model/job.h"
@@ -208,6 +209,9 @@ struct MemoryModel {
   std::set<std::string> offload_modules;  // fine-grained activation offloading
   VisionLoad vision;  // a vision-language recipe's tower and projector (estimate_vision.h)
   EncoderLoad encoder;  // pretrain_vlm.py's CLIP ViT and projector (estimate_llava.h)
+  // A diffusion transformer (Wan, FLUX; estimate_dit.h): its blocks and
+  // embedders replace the language model's layers, embedding and logits.
+  DitLoad dit;
   // A frozen language model that gradients still flow through (to a trained
   // projector): TE's linear layers keep no input for a weight gradient
   // (transformer_engine/pytorch/module/linear.py v2.8: backward_needs_input =

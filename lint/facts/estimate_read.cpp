@@ -815,9 +815,17 @@ std::optional<MemoryModel> read_memory_model(const Job& job, const Derived& deri
     // defaults match no GDN projection): estimate_peft.cpp.
     if (!m.gdn_pattern.empty() && !read_lora_targets(job, m.lora_targets, why_not)) return std::nullopt;
   }
-  m.vocab = vocab_size(r, m.tp);
+  const char* dit = r.dims && r.dims->dit && *r.dims->dit ? r.dims->dit : nullptr;
+  m.vocab = dit ? 0 : vocab_size(r, m.tp);
   read_precision(r, m);
   read_activation_settings(r, m);
+  // A diffusion transformer (estimate_dit.cpp) sets its blocks and tokens
+  // before the blocks are split over the stages.
+  if (dit) {
+    std::optional<DitLoad> load = read_dit(job, dit, m, assumptions, why_not);
+    if (!load) return std::nullopt;
+    m.dit = std::move(*load);
+  }
   // pretrain_vlm.py's LLaVA sets the language model's sequence and layers
   // (estimate_llava.cpp) before they are split over the stages.
   std::optional<EncoderLoad> encoder =
@@ -826,6 +834,7 @@ std::optional<MemoryModel> read_memory_model(const Job& job, const Derived& deri
   m.encoder = *encoder;
   read_uncounted(job, m);
   if (!pattern) split_layers(r, m);
+  if (m.dit.present) dit_stages(m, m.dit);
   std::optional<VisionLoad> vision = read_vision_load(job, m, why_not);
   if (!vision) return std::nullopt;
   m.vision = *vision;

@@ -96,6 +96,10 @@ std::optional<SpeedInputs> read_speed_inputs(const Job& job, const Derived& deri
     if (why_not) *why_not = "PEFT (LoRA) steps are not modelled";
     return std::nullopt;
   }
+  if (model->dit.present) {  // its blocks are not a language model's layers (estimate_dit.cpp)
+    if (why_not) *why_not = "diffusion transformers (Wan, FLUX) are not modelled";
+    return std::nullopt;
+  }
   SpeedSettings settings = read_speed_settings(job, derived, *model);
   return SpeedInputs{std::move(*model), settings, gpu};
 }

@@ -93,6 +93,10 @@ struct ModelDims {
   // every decoder then MTP layer, space-separated ("0 0 4 128 ..."); "" for none.
   const char* dsv4;
   const char* csa_compress_ratios;
+  // A diffusion transformer (data/model_dims.csv dit; lint/facts/estimate_dit.cpp):
+  // "wan", or "flux/joint/single/in_channels/context_dim/vec_in_dim/guidance";
+  // "" for a language model's stack.
+  const char* dit;
   const char* source;       // where these numbers come from
 };
 
