@@ -6,8 +6,6 @@
 // Files below are Megatron-LM's unless they say MB.
 #include "lint/facts/estimate_dsv4.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <sstream>
 
@@ -116,29 +114,24 @@ double dsv4_layer_params(const Dsv4Shape& s, int64_t ratio) {
          dsv4_moe_params(s);
 }
 
-namespace {
-
-// The hyper-connection head that folds the n streams back to one
-// (transformer_block.py:400-406, multi_token_prediction.py:2062-2066): hc_head_fn
-// (n x n·hidden), hc_head_base (n), hc_head_scale (1).
-double hyper_connection_head_params(const Dsv4Shape& s) {
+double dsv4_hyper_connection_head_params(const Dsv4Shape& s) {
+  // transformer_block.py:400-406, multi_token_prediction.py:2062-2066: hc_head_fn
+  // (n x n·hidden), hc_head_base (n), hc_head_scale (1).
   double n = static_cast<double>(s.hc_mult);
   return n * n * static_cast<double>(s.hidden) + n + 1;
 }
-
-}  // namespace
 
 double dsv4_mtp_extra_params(const Dsv4Shape& s) {
   // multi_token_prediction.py:1950-2066: enorm and hnorm (hidden each), e_proj and
   // h_proj (hidden -> hidden each, in place of eh_proj under hyper-connections),
   // final_layernorm and the layer's own hyper-connection head.
   double h = static_cast<double>(s.hidden);
-  return 2 * h + 2 * h * h + h + hyper_connection_head_params(s);
+  return 2 * h + 2 * h * h + h + dsv4_hyper_connection_head_params(s);
 }
 
 double dsv4_model_params(const Dsv4Shape& s, bool with_mtp) {
   double h = static_cast<double>(s.hidden), vocab = static_cast<double>(s.vocab);
-  double p = 2 * vocab * h + h + hyper_connection_head_params(s);  // untied embedding and output layer, final norm
+  double p = 2 * vocab * h + h + dsv4_hyper_connection_head_params(s);  // untied embedding and output layer, final norm
   for (int64_t i = 0; i < s.layers; ++i) p += dsv4_layer_params(s, s.ratios[static_cast<size_t>(i)]);
   if (with_mtp) {
     for (int64_t j = 0; j < s.mtp_layers; ++j) {
@@ -333,35 +326,6 @@ double dsv4_stage_token_bytes(const Dsv4Shape& s, int64_t pp, int64_t stage, con
     total += dsv4_layer_token_bytes(s, s.ratios[static_cast<size_t>(l)], run);
   }
   return total;
-}
-
-std::string dsv4_not_modelled(const Dsv4Shape& s, const Dsv4Run& run) {
-  std::string figures;
-  if (run.seq > 0) {
-    // The per-layer figures for this job, one per compression ratio it has.
-    std::vector<int64_t> seen;
-    for (int64_t ratio : s.ratios) {
-      if (std::find(seen.begin(), seen.end(), ratio) != seen.end()) continue;
-      seen.push_back(ratio);
-    }
-    std::sort(seen.begin(), seen.end());
-    figures = fmt::format("; at seq {} on the {} CSA path{}{}:", run.seq, run.fused_csa ? "fused" : "unfused",
-                          run.recompute_mhc ? ", mhc recompute" : "",
-                          run.recompute_up_proj ? ", mla_up_proj recompute" : "");
-    for (size_t i = 0; i < seen.size(); ++i) {
-      const char* kind = seen[i] == 0 ? "window" : seen[i] == 4 ? "CSA" : "HCA";
-      figures += fmt::format("{} {} layer {:.2f} MB a token", i ? "," : "", kind,
-                             dsv4_layer_token_bytes(s, seen[i], run) / 1e6);
-    }
-    figures += " without its MoE block";
-  }
-  return fmt::format(
-      "DeepSeek V4 (experimental attention variant dsv4_hybrid) is not modelled: its {:.1f} B parameters are counted "
-      "and what a layer's attention and {} hyper-connection streams save per token is modelled "
-      "(lint/facts/estimate_dsv4.cpp{}), but not wired into the stage estimate: the per-stage weights and MoE "
-      "blocks on Bridge's layout (deepseek_v4_bridge.py), the MTP layer's e_proj/h_proj streams and "
-      "hyper-connection head (multi_token_prediction.py); NVIDIA/Megatron-LM branch dev d48bd6be0a85",
-      dsv4_model_params(s, true) / 1e9, s.hc_mult, figures);
 }
 
 }  // namespace mblint

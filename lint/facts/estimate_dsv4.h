@@ -50,6 +50,10 @@ double dsv4_moe_params(const Dsv4Shape& s);
 // Parameters of one decoder layer with compression ratio `ratio`.
 double dsv4_layer_params(const Dsv4Shape& s, int64_t ratio);
 
+// The hyper-connection head that folds the n streams back to one (the
+// decoder's on the last stage, and each MTP layer's).
+double dsv4_hyper_connection_head_params(const Dsv4Shape& s);
+
 // What an MTP layer adds around its decoder layer (norms, e_proj, h_proj,
 // final norm, the hyper-connection head).
 double dsv4_mtp_extra_params(const Dsv4Shape& s);
@@ -67,6 +71,7 @@ struct Dsv4Run {
   bool fused_mhc = false;    // use_fused_mhc (the cuTile hyper-connection kernels)
   bool recompute_mhc = false;       // "mhc" in recompute_modules (selective)
   bool recompute_up_proj = false;   // "mla_up_proj" in recompute_modules (selective)
+  int64_t mhc_block_layers = 0;     // mhc_recompute_layer_num: layers per mhc recompute block (0: the stage's)
 };
 
 // Keys one query attends on a layer with compression ratio `ratio`: the
@@ -101,10 +106,5 @@ std::vector<int64_t> dsv4_bridge_stage_layers(int64_t layers, int64_t pp);
 // dsv4_layer_token_bytes summed over the decoder layers of stage `stage` in
 // that layout (one micro-batch's token; MoE blocks and MTP layers excluded).
 double dsv4_stage_token_bytes(const Dsv4Shape& s, int64_t pp, int64_t stage, const Dsv4Run& run);
-
-// Why a DeepSeek V4 job is not estimated: what is counted, the per-layer
-// figures for `run` (seq 0: none), and what is not wired, with the upstream
-// files that hold the missing parts.
-std::string dsv4_not_modelled(const Dsv4Shape& s, const Dsv4Run& run = {});
 
 }  // namespace mblint
