@@ -65,8 +65,13 @@ double moe_bytes(const MemoryModel& m, const Dsv4Run& run) {
 }
 
 // One decoder layer with compression ratio `ratio` per micro-batch.
+// Fine-grained offloading follows the model's offload_modules (estimate.cpp
+// clears them to count what the layers in transit still hold).
 double layer_bytes(const MemoryModel& m, int64_t ratio, const Dsv4Run& run) {
-  return tokens_of(m) * dsv4_layer_token_bytes(*m.dsv4, ratio, run) + moe_bytes(m, run);
+  Dsv4Run r = run;
+  r.offload_core_attn = m.offload_modules.count("core_attn") > 0;
+  r.offload_attn_proj = m.offload_modules.count("attn_proj") > 0;
+  return tokens_of(m) * dsv4_layer_token_bytes(*m.dsv4, ratio, r) + moe_bytes(m, r);
 }
 
 // Parameters of decoder layer `ratio` without its routed experts, and the routed experts.
