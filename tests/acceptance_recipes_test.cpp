@@ -71,6 +71,30 @@ constexpr KnownBroken kKnownBroken[] = {
      "(transformer_config.py, at the submodule 2a75ac12c5 Bridge pins)"},
     {"deepseek_v3_pretrain_256gpu_gb300_fp8mx_partial_cg_dev_config", "pipeline-layout-mismatch",
      "perf_recipes/deepseek/gb300/deepseek_v3.py:422-423,453: the same PP 4, VPP 2 and layout as the GB200 recipe"},
+    {"deepseek_v4_flash_pretrain_32gpu_h100_bf16_config", "estimated-oom",
+     "recipes/deepseek/h100/deepseek_v4.py:61-151: DeepSeek-V4-Flash at TP 1, PP 4, EP 8 on 32 H100: expert DP "
+     "1, so each rank holds 11 layers x 32 of the 256 routed experts (8.86e9 parameters) with their fp32 main "
+     "grads and unsharded Adam state (18 B each), and 2.1e9 dense parameters: 163 GiB before any activation on "
+     "an 80 GB GPU (lint/facts/estimate_dsv4_stage.cpp, tests/estimate_dsv4_stage_test.cpp by hand). Megatron "
+     "Bridge's own examples/models/deepseek_v4/README.md:139 says so: at 32 H100 (TP1/PP4/EP8) the fp32 "
+     "master-param buffer can't shard and OOMs; use 64 or more"},
+    {"deepseek_v4_flash_sft_32gpu_h100_bf16_config", "estimated-oom", "the pretrain recipe's layout and optimizer "
+     "(README.md:139 is about this SFT recipe)"},
+    {"deepseek_v4_flash_no_mtp_sft_32gpu_h100_bf16_config", "estimated-oom", "the SFT recipe without the MTP "
+     "layer: stage 0, which holds no MTP layer, is the same 163 GiB"},
+    {"deepseek_v4_flash_pretrain_32gpu_h100_bf16_muon_config", "estimated-oom", "the pretrain recipe's layout "
+     "with non-distributed Muon (recipes/deepseek/h100/deepseek_v4.py:253-281): fp32 main parameters and "
+     "momentum, 8 B a parameter unsharded: 184 GiB before any activation"},
+    {"deepseek_v4_flash_pretrain_32gpu_h100_fp8mx_config", "estimated-oom", "the pretrain recipe's layout with "
+     "MXFP8 (TE's cached fp8 weights, 2 B a parameter more) and the precision-aware optimizer's bf16 moments "
+     "(recipes/deepseek/h100/deepseek_v4.py:154-204): 133 GiB before any activation"},
+    {"deepseek_v4_pro_pretrain_32gpu_gb300_bf16_config", "estimated-oom",
+     "recipes/deepseek/gb300/deepseek_v4.py:35-66: DeepSeek-V4-Pro at TP 1, PP 4, EP 8 on 32 GB300: stage 0's 16 "
+     "layers hold 16 x 48 of the 384 routed experts (3 x 7168 x 3072 each, 50.7e9 parameters) and 7.1e9 dense "
+     "ones; bf16 weights and fp32 main grads alone are 323 GiB (6 B a parameter), beyond the 288 GB GPU before "
+     "the optimizer state"},
+    {"deepseek_v4_pro_pretrain_32gpu_gb300_fp8mx_config", "estimated-oom", "the BF16 recipe's layout with MXFP8 "
+     "and bf16 moments (recipes/deepseek/gb300/deepseek_v4.py:128-146): weights, fp8 cache and main grads 431 GiB"},
     {"llama3_8b_pretrain_2gpu_h100_bf16_config", "estimated-oom",
      "recipes/llama/h100/llama3.py:235-304: Llama 3 8B (8.03e9 parameters) at TP 1, PP 1, CP 2 on 2 H100, the "
      "distributed optimizer sharding the fp32 main parameters and Adam moments over DP x CP = 2, fp32 gradient "

@@ -10,18 +10,12 @@
 // and in docs/memory.md). The activations a layer's attention and
 // hyper-connections save per token are derived by hand from the same files
 // (csa.py's unfused and fused paths, csa_utils/fused_sparse_attention.py,
-// dsa.py's FusedDSAIndexerLoss); they are not wired into the stage estimate,
-// so the recipes are declined with a reason that gives them.
+// dsa.py's FusedDSAIndexerLoss). The stage estimate built from them is
+// tested in estimate_dsv4_stage_test.cpp.
 #include <catch2/catch.hpp>
-
-#include <filesystem>
-
-#include <nlohmann/json.hpp>
 
 #include "lint/facts/estimate_dsv4.h"
 #include "lint/model/catalog.h"
-#include "tests/cli_run.h"
-#include "tests/test_support.h"
 
 using namespace mblint;
 
@@ -242,28 +236,8 @@ TEST_CASE("dsv4: Bridge's even pipeline split and a stage's attention activation
   Dsv4Run run;
   run.seq = 4096;
   run.recompute_mhc = true;
-  double stage0 = dsv4_stage_token_bytes(flash, 4, 0, run);
+  double stage0 = 0;
+  for (int64_t l = 0; l < 11; ++l) stage0 += dsv4_layer_token_bytes(flash, flash.ratios[static_cast<size_t>(l)], run);
   CHECK(stage0 == 2 * 827696.0 + 5 * 2181168.0 + 4 * 914144.0);
   CHECK(stage0 * 4096 * 4 / 1e9 == Approx(265.7).epsilon(0.001));
-  CHECK(dsv4_stage_token_bytes(flash, 4, 4, run) == 0);  // no such stage
-}
-
-TEST_CASE("dsv4: the recipes are declined with what is not modelled", "[estimate][dsv4]") {
-  auto cwd = test::make_temp_dir("mblint-dsv4");
-  auto run = test::run_mblint(
-      {"estimate", "--recipe", "deepseek_v4_flash_pretrain_32gpu_h100_bf16_config", "--format", "json"}, cwd);
-  auto doc = nlohmann::json::parse(run.out);
-  CHECK_FALSE(doc["estimate"].is_object());
-  std::string why;
-  for (const auto& line : doc.value("estimate_unavailable", nlohmann::json::array())) why += line.get<std::string>();
-  CHECK(why.find("DeepSeek V4 (experimental attention variant dsv4_hybrid) is not modelled") != std::string::npos);
-  CHECK(why.find("290.9 B parameters are counted") != std::string::npos);
-  CHECK(why.find("not wired into the stage estimate") != std::string::npos);
-  // The recipe's options: seq 4096, the unfused path (it sets
-  // apply_dsa_kernel_fusion False; the catalog does not record it, and the
-  // default backend is "none"), mhc recompute: the per-layer figures above.
-  CHECK(why.find("at seq 4096 on the unfused CSA path, mhc recompute: window layer 0.83 MB a token, "
-                 "CSA layer 2.18 MB a token, HCA layer 0.91 MB a token") != std::string::npos);
-  CHECK(why.find("dev d48bd6be0a85") != std::string::npos);
-  std::filesystem::remove_all(cwd);
 }

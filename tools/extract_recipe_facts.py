@@ -117,6 +117,12 @@ MEMORY_FIELDS = (
     "optimizer.optimizer_offload_fraction",
     "model.cross_entropy_loss_fusion",
     "model.cross_entropy_fusion_impl",
+    # DeepSeek V4's compressed sparse attention: the fused kernels (a backend
+    # other than "none"; the deprecated apply_dsa_kernel_fusion maps to it)
+    # keep far less than the PyTorch path (lint/facts/estimate_dsv4.cpp).
+    "model.apply_dsa_kernel_fusion",
+    "model.dsa_kernel_backend",
+    "model.use_fused_mhc",
     "model.moe_expert_capacity_factor",
     "model.moe_pad_expert_input_to_capacity",
     # The MLP's activation: fused (bias_swiglu_impl keeps its input) or the

@@ -344,7 +344,7 @@ MEMORY_FIELDS = (
     "optimizer.optimizer_cpu_offload", "optimizer.optimizer_offload_fraction", "model.cross_entropy_loss_fusion",
     "model.cross_entropy_fusion_impl", "model.moe_expert_capacity_factor", "model.moe_pad_expert_input_to_capacity",
     "model.freeze_vision_model", "model.freeze_vision_projection", "model.freeze_language_model",
-    "model.bias_activation_fusion",
+    "model.bias_activation_fusion", "model.apply_dsa_kernel_fusion", "model.dsa_kernel_backend", "model.use_fused_mhc",
     # Diffusion recipes: the mock data module's latent grid and text length.
     "dataset.F_latents", "dataset.H_latents", "dataset.W_latents", "dataset.patch_spatial",
     "dataset.patch_temporal", "dataset.number_packed_samples", "dataset.context_seq_len", "dataset.image_H",

@@ -40,6 +40,7 @@
 // a measured run; the acceptance test (tools/memory_eval.py) only compares.
 #include "lint/facts/estimate.h"
 #include "lint/facts/estimate_dsa.h"
+#include "lint/facts/estimate_dsv4_stage.h"
 #include "lint/facts/estimate_linear_attention.h"
 #include "lint/facts/estimate_peft.h"
 
@@ -210,6 +211,14 @@ double expert_received_tokens(const MemoryModel& m, double routed) {
 
 namespace {
 
+// The MoE block's input, the pre-MLP norm's output the router and the
+// dispatch read.
+void moe_input(const MemoryModel& m, double tokens, double rep, Terms& t) {
+  if (!recomputes(m, "layernorm") && !offloads(m, "mlp_norm")) {
+    t.add("MoE input (layernorm output)", ab(m) * tokens * static_cast<double>(m.hidden) * rep);
+  }
+}
+
 // A MoE layer's MLP (megatron/core/transformer/moe): router logits and
 // probabilities in fp32 and the routing map, tokens routed top-k, all-to-all
 // to the expert ranks and gathered over expert TP, the grouped GEMMs, and the
@@ -220,7 +229,6 @@ void moe_mlp(const MemoryModel& m, double tokens, double rep, Terms& t) {
   double local = tokens * rep;  // tokens this rank routes (sequence parallel shard)
   double e = static_cast<double>(m.experts);
   double k = static_cast<double>(m.topk);
-  if (!recomputes(m, "layernorm") && !offloads(m, "mlp_norm")) t.add("MoE input (layernorm output)", ab(m) * tokens * h * rep);
   if (recomputes(m, "moe")) return;  // the whole MoE layer is recomputed from its input
   t.add("router logits and probabilities (fp32) + routing map", local * e * 9);
   double received = expert_received_tokens(m, local);
@@ -492,6 +500,13 @@ StageParams stage_params(const MemoryModel& m, int stage) {
     p.largest = d.largest;
     return p;
   }
+  if (m.dsv4) {  // DeepSeek V4: every weight but the routed experts whole on each rank (TP 1)
+    Dsv4StageParams d = dsv4_stage_params(m, stage);
+    p.sharded = d.dense;
+    p.experts = d.experts;
+    p.largest = d.largest;
+    return p;
+  }
   LayerKinds k = layer_kinds(m, stage);
   double dense = k.mlp, moe = k.moe;
   double h = static_cast<double>(m.hidden);
@@ -584,10 +599,11 @@ double chunks_in_flight(const MemoryModel& m, int stage) {
 }
 
 // The bytes a full-recompute checkpoint keeps per layer group: the group's
-// input 2sbh [K sec. 5], split over TP with SP or distribute_saved_activations.
+// input 2sbh [K sec. 5], split over TP with SP or distribute_saved_activations;
+// n x that under hyper-connections (the n residual streams, estimate_dsv4_stage.cpp).
 double checkpoint_bytes(const MemoryModel& m, double tokens) {
   double split = (m.sp || m.distribute_saved) ? 1.0 / m.tp : 1.0;
-  return ab(m) * tokens * m.hidden * split;
+  return ab(m) * tokens * m.hidden * split * dsv4_streams(m);
 }
 
 struct StageActivations {
@@ -605,12 +621,18 @@ StageActivations stage_activations(const MemoryModel& m, int stage) {
   double rep = m.sp ? 1.0 / m.tp : 1.0;
   LayerKinds kinds = layer_kinds(m, stage);
   double n = layer_count(m, kinds);
+  // A diffusion model's blocks and DeepSeek V4's layers (which differ by
+  // compression ratio) are summed per stage by their own estimates.
   const DitStage* dit = m.dit.present ? &m.dit.stages[static_cast<size_t>(stage)] : nullptr;
-  double per_layer = n <= 0 ? 0 : dit ? dit->block_bytes / n : kinds_bytes(m, kinds) / n;
+  auto stage_bytes = [&](const MemoryModel& mm) {
+    return dit ? dit->block_bytes : mm.dsv4 ? dsv4_layers_bytes(mm, stage) : kinds_bytes(mm, kinds);
+  };
+  double per_layer = n > 0 ? stage_bytes(m) / n : 0;
   double chunk_layers = n / std::max<int64_t>(1, m.vpp);
   double chunks = chunks_in_flight(m, stage);
   a.in_flight = m.vpp > 1 ? chunks / m.vpp : chunks;
   double per_chunk = chunk_layers * per_layer;
+  if (m.recompute != "full") per_chunk += m.dsv4 ? dsv4_recompute_block_bytes(m, chunk_layers) : 0;
   if (m.recompute == "full" && chunk_layers > 0) {
     double group = static_cast<double>(std::max<int64_t>(1, m.recompute_layers));
     if (m.recompute_method == "block") {
@@ -628,7 +650,7 @@ StageActivations stage_activations(const MemoryModel& m, int stage) {
     // offloaded and the one being reloaded still hold their tensors.
     MemoryModel kept = m;
     kept.offload_modules.clear();
-    double full = kinds_bytes(kept, kinds) / n;
+    double full = stage_bytes(kept) / n;
     a.working += std::min(2.0, n) * std::max(0.0, full - per_layer);
   }
   // CPU activation offloading (PP = 1 only): the first k layers' activations
@@ -652,6 +674,7 @@ StageActivations stage_activations(const MemoryModel& m, int stage) {
   if (stage == m.pp - 1) {
     // [K]: the final norm input 2sbh and the output layer's input 2sbh.
     a.edges += 2 * ab(m) * tokens * h * rep;
+    if (m.dsv4) a.edges += dsv4_head_bytes(m);  // the hyper-connection head before the final norm
     // Logits and the loss (megatron/core/tensor_parallel/cross_entropy.py):
     // the output layer's bf16 logits 2·sbv/t are cast to fp32 (4·sbv/t) for
     // the vocab-parallel cross entropy, which turns them into the softmax in
@@ -686,8 +709,8 @@ StageActivations stage_activations(const MemoryModel& m, int stage) {
     // MTP depths run once per micro-batch on the stage holding them: their
     // layers each (a repeated layer runs once per depth) plus the
     // concatenated [embedding, hidden] input.
-    double layer = kinds_bytes(m, mtp_layer_kinds(m));
-    double inputs = 2 * ab(m) * tokens * h * rep;
+    double layer = m.dsv4 ? dsv4_mtp_depth_bytes(m) : kinds_bytes(m, mtp_layer_kinds(m));
+    double inputs = m.dsv4 ? dsv4_mtp_input_bytes(m) : 2 * ab(m) * tokens * h * rep;
     if (m.recompute == "full") {
       // Under full recompute each depth checkpoints its projection and layer
       // from their two inputs, hidden_states and the embedding (2sbh each),
@@ -859,6 +882,7 @@ void mlp_part(const MemoryModel& m, bool moe, Terms& t) {
   double tokens = static_cast<double>(m.seq) / m.cp * m.micro_batch;
   double rep = m.sp ? 1.0 / m.tp : 1.0;
   if (moe) {
+    moe_input(m, tokens, rep, t);
     moe_mlp(m, tokens, rep, t);
   } else if (recomputes(m, "mlp")) {
     // The MLP is recomputed from its input (the residual, kept by the fused
@@ -891,6 +915,12 @@ double layer_activation_bytes(const MemoryModel& m, bool moe, std::vector<std::s
   t.details = details;
   attention_part(m, t);
   mlp_part(m, moe, t);
+  return t.total;
+}
+
+double moe_block_bytes(const MemoryModel& m) {
+  Terms t;
+  moe_mlp(m, static_cast<double>(m.seq) / m.cp * m.micro_batch, m.sp ? 1.0 / m.tp : 1.0, t);
   return t.total;
 }
 
@@ -944,7 +974,7 @@ MemoryEstimate estimate_model(const MemoryModel& m) {
     double tokens = static_cast<double>(m.seq) / m.cp * m.micro_batch;
     double rep = m.sp ? 1.0 / m.tp : 1.0;
     double workspace = 64.0 * 1024 * 1024;
-    double p2p = m.pp > 1 ? 2 * ab(m) * tokens * m.hidden * rep : 0;
+    double p2p = m.pp > 1 ? 2 * ab(m) * tokens * m.hidden * rep * dsv4_streams(m) : 0;
     double wgrad = m.grad_accumulation_fusion ? 0 : p.largest * m.param_bytes;
     double other = workspace + p2p + wgrad;
     double activations = a.layers + a.edges + a.logits + a.working + vision_act;

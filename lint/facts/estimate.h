@@ -12,6 +12,7 @@
 
 #include "lint/facts/derived.h"
 #include "lint/facts/estimate_dit.h"
+#include "lint/facts/estimate_dsv4.h"
 #include "lint/facts/estimate_llava.h"
 #include "lint/facts/estimate_vision.h"
 #include "lint/model/job.h"
@@ -160,6 +161,12 @@ struct MemoryModel {
   // Qwen3-Next, Qwen3.5; estimate_linear_attention.cpp): per decoder layer,
   // true = a GDN block, false = softmax attention; empty: none.
   std::vector<bool> gdn_pattern;
+  // DeepSeek V4 (experimental attention variant "dsv4_hybrid"; its layers,
+  // hyper-connection streams and MTP head in estimate_dsv4_stage.cpp): the
+  // catalogued shape and what the job sets for its layers; nullopt for any
+  // other model.
+  std::optional<Dsv4Shape> dsv4;
+  Dsv4Run dsv4_run;
   int64_t gdn_key_heads = 0, gdn_key_dim = 0, gdn_value_heads = 0, gdn_value_dim = 0, gdn_conv = 4;
   bool attention_gate = false;  // attention_output_gate: a sigmoid gate on the attention output
   double capacity_factor = 0;     // 0: dropless
@@ -260,6 +267,12 @@ double expert_received_tokens(const MemoryModel& m, double routed);
 double lora_adapter_params(double rank, double in, double out, double split);
 
 double layer_activation_bytes(const MemoryModel& model, bool moe, std::vector<std::string>* details = nullptr);
+
+// Bytes a MoE block keeps per micro-batch on one rank without its pre-MLP
+// norm's input and output (router, dispatch, routed and shared experts): for
+// a layer whose norm is kept elsewhere (DeepSeek V4's hyper-connections,
+// estimate_dsv4_stage.cpp).
+double moe_block_bytes(const MemoryModel& model);
 
 // Layer-micro-batches whose activations pipeline stage `stage` holds at its
 // peak: layers on the stage x micro-batches in flight (1F1B), or model chunks

@@ -6,8 +6,6 @@
 // Files below are Megatron-LM's unless they say MB.
 #include "lint/facts/estimate_dsv4.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <sstream>
 
@@ -116,29 +114,24 @@ double dsv4_layer_params(const Dsv4Shape& s, int64_t ratio) {
          dsv4_moe_params(s);
 }
 
-namespace {
-
-// The hyper-connection head that folds the n streams back to one
-// (transformer_block.py:400-406, multi_token_prediction.py:2062-2066): hc_head_fn
-// (n x n·hidden), hc_head_base (n), hc_head_scale (1).
-double hyper_connection_head_params(const Dsv4Shape& s) {
+double dsv4_hyper_connection_head_params(const Dsv4Shape& s) {
+  // transformer_block.py:400-406, multi_token_prediction.py:2062-2066: hc_head_fn
+  // (n x n·hidden), hc_head_base (n), hc_head_scale (1).
   double n = static_cast<double>(s.hc_mult);
   return n * n * static_cast<double>(s.hidden) + n + 1;
 }
-
-}  // namespace
 
 double dsv4_mtp_extra_params(const Dsv4Shape& s) {
   // multi_token_prediction.py:1950-2066: enorm and hnorm (hidden each), e_proj and
   // h_proj (hidden -> hidden each, in place of eh_proj under hyper-connections),
   // final_layernorm and the layer's own hyper-connection head.
   double h = static_cast<double>(s.hidden);
-  return 2 * h + 2 * h * h + h + hyper_connection_head_params(s);
+  return 2 * h + 2 * h * h + h + dsv4_hyper_connection_head_params(s);
 }
 
 double dsv4_model_params(const Dsv4Shape& s, bool with_mtp) {
   double h = static_cast<double>(s.hidden), vocab = static_cast<double>(s.vocab);
-  double p = 2 * vocab * h + h + hyper_connection_head_params(s);  // untied embedding and output layer, final norm
+  double p = 2 * vocab * h + h + dsv4_hyper_connection_head_params(s);  // untied embedding and output layer, final norm
   for (int64_t i = 0; i < s.layers; ++i) p += dsv4_layer_params(s, s.ratios[static_cast<size_t>(i)]);
   if (with_mtp) {
     for (int64_t j = 0; j < s.mtp_layers; ++j) {
@@ -200,28 +193,15 @@ int64_t dsv4_attended_keys(const Dsv4Shape& s, int64_t ratio, int64_t seq) {
   return keys;
 }
 
-std::vector<Dsv4Term> dsv4_attention_terms(const Dsv4Shape& s, int64_t ratio, const Dsv4Run& run) {
-  std::vector<Dsv4Term> t;
-  double h = d(s.hidden), q_lora = d(s.q_lora), dim = d(s.head_dim);
+namespace {
+
+// What the compressed sparse attention module keeps ([ATT] :315 calls it
+// with the layer input and the q latent: the sparse attention, the
+// compressor and the indexer run inside it).
+void core_attention_terms(const Dsv4Shape& s, int64_t ratio, const Dsv4Run& run, std::vector<Dsv4Term>& t) {
+  double dim = d(s.head_dim);
   double heads = d(s.heads) / d(std::max<int64_t>(1, run.tp));
   double keys = d(dsv4_attended_keys(s, ratio, run.seq));
-  // [ATT] :662 linear_q_down_proj, :720 linear_kv_proj and [CSA] :1161-1162
-  // the compressors' GEMMs read the input norm's output; under mhc recompute
-  // [TL] :2203-2212 checkpoints that norm and frees its output.
-  if (!run.recompute_mhc) add(t, "attention input (input norm output, GEMM input)", kBf16 * h);
-  // [ATT] :685 q_layernorm keeps its input and fp32 rstd; its output is the
-  // input of linear_q_up_proj (:707) and the indexer's linear_wq_b ([CSA] :1577).
-  add(t, "q_layernorm input + rstd", kBf16 * q_lora + kFp32);
-  add(t, "q latent (q up-projection and indexer input)", kBf16 * q_lora);
-  if (!run.recompute_up_proj) {
-    // [ATT] :707-711 the q up-projection output, kept by the compiled q RMS
-    // norm, and the normed query after RoPE (in place, :758), kept by the core
-    // attention; :720-721 the kv projection output and the normed key. Under
-    // mla_up_proj recompute (:866-877, :340-342) all are freed after the core
-    // attention and recomputed.
-    add(t, "q up-projection output + normed query after RoPE", 2 * kBf16 * heads * dim + kFp32 * heads);
-    add(t, "kv projection output + normed key + rstd", 2 * kBf16 * dim + kFp32);
-  }
   if (run.fused_csa) {
     // [FSA] CSASparseAttnFunc.forward (:731) / FusedCSAIndexerSparseAttnFunc
     // (:1791-1802): q (the query above), kv_full (the key and the compressed
@@ -241,11 +221,6 @@ std::vector<Dsv4Term> dsv4_attention_terms(const Dsv4Shape& s, int64_t ratio, co
     add(t, "unfused attention: exp(scores) + weights (fp32)", 2 * kFp32 * heads * keys);
     add(t, "unfused attention: key indices (int64 + int32) + mask", keys * (8 + 4 + 1));
   }
-  // [ATT] :405-415 inverse RoPE out of place: its output is kept by the
-  // grouped projection's einsum (:468), whose o_groups x o_lora output
-  // linear_proj keeps (:476).
-  add(t, "grouped output projection input (after inverse RoPE)", kBf16 * heads * dim);
-  add(t, "linear_proj input (o_groups x o_lora)", kBf16 * d(s.o_groups * s.o_lora));
   if (ratio > 1) compressor_terms(ratio, s.head_dim, "compressor: kv, window softmax (fp32 + bf16), entries", t);
   if (ratio == 4) {
     // The indexer trains in every training step on both paths ([CSA]
@@ -266,6 +241,41 @@ std::vector<Dsv4Term> dsv4_attention_terms(const Dsv4Shape& s, int64_t ratio, co
                                                                          kFp32 * compressed + kFp32 * heads);
     }
   }
+}
+
+}  // namespace
+
+std::vector<Dsv4Term> dsv4_attention_terms(const Dsv4Shape& s, int64_t ratio, const Dsv4Run& run) {
+  std::vector<Dsv4Term> t;
+  double h = d(s.hidden), q_lora = d(s.q_lora), dim = d(s.head_dim);
+  double heads = d(s.heads) / d(std::max<int64_t>(1, run.tp));
+  // [ATT] :662 linear_q_down_proj, :720 linear_kv_proj and [CSA] :1161-1162
+  // the compressors' GEMMs read the input norm's output; under mhc recompute
+  // [TL] :2203-2212 checkpoints that norm and frees its output.
+  if (!run.recompute_mhc) add(t, "attention input (input norm output, GEMM input)", kBf16 * h);
+  // [ATT] :685 q_layernorm keeps its input and fp32 rstd; its output is the
+  // input of linear_q_up_proj (:707) and the indexer's linear_wq_b ([CSA] :1577).
+  add(t, "q_layernorm input + rstd", kBf16 * q_lora + kFp32);
+  add(t, "q latent (q up-projection and indexer input)", kBf16 * q_lora);
+  if (!run.recompute_up_proj) {
+    // [ATT] :707-711 the q up-projection output, kept by the compiled q RMS
+    // norm, and the normed query after RoPE (in place, :758), kept by the core
+    // attention; :720-721 the kv projection output and the normed key. Under
+    // mla_up_proj recompute (:866-877, :340-342) all are freed after the core
+    // attention and recomputed.
+    add(t, "q up-projection output + normed query after RoPE", 2 * kBf16 * heads * dim + kFp32 * heads);
+    add(t, "kv projection output + normed key + rstd", 2 * kBf16 * dim + kFp32);
+  }
+  // Fine-grained offloading of "core_attn" moves what the module keeps to
+  // the host ([ATT] :311-331: the tensors saved inside its context).
+  if (!run.offload_core_attn) core_attention_terms(s, ratio, run, t);
+  // [ATT] :405-415 inverse RoPE out of place: its output is kept by the
+  // grouped projection's einsum (:468), whose o_groups x o_lora output
+  // linear_proj keeps (:476).
+  add(t, "grouped output projection input (after inverse RoPE)", kBf16 * heads * dim);
+  // Fine-grained offloading of "attn_proj" moves linear_proj's input to the
+  // host ([ATT] :474-477).
+  if (!run.offload_attn_proj) add(t, "linear_proj input (o_groups x o_lora)", kBf16 * d(s.o_groups * s.o_lora));
   return t;
 }
 
@@ -321,47 +331,6 @@ std::vector<int64_t> dsv4_bridge_stage_layers(int64_t layers, int64_t pp) {
   int64_t base = layers / pp, extra = layers % pp;
   for (int64_t i = 0; i < pp; ++i) out.push_back(base + (i < extra ? 1 : 0));
   return out;
-}
-
-double dsv4_stage_token_bytes(const Dsv4Shape& s, int64_t pp, int64_t stage, const Dsv4Run& run) {
-  std::vector<int64_t> split = dsv4_bridge_stage_layers(s.layers, pp);
-  if (stage < 0 || stage >= static_cast<int64_t>(split.size())) return 0;
-  int64_t first = 0;
-  for (int64_t i = 0; i < stage; ++i) first += split[static_cast<size_t>(i)];
-  double total = 0;
-  for (int64_t l = first; l < first + split[static_cast<size_t>(stage)]; ++l) {
-    total += dsv4_layer_token_bytes(s, s.ratios[static_cast<size_t>(l)], run);
-  }
-  return total;
-}
-
-std::string dsv4_not_modelled(const Dsv4Shape& s, const Dsv4Run& run) {
-  std::string figures;
-  if (run.seq > 0) {
-    // The per-layer figures for this job, one per compression ratio it has.
-    std::vector<int64_t> seen;
-    for (int64_t ratio : s.ratios) {
-      if (std::find(seen.begin(), seen.end(), ratio) != seen.end()) continue;
-      seen.push_back(ratio);
-    }
-    std::sort(seen.begin(), seen.end());
-    figures = fmt::format("; at seq {} on the {} CSA path{}{}:", run.seq, run.fused_csa ? "fused" : "unfused",
-                          run.recompute_mhc ? ", mhc recompute" : "",
-                          run.recompute_up_proj ? ", mla_up_proj recompute" : "");
-    for (size_t i = 0; i < seen.size(); ++i) {
-      const char* kind = seen[i] == 0 ? "window" : seen[i] == 4 ? "CSA" : "HCA";
-      figures += fmt::format("{} {} layer {:.2f} MB a token", i ? "," : "", kind,
-                             dsv4_layer_token_bytes(s, seen[i], run) / 1e6);
-    }
-    figures += " without its MoE block";
-  }
-  return fmt::format(
-      "DeepSeek V4 (experimental attention variant dsv4_hybrid) is not modelled: its {:.1f} B parameters are counted "
-      "and what a layer's attention and {} hyper-connection streams save per token is modelled "
-      "(lint/facts/estimate_dsv4.cpp{}), but not wired into the stage estimate: the per-stage weights and MoE "
-      "blocks on Bridge's layout (deepseek_v4_bridge.py), the MTP layer's e_proj/h_proj streams and "
-      "hyper-connection head (multi_token_prediction.py); NVIDIA/Megatron-LM branch dev d48bd6be0a85",
-      dsv4_model_params(s, true) / 1e9, s.hc_mult, figures);
 }
 
 }  // namespace mblint

@@ -7,11 +7,10 @@
 // hyper-connections save per token for the backward pass, from the same
 // code. The terms and their sources are in estimate_dsv4.cpp.
 //
-// Not wired into the stage estimate yet (a DeepSeek V4 job is declined with
-// dsv4_not_modelled() as its reason, which gives the per-layer figures): the
-// per-stage weights and MoE blocks (estimate.cpp's moe_mlp, minus the norm
-// tensors the mhc recompute frees) on the layout Bridge writes, and the MTP
-// layer's e_proj/h_proj streams and hyper-connection head.
+// The stage estimate built from these (per-stage weights on the layout
+// Bridge writes, the MoE blocks through estimate.cpp's moe_block_bytes, the
+// mhc recompute blocks, the hyper-connection heads and the MTP layer) is
+// estimate_dsv4_stage.{h,cpp}.
 #pragma once
 
 #include <cstdint>
@@ -50,6 +49,10 @@ double dsv4_moe_params(const Dsv4Shape& s);
 // Parameters of one decoder layer with compression ratio `ratio`.
 double dsv4_layer_params(const Dsv4Shape& s, int64_t ratio);
 
+// The hyper-connection head that folds the n streams back to one (the
+// decoder's on the last stage, and each MTP layer's).
+double dsv4_hyper_connection_head_params(const Dsv4Shape& s);
+
 // What an MTP layer adds around its decoder layer (norms, e_proj, h_proj,
 // final norm, the hyper-connection head).
 double dsv4_mtp_extra_params(const Dsv4Shape& s);
@@ -67,6 +70,10 @@ struct Dsv4Run {
   bool fused_mhc = false;    // use_fused_mhc (the cuTile hyper-connection kernels)
   bool recompute_mhc = false;       // "mhc" in recompute_modules (selective)
   bool recompute_up_proj = false;   // "mla_up_proj" in recompute_modules (selective)
+  int64_t mhc_block_layers = 0;     // mhc_recompute_layer_num: layers per mhc recompute block (0: the stage's)
+  // Fine-grained activation offloading of "core_attn" / "attn_proj": what
+  // the sparse attention module keeps, linear_proj's input, on the host.
+  bool offload_core_attn = false, offload_attn_proj = false;
 };
 
 // Keys one query attends on a layer with compression ratio `ratio`: the
@@ -97,14 +104,5 @@ double dsv4_layer_token_bytes(const Dsv4Shape& s, int64_t ratio, const Dsv4Run& 
 // even split, the first `layers % pp` stages one layer more; the embedding
 // on the first stage, the MTP layers and the loss on the last.
 std::vector<int64_t> dsv4_bridge_stage_layers(int64_t layers, int64_t pp);
-
-// dsv4_layer_token_bytes summed over the decoder layers of stage `stage` in
-// that layout (one micro-batch's token; MoE blocks and MTP layers excluded).
-double dsv4_stage_token_bytes(const Dsv4Shape& s, int64_t pp, int64_t stage, const Dsv4Run& run);
-
-// Why a DeepSeek V4 job is not estimated: what is counted, the per-layer
-// figures for `run` (seq 0: none), and what is not wired, with the upstream
-// files that hold the missing parts.
-std::string dsv4_not_modelled(const Dsv4Shape& s, const Dsv4Run& run = {});
 
 }  // namespace mblint

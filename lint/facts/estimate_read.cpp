@@ -11,6 +11,7 @@
 #include "lint/facts/estimate.h"
 #include "lint/facts/estimate_dsa.h"
 #include "lint/facts/estimate_dsv4.h"
+#include "lint/facts/estimate_dsv4_stage.h"
 #include "lint/facts/estimate_linear_attention.h"
 #include "lint/facts/estimate_peft.h"
 #include "lint/facts/estimate_t5.h"
@@ -503,9 +504,11 @@ bool read_mamba_dims(const Reader& r, MemoryModel& m, std::string* why_not) {
 // run when dsa_kernel_backend is not "none" (Megatron-LM dev d48bd6be0a85
 // dsa_kernels.py:92-97), which the deprecated apply_dsa_kernel_fusion sets
 // (transformer_config.py:1620-1632); a job that sets neither takes
-// TransformerConfig's "none", the unfused path (mblint's catalog does not
-// record what the recipes set there; docs/memory.md lists it); the same for
-// the fused hyper-connection kernels (use_fused_mhc).
+// TransformerConfig's "none", the unfused path. The recipes set
+// apply_dsa_kernel_fusion (data/recipe_facts.csv records it); they set
+// use_fused_mhc from the GPU: Megatron Bridge 067f987df03b
+// deepseek_v4_bridge.py:105-111 deepseek_v4_supports_blackwell_fused_kernels,
+// compute capability 10 or more (Blackwell, Rubin).
 Dsv4Run dsv4_run(const Reader& r, const MemoryModel& m) {
   Dsv4Run run;
   run.seq = m.seq;
@@ -513,13 +516,16 @@ Dsv4Run dsv4_run(const Reader& r, const MemoryModel& m) {
   std::string backend = r.text("model.dsa_kernel_backend").value_or("none");
   run.fused_csa = backend != "none" || r.flag("model.apply_dsa_kernel_fusion").value_or(false);
   if (r.text("model.attention_backend").value_or("") == "unfused") run.fused_csa = false;
-  // use_fused_mhc: TransformerConfig's default False; the recipes set it at
-  // run time from the GPU (Blackwell), which the catalog does not record.
-  run.fused_mhc = r.flag("model.use_fused_mhc").value_or(false);
+  // use_fused_mhc: TransformerConfig's default False; a recipe's runtime
+  // value follows the GPU.
+  std::string arch = r.derived.gpu && r.derived.gpu->architecture ? r.derived.gpu->architecture : "";
+  bool blackwell = arch == "blackwell" || arch == "rubin";
+  run.fused_mhc = r.flag("model.use_fused_mhc").value_or(r.job.recipe && blackwell);
   bool selective = r.text("model.recompute_granularity").value_or("") == "selective";
   std::set<std::string> modules = r.strings("model.recompute_modules");
   run.recompute_mhc = selective && modules.count("mhc") > 0;
   run.recompute_up_proj = selective && modules.count("mla_up_proj") > 0;
+  run.mhc_block_layers = std::max<int64_t>(0, r.integer("model.mhc_recompute_layer_num").value_or(0));
   return run;
 }
 
@@ -542,12 +548,15 @@ bool read_dsa(const Reader& r, MemoryModel& m, std::string* why_not) {
   std::string variant = r.text("model.experimental_attention_variant").value_or(fallback);
   if (variant.empty()) return true;
   if (variant == "gated_delta_net" || variant == "gdn") return read_gated_delta_net(r.job, r.dims, m, why_not);
-  // DeepSeek V4: its weights and per-layer activations are modelled, the
-  // stage estimate is not (estimate_dsv4.h); the reason gives the job's
-  // per-layer figures.
+  // DeepSeek V4: its layers and stages in estimate_dsv4_stage.cpp.
   if (variant == "dsv4_hybrid" && dsv4) {
-    if (why_not) *why_not = dsv4_not_modelled(*dsv4, dsv4_run(r, m));
-    return false;
+    m.dsv4 = dsv4;
+    m.dsv4_run = dsv4_run(r, m);
+    // Megatron Bridge 067f987df03b deepseek_v4_bridge.py:503-504: the
+    // provider's activation_func_clamp_value is the checkpoint's one
+    // swiglu_limit, for every layer: the clamped SwiGLU (estimate.cpp [GLU]).
+    m.clamped_glu = true;
+    return true;
   }
   if (variant != "dsa") {
     if (why_not) *why_not = fmt::format("the experimental attention variant {} is not modelled", variant);
@@ -797,6 +806,7 @@ std::optional<MemoryModel> read_memory_model(const Job& job, const Derived& deri
     for (const std::string& segment : parsed->segments) r.pattern_layers += static_cast<int64_t>(segment.size());
   }
   if (!read_shape(r, m, why_not) || !read_parallel(r, m, why_not)) return std::nullopt;
+  if (m.dsv4 && !dsv4_supported(m, why_not)) return std::nullopt;
   if (parsed && (!read_mamba_dims(r, m, why_not) || !split_hybrid(r, parsed->segments, m, why_not) ||
                  !read_hybrid_mtp(r, *parsed, m, why_not))) {
     return std::nullopt;
@@ -835,6 +845,12 @@ std::optional<MemoryModel> read_memory_model(const Job& job, const Derived& deri
   read_uncounted(job, m);
   if (!pattern) split_layers(r, m);
   if (m.dit.present) dit_stages(m, m.dit);
+  // DeepSeek V4 from a Bridge recipe: Bridge writes its own even layout
+  // (estimate_dsv4_stage.h) unless the job writes one.
+  if (m.dsv4 && !r.megatron_lm && !derived.pipeline_layout && !derived.first_stage_layers.value &&
+      !derived.last_stage_layers.value) {
+    dsv4_bridge_split(m);
+  }
   std::optional<VisionLoad> vision = read_vision_load(job, m, why_not);
   if (!vision) return std::nullopt;
   m.vision = *vision;
