@@ -220,10 +220,19 @@ TEST_CASE("query groups count only with --group-query-attention", "[megatron-lm]
 TEST_CASE("T5's --encoder-seq-length stands in for --seq-length; hybrid patterns fix the layers", "[megatron-lm]") {
   Argv t5("--encoder-seq-length 512 --decoder-seq-length 128");
   CHECK(t5.integer("model.seq_length") == 512);
-  Argv hybrid("--num-layers 12 --hybrid-layer-pattern M*M*|M*M*");
-  REQUIRE(hybrid.at("model.num_layers"));
-  CHECK(hybrid.at("model.num_layers")->is_unknown());
-  CHECK(hybrid.at("model.virtual_pipeline_model_parallel_size")->is_unknown());
+  // validate_args (core_v0.17.0 on): the pattern's main stack is num_layers,
+  // whatever --num-layers says; its '|' segments over PP the virtual stages;
+  // what follows '/' is the MTP block's.
+  Argv hybrid("--num-layers 20 --pipeline-model-parallel-size 2 --hybrid-layer-pattern M*M*|M*M-|M*|M*/*-");
+  CHECK(hybrid.integer("model.num_layers") == 12);
+  CHECK(hybrid.integer("model.virtual_pipeline_model_parallel_size") == 2);
+  Argv even("--pipeline-model-parallel-size 2 --hybrid-override-pattern M*M*|M*M-");
+  CHECK(even.integer("model.num_layers") == 8);
+  REQUIRE(even.at("model.virtual_pipeline_model_parallel_size"));
+  CHECK(even.at("model.virtual_pipeline_model_parallel_size")->is_null());
+  Argv uneven("--pipeline-model-parallel-size 2 --hybrid-layer-pattern M*M*|M*M-|M*");  // Megatron-LM asserts
+  CHECK(uneven.integer("model.num_layers") == 10);
+  CHECK(uneven.at("model.virtual_pipeline_model_parallel_size")->is_unknown());
 }
 
 TEST_CASE("provenance: flag, value, statement, and the assignments behind a variable", "[megatron-lm]") {

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "lint/model/hybrid_pattern.h"
 #include "lint/model/schema.h"
 #include "lint/resolve/project_config.h"
 
@@ -233,6 +234,16 @@ Derived derive(const Job& job) {
     d.pipeline_layout_set = true;
     d.pipeline_layout_where = layout->where;
     if (layout->kind == ValueKind::String) d.pipeline_layout = layout->text;
+  }
+  // A hybrid pattern's '|' segments place every layer too: Megatron-Core
+  // takes segment v x PP + rank for virtual stage v of that rank and asks no
+  // even split (hybrid_layer_allocation.py select_pipeline_segment, and
+  // validate_args skips its divisibility check; core_v0.17.0).
+  for (const char* path : {"model.hybrid_layer_pattern", "model.hybrid_override_pattern"}) {
+    const ConfigValue* pattern = find_path(job.config, path);
+    if (pattern && pattern->kind == ValueKind::String && split_hybrid_pattern(pattern->text).segments.size() > 1) {
+      d.pipeline_layout_set = true;
+    }
   }
 
   derive_resources(job, d);

@@ -67,7 +67,8 @@ struct Derived {
   std::optional<std::string> pipeline_layout;
   Provenance pipeline_layout_where;
   // A layout is set, possibly to a value mblint cannot know (a recipe that
-  // computes it): the even-split checks do not apply then.
+  // computes it), or a hybrid pattern cut into '|' pipeline segments: the
+  // even-split checks do not apply then.
   bool pipeline_layout_set = false;
 
   // What the core checks needed and mblint does not know (lint/facts/coverage.h).

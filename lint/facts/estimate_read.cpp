@@ -16,6 +16,7 @@
 #include "lint/facts/estimate_peft.h"
 #include "lint/facts/estimate_t5.h"
 #include "lint/model/catalog_fields.h"
+#include "lint/model/hybrid_pattern.h"
 #include "lint/model/pipeline_layout.h"
 
 namespace mblint {
@@ -365,33 +366,24 @@ struct HybridPattern {
   int64_t mtp_depths = 0;
 };
 
-// The pattern's parts, each checked for the symbols the estimate models;
-// nullopt with `why_not` otherwise.
+// The pattern's parts (split_hybrid_pattern), each checked for the symbols
+// the estimate models; nullopt with `why_not` otherwise.
 std::optional<HybridPattern> parse_hybrid(const std::string& pattern, std::string* why_not) {
+  HybridPatternParts parts = split_hybrid_pattern(pattern);
   HybridPattern out;
-  size_t slash = pattern.find('/');
-  std::string main = pattern.substr(0, slash);
-  for (size_t at = slash; at != std::string::npos;) {
-    size_t next = pattern.find('/', at + 1);
-    std::string part = pattern.substr(at + 1, next == std::string::npos ? std::string::npos : next - at - 1);
-    at = next;
-    if (part.empty()) continue;
-    if (out.mtp_depths > 0 && part != out.mtp) {
+  for (const std::string& depth : parts.mtp) {
+    if (out.mtp_depths > 0 && depth != out.mtp) {
       if (why_not) *why_not = "hybrid (Mamba) models: the pattern's MTP depths differ (Megatron-Core requires them identical)";
       return std::nullopt;
     }
-    out.mtp = part;
+    out.mtp = depth;
     ++out.mtp_depths;
   }
-  if (!known_symbols(main, "M*-E|", why_not) || !known_symbols(out.mtp, "M*-E", why_not)) return std::nullopt;
-  out.segments.assign(1, "");
-  for (char c : main) {
-    if (c == '|') {
-      out.segments.emplace_back();
-    } else {
-      out.segments.back() += c;
-    }
+  for (const std::string& segment : parts.segments) {
+    if (!known_symbols(segment, "M*-E", why_not)) return std::nullopt;
   }
+  if (!known_symbols(out.mtp, "M*-E", why_not)) return std::nullopt;
+  out.segments = std::move(parts.segments);
   return out;
 }
 

@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "lint/base/python_number.h"
+#include "lint/model/hybrid_pattern.h"
 #include "lint/model/pipeline_layout.h"
 
 namespace mblint {
@@ -848,15 +849,40 @@ class ArgvReader {
 
   // A hybrid (Mamba) layer pattern fixes the layer count and places the
   // layers on the pipeline itself; --num-layers is ignored.
+  // validate_args (arguments.py, core_v0.17.0 onward): num_layers is the
+  // pattern's main-stack layer count, whatever --num-layers says, and '|'
+  // segments beyond PP are the virtual pipeline (segments / PP, which must be
+  // whole). A pattern the script does not spell out leaves both unknown.
   void derive_hybrid_layers() {
     const Occurrence* pattern = seen("--hybrid-layer-pattern");
     if (!pattern) pattern = seen("--hybrid-override-pattern");
     if (!pattern) return;
-    std::string how = "the layer count and pipeline split come from the hybrid layer pattern";
+    if (pattern->values.empty() || has_unknown(pattern->values.front())) {
+      std::string how = "the layer count and pipeline split come from the hybrid layer pattern";
+      assign_path(result_.config, {"model", "num_layers"}, make_unknown("the hybrid layer pattern", derived_at(*pattern, how)));
+      bool pipes = !pattern->values.empty() && pattern->values.front().text.find('|') != std::string::npos;
+      if (pipes) set_virtual_pipeline(make_unknown("the hybrid layer pattern", derived_at(*pattern, how)));
+      return;
+    }
+    HybridPatternParts parts = split_hybrid_pattern(pattern->values.front().text);
+    int64_t layers = parts.layers();
     assign_path(result_.config, {"model", "num_layers"},
-                make_unknown("the hybrid layer pattern", derived_at(*pattern, how)));
-    bool pipes = !pattern->values.empty() && pattern->values.front().text.find('|') != std::string::npos;
-    if (pipes) set_virtual_pipeline(make_unknown("the hybrid layer pattern", derived_at(*pattern, how)));
+                make_int(layers, derived_at(*pattern, fmt::format("num_layers is {}: the layers of the hybrid layer pattern", layers))));
+    if (parts.segments.size() == 1) return;
+    auto segments = static_cast<int64_t>(parts.segments.size());
+    std::optional<int64_t> pp = config_int_at("model.pipeline_model_parallel_size", 1);
+    if (!pp || *pp <= 0 || segments % *pp != 0) {
+      std::string how = pp ? fmt::format("the hybrid layer pattern's {} pipeline segments do not divide over "
+                                         "pipeline_model_parallel_size {}", segments, *pp)
+                           : "the virtual pipeline comes from the hybrid layer pattern's pipeline segments";
+      set_virtual_pipeline(make_unknown("the hybrid layer pattern", derived_at(*pattern, how)));
+      return;
+    }
+    int64_t vpp = segments / *pp;
+    Provenance where = derived_at(*pattern, fmt::format("virtual_pipeline_model_parallel_size is {}: the hybrid layer "
+                                                        "pattern's {} pipeline segments over pipeline_model_parallel_size {}",
+                                                        vpp, segments, *pp));
+    set_virtual_pipeline(vpp == 1 ? make_null(where) : make_int(vpp, where));
   }
 
   void derive_recompute_activations() {
