@@ -330,7 +330,7 @@ TEST_CASE("plan sizes a hybrid stack as the memory estimate counts it", "[plan]"
 TEST_CASE("plan keeps DeepSeek V4 at TP 1 and CP 1 and sizes it as the estimate counts it", "[plan][dsv4]") {
   // Megatron-LM dev d48bd6be0a85: DSv4's hybrid attention asserts TP 1
   // (transformer_config.py:1760-1762) and refuses CP > 1 with the default
-  // zigzag partition (:1610-1616): dsv4-tensor-parallel and
+  // zigzag partition (:1611-1616): dsv4-tensor-parallel and
   // dsv4-context-parallel reject such layouts, so none is proposed.
   Run planned = run(source_dir(), {"plan", "--recipe", "deepseek_v4_flash_pretrain_64gpu_gb200_bf16_config", "--nodes",
                                    "16", "--gpus-per-node", "4", "--gpu", "gb200", "--top", "30"});

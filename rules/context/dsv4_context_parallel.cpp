@@ -66,7 +66,7 @@ d48bd6be0a85:
 
 * `TransformerConfig.__post_init__` raises "DSv4 Hybrid with context parallelism requires
   cp_partition_mode='contiguous'." when CP > 1 and `cp_partition_mode` is `zigzag`, the field's
-  default (`megatron/core/transformer/transformer_config.py:1610-1616`, the default at `:312`);
+  default (`megatron/core/transformer/transformer_config.py:1611-1616`, the default at `:312`);
 * the contiguous mode in turn needs packed (THD) sequences: the config raises without a
   `sequence_packing_scheduler` (`:1566-1574`), and the attention raises "DSv4 Hybrid with CP
   requires qkv_format='thd'." on unpacked input
