@@ -327,6 +327,32 @@ TEST_CASE("plan sizes a hybrid stack as the memory estimate counts it", "[plan]"
   CHECK(active < 13);
 }
 
+TEST_CASE("plan keeps DeepSeek V4 at TP 1 and CP 1 and sizes it as the estimate counts it", "[plan][dsv4]") {
+  // Megatron-LM dev d48bd6be0a85: DSv4's hybrid attention asserts TP 1
+  // (transformer_config.py:1760-1762) and refuses CP > 1 with the default
+  // zigzag partition (:1611-1616): dsv4-tensor-parallel and
+  // dsv4-context-parallel reject such layouts, so none is proposed.
+  Run planned = run(source_dir(), {"plan", "--recipe", "deepseek_v4_flash_pretrain_64gpu_gb200_bf16_config", "--nodes",
+                                   "16", "--gpus-per-node", "4", "--gpu", "gb200", "--top", "30"});
+  std::regex layout(R"(\n *[0-9]+\. TP ([0-9]+) PP [0-9]+ (?:VPP [0-9]+ )?CP ([0-9]+) )");
+  int layouts = 0;
+  for (auto it = std::sregex_iterator(planned.out.begin(), planned.out.end(), layout); it != std::sregex_iterator();
+       ++it) {
+    ++layouts;
+    CHECK((*it)[1] == "1");
+    CHECK((*it)[2] == "1");
+  }
+  CHECK(layouts > 0);
+  CHECK(planned.out.find("rejected: [dsv4-tensor-parallel]") != std::string::npos);  // the guide's TP 2-4 rows
+  // Size: estimate_dsv4_test.cpp derives 290,942,278,866 parameters with the
+  // MTP layer. Idle per token: 256 - 6 routed experts of 3 x 4096 x 2048 on
+  // 43 + 1 layers = 276,824,064,000, so 14,118,214,866 active.
+  std::smatch m;
+  REQUIRE(std::regex_search(planned.out, m, std::regex(R"(model: ([0-9.]+)B parameters \(([0-9.]+)B active)")));
+  CHECK(m[1] == "290.9");
+  CHECK(m[2] == "14.1");
+}
+
 TEST_CASE("the NVLink rules count the crossing groups mblint layout shows", "[plan][layout]") {
   std::filesystem::path dir = source_dir() / "fixtures" / "rules" / "ep-crosses-nvlink-domain" / "fires-ep16-two-h100-nodes";
   std::vector<std::string> job = {"override.yaml", "--recipe", "qwen3_30b_a3b_pretrain_16gpu_h100_bf16_config",

@@ -3,7 +3,10 @@
 // the guide's row.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "lint/facts/estimate.h"
+#include "lint/facts/estimate_dsv4.h"
 #include "lint/plan/plan.h"
 
 namespace mblint {
@@ -54,10 +57,36 @@ std::optional<ModelSize> hybrid_size(const Job& job, const Derived& d) {
   return size;
 }
 
+// DeepSeek V4 as the memory estimate counts it (estimate_dsv4.cpp
+// dsv4_model_params): the transformer formula below has none of its
+// compressors, indexers, hyper-connections or grouped output projection,
+// and leaves out the MTP layer (DeepSeek-V4-Flash: 287.9 B by the formula,
+// 290.9 B counted). The MTP layers are the job's, as the estimate reads them
+// (one built when repeated). Active: the routed experts of top-k.
+std::optional<ModelSize> dsv4_size(const Job& job, const Derived& d) {
+  std::vector<std::string> assumptions;
+  std::optional<MemoryModel> read = read_memory_model(job, d, assumptions, nullptr);
+  if (!read || !read->dsv4) return std::nullopt;
+  const MemoryModel& m = *read;
+  Dsv4Shape s = *m.dsv4;
+  int64_t room = static_cast<int64_t>(s.ratios.size()) - s.layers;
+  s.mtp_layers = std::clamp<int64_t>(m.mtp_repeated ? std::min<int64_t>(m.mtp_layers, 1) : m.mtp_layers, 0, room);
+  ModelSize size;
+  size.moe = s.experts > 0;
+  double total = dsv4_model_params(s, s.mtp_layers > 0);
+  double idle_experts = static_cast<double>(std::max<int64_t>(0, s.experts - m.topk));
+  double idle = idle_experts * 3.0 * static_cast<double>(s.hidden) * static_cast<double>(s.moe_ffn) *
+                static_cast<double>(s.layers + s.mtp_layers);
+  size.total_params = total / 1e9;
+  size.active_params = (total - idle) / 1e9;
+  return size;
+}
+
 }  // namespace
 
 ModelSize model_size(const Job& job, const Derived& d) {
   if (std::optional<ModelSize> hybrid = hybrid_size(job, d)) return *hybrid;
+  if (std::optional<ModelSize> dsv4 = dsv4_size(job, d)) return *dsv4;
   const ModelDims* dims = job.recipe ? job.recipe->dims : nullptr;
   double h = static_cast<double>(d.hidden_size.value.value_or(0));
   double layers = static_cast<double>(d.num_layers.value.value_or(0));

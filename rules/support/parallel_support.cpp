@@ -148,3 +148,15 @@ std::optional<HeadsPerRank> heads_per_rank(const RuleContext& context) {
 }
 
 }  // namespace mblint
+
+namespace mblint {
+
+Dsv4Attention dsv4_attention(const Job& job) {
+  TextSetting variant = config_text(job, "model.experimental_attention_variant");
+  if (variant.value) return {*variant.value == "dsv4_hybrid", variant.where};
+  bool catalogued = job.recipe && job.recipe->dims && job.recipe->dims->dsv4 && *job.recipe->dims->dsv4;
+  if (catalogued && !variant.present) return {true, job.recipe_where};
+  return {};
+}
+
+}  // namespace mblint

@@ -87,3 +87,21 @@ std::optional<HeadsPerRank> heads_per_rank(const RuleContext& context);
 bool multi_latent_attention(const Job& job);
 
 }  // namespace mblint
+
+namespace mblint {
+
+// DeepSeek V4's attention (Megatron-Core's experimental attention variant
+// "dsv4_hybrid"). `on` when the job's variant is dsv4_hybrid: as written, or,
+// when unwritten, the catalog records the recipe's model as DeepSeek V4
+// (Megatron Bridge's DeepSeekV4Bridge sets the variant on its provider).
+// `where` is the variant as written, else the recipe. The variant exists only
+// on NVIDIA/Megatron-LM's dev branch (read at d48bd6be0a85; no release and
+// neither main nor the older dsv4 branch carry deepseek_v4_hybrid_attention.py),
+// so a job on anything else has no such variant and its checks do not apply.
+struct Dsv4Attention {
+  bool on = false;
+  Provenance where;
+};
+Dsv4Attention dsv4_attention(const Job& job);
+
+}  // namespace mblint
