@@ -4,6 +4,7 @@
 // data/vision_dims.csv), checked against the count the publisher lists, and
 // what the recipes' estimates say about it.
 #include <string>
+#include <utility>
 
 #include <catch2/catch.hpp>
 
@@ -280,4 +281,98 @@ TEST_CASE("vision: the trained Hugging Face towers of the Qwen2.5-VL and Gemma 3
                                "model.freeze_vision_model=false"});
   CHECK(gemma4["estimate"].is_null());
   CHECK(declined_because(gemma4).find("trainable vision tower of google/gemma-4-26B-A4B-it") != std::string::npos);
+}
+
+TEST_CASE("vision: the trained Pixtral tower and Mistral 3 projector of the Ministral 3 SFT recipes", "[estimate]") {
+  // What autograd keeps per patch, read from transformers
+  // models/pixtral/modeling_pixtral.py (0233e509531a) and
+  // models/mistral3/modeling_mistral3.py (00dcc6dda6f6); Bridge 067f987df03b
+  // (models/ministral3/modeling_ministral3.py) builds both with
+  // AutoModel.from_config / the projector class, sets no attn_implementation
+  // and no gradient checkpointing: SDPA with the block-diagonal mask
+  // PixtralVisionModel builds. PyTorch saves a mul operand only when the
+  // other one needs a gradient (gen_variable_type.py guard_for): the rotary
+  // cos and sin need none, so q_proj's and k_proj's outputs are not kept,
+  // only the rotated q and k. All bf16 (Float16Module) except the norms'
+  // fp32 internals.
+  //
+  // Pixtral (hidden 1024, MLP 4096, 16 heads of 64), one layer per patch:
+  //   attention_norm, ffn_norm (Llama's RMSNorm): fp32 input 4 x 1024 +
+  //     fp32 rstd 4 + bf16 normalized 2 x 1024 = 6,148 each       12,296
+  //   q/k/v input 2,048 + rotated q and k 2 x 2,048 + v 2,048
+  //     + the kernel's output 2,048 (written as batch, patches, heads,
+  //     head_dim: o_proj's input after transformers' transpose(1, 2)
+  //     .contiguous(), which copies nothing) + fp32 logsumexp 4 x 16  10,304
+  //   MLP: gate/up input 2,048, SiLU input, SiLU output, up output,
+  //     down input 4 x 2 x 4,096                                    34,816
+  //                                                                 57,416 bytes
+  double layer = 2 * (4 * 1024 + 4 + 2 * 1024) + (2048 + 2 * 2048 + 2048 + 2048 + 4 * 16) + (2048 + 4 * 2 * 4096);
+  CHECK(layer == 57'416);
+  // The 24 layers, the Conv2d's bf16 pixels (3 x 14 x 14 x 2 B = 1,176),
+  // ln_pre 6,148, the shared bf16 cos and sin (2 x 64 x 2 B = 256).
+  double tower = 24 * layer + 1176 + 6148 + 256;
+  CHECK(tower == 1'385'564);
+  // Mistral 3's projector, trained, for the 3B (text hidden 3072): its norm
+  // 6,148 (the tower's output needs a gradient), the patch merger's input
+  // (the unfolded 2 x 2 x 1024 rows: 2,048 per patch), and per image token
+  // of 4 patches linear_1's input 2 x 1024, the GELU's and linear_2's
+  // inputs 2 x 2 x 3072: 14,336 / 4 = 3,584 per patch.
+  double projector = 6148 + 2048 + (2 * 1024 + 4 * 3072) / 4.0;
+  CHECK(projector == 11'780);
+  // ministral3_3b_sft_1gpu_h100_bf16_config: micro-batch 1 x 4096 tokens,
+  // every token an image token of 2 x 2 patches: 16,384 patches, one
+  // sequence (all images concatenated). The mask over them: 16,384 x 16,384
+  // bf16, which SDPA's memory-efficient kernel pads into a new tensor in
+  // each layer when the count is not a multiple of 8 (attention.cpp
+  // preprocess_mask; the kernel keeps it for its backward, derivatives.yaml):
+  // at most 24 x 16,384 x 16,384 x 2 B = 12 GiB, counted (erring high;
+  // cuDNN's kernel keeps one copy, 0.5 GiB).
+  constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+  double mask = 24.0 * 16'384 * 16'384 * 2;
+  CHECK(mask / kGiB == 12.0);
+  double vision = (tower + projector) * 16'384 + mask;
+  CHECK(vision / kGiB == Approx(33.322).margin(0.001));
+  auto sft = estimate_json({"--recipe", "ministral3_3b_sft_1gpu_h100_bf16_config"});
+  REQUIRE(sft["estimate"].is_object());
+  CHECK(sft["estimate"]["vision"]["patches_per_microbatch"] == 16'384);
+  auto frozen = estimate_json({"--recipe", "ministral3_3b_sft_1gpu_h100_bf16_config", "--set",
+                               "model.freeze_vision_model=true", "--set", "model.freeze_vision_projection=true"});
+  REQUIRE(frozen["estimate"].is_object());
+  CHECK(sft["estimate"]["activations"].get<double>() - frozen["estimate"]["activations"].get<double>() ==
+        Approx(vision / kGiB).margin(0.01));
+  // A frozen tower and a trained projector: no graph through the tower, no
+  // mask; the projector's norm keeps only its normalized bf16 value for its
+  // weight (2,048), then the same inputs: 2,048 + 2,048 + 3,584 = 7,680 B
+  // per patch, 0.117 GiB.
+  auto projector_only = estimate_json({"--recipe", "ministral3_3b_sft_1gpu_h100_bf16_config", "--set",
+                                       "model.freeze_vision_model=true"});
+  REQUIRE(projector_only["estimate"].is_object());
+  CHECK(projector_only["estimate"]["activations"].get<double>() - frozen["estimate"]["activations"].get<double>() ==
+        Approx(7680.0 * 16'384 / kGiB).margin(0.01));
+  // A frozen projector behind the trained tower: the gradient passes through
+  // its norm (fp32 copy and rstd, 4,100) and its GELU (input, 2 x 3072 / 4 =
+  // 1,536 per patch); the linears keep nothing (frozen weights).
+  auto tower_only = estimate_json({"--recipe", "ministral3_3b_sft_1gpu_h100_bf16_config", "--set",
+                                   "model.freeze_vision_projection=true"});
+  REQUIRE(tower_only["estimate"].is_object());
+  CHECK(sft["estimate"]["activations"].get<double>() - tower_only["estimate"]["activations"].get<double>() ==
+        Approx((11'780.0 - 5636) * 16'384 / kGiB).margin(0.01));
+  // The trained tower's 403,305,472 and projector's 16,778,240 parameters
+  // get fp32 gradients, whole on the rank.
+  CHECK(sft["estimate"]["gradients"].get<double>() - frozen["estimate"]["gradients"].get<double>() ==
+        Approx((403'305'472.0 + 16'778'240) * 4 / kGiB).margin(0.01));
+  // The 8B (text hidden 4096, TP 2) and 14B (5120, TP 4) keep the same tower
+  // bytes whole on every rank; their projectors 12,804 and 13,828 per patch.
+  for (auto [recipe, text] : {std::pair{"ministral3_8b_sft_2gpu_h100_bf16_config", 4096},
+                              std::pair{"ministral3_14b_sft_4gpu_h100_bf16_config", 5120}}) {
+    INFO(recipe);
+    auto e = estimate_json({"--recipe", recipe});
+    auto f = estimate_json({"--recipe", recipe, "--set", "model.freeze_vision_model=true", "--set",
+                            "model.freeze_vision_projection=true"});
+    REQUIRE(e["estimate"].is_object());
+    REQUIRE(f["estimate"].is_object());
+    double per_patch = tower + 6148 + 2048 + (2 * 1024 + 4.0 * text) / 4;
+    CHECK(e["estimate"]["activations"].get<double>() - f["estimate"]["activations"].get<double>() ==
+          Approx((per_patch * 16'384 + mask) / kGiB).margin(0.01));
+  }
 }

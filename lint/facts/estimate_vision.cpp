@@ -118,9 +118,9 @@ constexpr VisionDims kVisionDims[] = {
 bool arch_is(const VisionDims& d, std::string_view arch) { return std::string_view(d.arch) == arch; }
 
 // A tower built from Hugging Face modules whose training activations the
-// estimate does not model: trainable, it is declined. (Qwen2.5-VL's and
-// Gemma 3's SigLIP are modelled: trained_hf_tower_bytes below.)
-bool hf_tower(const VisionDims& d) { return arch_is(d, "gemma4") || arch_is(d, "pixtral"); }
+// estimate does not model: trainable, it is declined. (Qwen2.5-VL's, Gemma
+// 3's SigLIP and Pixtral are modelled: trained_hf_tower_bytes below.)
+bool hf_tower(const VisionDims& d) { return arch_is(d, "gemma4"); }
 
 int64_t patch_embedding(const VisionDims& d) {
   return static_cast<int64_t>(d.in_channels) * d.temporal_patch * d.patch_size * d.patch_size * d.hidden;
@@ -287,7 +287,7 @@ double qwen3_lora_params(const VisionDims& d, const MemoryModel& m) {
   return d.layers * layer + (1 + d.deepstack) * merger;
 }
 
-// ---- Trained Hugging Face towers: Qwen2.5-VL and Gemma 3's SigLIP ----
+// ---- Trained Hugging Face towers: Qwen2.5-VL, Gemma 3's SigLIP, Pixtral ----
 //
 // [HFACT] What autograd keeps for the backward pass of a trained HF tower,
 // per image patch, read from huggingface/transformers
@@ -320,8 +320,9 @@ double qwen3_lora_params(const VisionDims& d, const MemoryModel& m) {
 //  * The tower runs whole on every TP rank (an HF module) and before the
 //    context-parallel split: nothing is divided.
 
-// Qwen2RMSNorm: the fp32 copy of its input (pow and mul), the fp32 rstd,
-// and the bf16 normalized value (for the weight's gradient).
+// Qwen2RMSNorm (and Llama's, which PixtralRMSNorm and Mistral3RMSNorm copy):
+// the fp32 copy of its input (pow and mul), the fp32 rstd, and the bf16
+// normalized value (for the weight's gradient).
 double qwen_rms_norm_bytes(double h) { return 4 * h + 4 + 2 * h; }
 
 // nn.LayerNorm in bf16: its input and the fp32 mean and rstd.
@@ -380,13 +381,96 @@ double siglip_trained_tower_per_patch(const VisionDims& d) {
   return d.layers * siglip_layer_bytes_per_patch(d) + pixel_bytes_per_patch(d) + layer_norm_bytes(h) + 2 * h;
 }
 
-bool trained_hf_tower_modelled(const VisionDims& d) { return arch_is(d, "qwen25_vl") || arch_is(d, "gemma3_siglip"); }
+// [PIXACT] What a trained Pixtral tower and Mistral 3's projector keep, per
+// patch, read from huggingface/transformers
+// src/transformers/models/pixtral/modeling_pixtral.py (commit
+// 0233e509531ace915c8241b4c16c8032a583279c) and models/mistral3/
+// modeling_mistral3.py (commit 00dcc6dda6f6d8e69541a6b51f97986a80242367;
+// Bridge 067f987df03b calls get_image_features(...).pooler_output, the 5.x
+// return type: the modules are the ones read, their saved tensors inferred
+// for 5.12.1 as for the other HF towers). PyTorch's saving rules: autograd
+// saves a mul operand only when the other operand needs a gradient
+// (tools/autograd/gen_variable_type.py guard_for), and a linear's input only
+// when its weight trains.
+//  * PixtralVisionModel concatenates every image of the micro-batch into one
+//    sequence and, unless flash attention is requested, builds a
+//    block-diagonal additive mask over it (generate_block_attention_mask:
+//    patches x patches in bf16, shared by the 24 layers). With a mask SDPA
+//    cannot run its flash kernel; on an H100 it runs cuDNN's or the
+//    memory-efficient kernel (pytorch aten/src/ATen/native/transformers/
+//    cuda/sdp_utils.cpp priority_order; never the math one for bf16 and head
+//    dim 64). Both save the mask for the backward pass
+//    (tools/autograd/derivatives.yaml: attn_bias is an input of their
+//    backward); the memory-efficient path first pads a mask whose row
+//    length is not a multiple of 8 into a new tensor (attention.cpp
+//    preprocess_mask, pad_bias), once per layer. A patch count under the
+//    bound is generally not a multiple of 8 (each image adds (2a) x (2b)
+//    patches), so the count takes the padded copy per layer: layers x n x
+//    ceil8(n) x 2 B, erring high (cuDNN, or an aligned count, keeps one).
+//  * Per layer: q/k/v read the norm's output; the 2-D rotary multiplies q
+//    and k by cos and sin that need no gradient, so only the rotated q and k
+//    are kept (not the projections' outputs), with v; the kernels write
+//    their output as (batch, patches, heads, head_dim), so transformers'
+//    transpose(1, 2).contiguous() copies nothing and o_proj's input is that
+//    output. cos and sin are bf16 (cast to the input's dtype), computed once
+//    and shared by the layers.
+//  * PixtralVisionModel: the Conv2d's bf16 pixels (the micro-batch's images
+//    padded to the largest; counted at the patches), ln_pre. Mistral 3's
+//    projector: norm, the patch merger's input (the unfolded merge^2 x
+//    hidden rows), linear_1's input, the GELU's input, linear_2's input.
 
-// [HFACT] bytes a trained Qwen2.5-VL or SigLIP tower (and the projector
-// behind it) keeps per micro-batch of `v.patches` patches.
+// [PIXACT] One PixtralAttentionLayer, per patch: attention_norm and
+// ffn_norm; the q/k/v input, the rotated q and k, v, the kernel's output
+// (o_proj's input too) and fp32 logsumexp; the gated SiLU MLP as
+// Qwen2.5-VL's.
+double pixtral_layer_bytes_per_patch(const VisionDims& d) {
+  double h = d.hidden, f = d.ffn;
+  double attention = 2 * h + 4 * h + 2 * h + sdpa_bytes(d);
+  double mlp = 2 * h + 2 * f + 4 * f + 2 * f;
+  return 2 * qwen_rms_norm_bytes(h) + attention + mlp;
+}
+
+// [PIXACT] Mistral3MultiModalProjector, per patch. Trained: its norm (the
+// fp32 internals only when the tower's output needs a gradient, the bf16
+// normalized value for its weight), the merging layer's input (hidden per
+// patch), then per image token (merge^2 patches) linear_1's input (hidden),
+// the GELU's and linear_2's inputs (text hidden each). Frozen behind a
+// trained tower: the norm's fp32 copy and rstd and the GELU's input.
+double pixtral_projector_per_patch(const VisionDims& d, bool tower_frozen, bool projector_frozen) {
+  double h = d.hidden, text = d.text_hidden, merge2 = static_cast<double>(d.merge) * d.merge;
+  if (projector_frozen) return tower_frozen ? 0 : 4 * h + 4 + 2 * text / merge2;
+  double norm = tower_frozen ? 2 * h : qwen_rms_norm_bytes(h);
+  return norm + 2 * h + (2 * h + 4 * text) / merge2;
+}
+
+// [PIXACT] the trained tower, per patch: the layers, the Conv2d's pixels,
+// ln_pre, the shared bf16 cos and sin.
+double pixtral_trained_tower_per_patch(const VisionDims& d) {
+  double h = d.hidden;
+  return d.layers * pixtral_layer_bytes_per_patch(d) + pixel_bytes_per_patch(d) + qwen_rms_norm_bytes(h) +
+         2.0 * 2 * d.head_dim;
+}
+
+// [PIXACT] the block-diagonal masks a trained tower keeps per micro-batch of
+// n patches: a padded copy per layer, n x ceil8(n) bf16 values each.
+double pixtral_mask_bytes(const VisionDims& d, int64_t patches) {
+  double n = static_cast<double>(patches), padded = static_cast<double>((patches + 7) / 8 * 8);
+  return d.layers * n * padded * 2.0;
+}
+
+bool trained_hf_tower_modelled(const VisionDims& d) {
+  return arch_is(d, "qwen25_vl") || arch_is(d, "gemma3_siglip") || arch_is(d, "pixtral");
+}
+
+// [HFACT] bytes a trained Qwen2.5-VL, SigLIP or Pixtral tower (and the
+// projector behind it) keeps per micro-batch of `v.patches` patches.
 double trained_hf_tower_bytes(const VisionDims& d, const VisionLoad& v) {
   double patches = static_cast<double>(v.patches);
   if (arch_is(d, "qwen25_vl")) return patches * qwen25_trained_tower_per_patch(d, v.projector_frozen);
+  if (arch_is(d, "pixtral")) {
+    double per_patch = pixtral_trained_tower_per_patch(d) + pixtral_projector_per_patch(d, false, v.projector_frozen);
+    return patches * per_patch + pixtral_mask_bytes(d, v.patches);
+  }
   double tokens = static_cast<double>(v.images * d.tokens_per_image);
   double frozen_projector = v.projector_frozen ? tokens * (2.0 * d.hidden + 4) : 0;
   return patches * siglip_trained_tower_per_patch(d) + frozen_projector;
@@ -423,16 +507,6 @@ std::optional<VisionLoad> read_vision_load(const Job& job, const MemoryModel& m,
     if (why_not) {
       *why_not = fmt::format(
           "the trainable vision tower of {} (freeze_vision_model false) is a Hugging Face module whose saved "
-          "activations per image patch are not modelled",
-          d->hf_id);
-    }
-    return std::nullopt;
-  }
-  if (!v.projector_frozen && arch_is(*d, "pixtral")) {
-    // [PIX] a trained HF projector: its saved activations are not modelled.
-    if (why_not) {
-      *why_not = fmt::format(
-          "the trainable projector of {} (freeze_vision_projection false) is a Hugging Face module whose saved "
           "activations per image patch are not modelled",
           d->hf_id);
     }
@@ -479,6 +553,11 @@ std::optional<VisionLoad> read_vision_load(const Job& job, const MemoryModel& m,
       v.activation_bytes += static_cast<double>(v.images * d->tokens_per_image) * (4.0 * d->hidden + 4.0);
     }
   }
+  if (v.tower_frozen && !v.projector_frozen && arch_is(*d, "pixtral")) {
+    // [PIXACT] a trained projector behind a frozen tower: what its weights'
+    // gradients need (the tower records no graph, so no mask is kept).
+    v.activation_bytes += static_cast<double>(v.patches) * pixtral_projector_per_patch(*d, true, false);
+  }
   if (v.tower_frozen && !v.projector_frozen && arch_is(*d, "qwen25_vl")) {
     // [Q25VL] a trained merger behind a frozen tower (behind a trained one:
     // trained_hf_tower_bytes): its input needs no gradient, so autograd saves only
@@ -495,11 +574,20 @@ namespace {
 // [HFACT] what the count of a trained HF tower takes for granted.
 std::string trained_hf_tower_assumption(const VisionLoad& v) {
   if (v.tower_frozen || !trained_hf_tower_modelled(*v.dims)) return "";
+  const VisionDims& d = *v.dims;
+  double per_layer = arch_is(d, "qwen25_vl")  ? qwen25_block_bytes_per_patch(d)
+                     : arch_is(d, "pixtral") ? pixtral_layer_bytes_per_patch(d)
+                                             : siglip_layer_bytes_per_patch(d);
+  constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+  std::string mask = arch_is(d, "pixtral")
+                         ? fmt::format("; the block-diagonal attention mask over the {} patches, padded afresh in each "
+                                       "layer by SDPA's memory-efficient kernel when the count is not a multiple of "
+                                       "8: {:.2f} GiB (cuDNN's kernel or an aligned count keeps one copy)",
+                                       v.patches, pixtral_mask_bytes(d, v.patches) / kGiB)
+                         : "";
   return fmt::format("; the trained Hugging Face tower keeps {:.0f} bytes per patch and layer (transformers' default "
-                     "SDPA attention, no gradient checkpointing), the vision part {:.2f} GiB per micro-batch",
-                     arch_is(*v.dims, "qwen25_vl") ? qwen25_block_bytes_per_patch(*v.dims)
-                                                   : siglip_layer_bytes_per_patch(*v.dims),
-                     v.activation_bytes / (1024.0 * 1024.0 * 1024.0));
+                     "SDPA attention, no gradient checkpointing){}, the vision part {:.2f} GiB per micro-batch",
+                     per_layer, mask, v.activation_bytes / kGiB);
 }
 
 }  // namespace
