@@ -604,7 +604,8 @@ std::string vision_assumption(const VisionLoad& v) {
           : fmt::format("patches per micro-batch at most {} (every token of seq_length x micro batch an image token "
                         "of {}x{} merged patches)",
                         v.patches, d.merge, d.merge);
-  if (d.class_tokens > 0 && d.tokens_per_image == 0) {
+  bool tower_activations = !v.tower_frozen || v.adapter_params > 0;
+  if (d.class_tokens > 0 && d.tokens_per_image == 0 && tower_activations) {
     // [RADIO] dynamic resolution: the images are bounded by their tokens.
     bound += fmt::format(", and {} class tokens before each of at most {} images (each at least one token of 2x2 "
                          "patches): {} tower tokens",
