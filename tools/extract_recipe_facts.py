@@ -135,6 +135,9 @@ MEMORY_FIELDS = (
     "model.freeze_vision_model",
     "model.freeze_vision_projection",
     "model.freeze_language_model",
+    # Nemotron Omni: a recipe that turns the checkpoint's sound encoder off
+    # (has_sound False) builds no Parakeet encoder (estimate_vision.cpp).
+    "model.has_sound",
     # Diffusion recipes (lint/facts/estimate_dit.cpp): real data (a path) or
     # the mock data module, whose latent grid and text length fix the tokens
     # (dataset.path itself is read from the job: the recipes leave it None).

@@ -344,6 +344,7 @@ MEMORY_FIELDS = (
     "optimizer.optimizer_cpu_offload", "optimizer.optimizer_offload_fraction", "model.cross_entropy_loss_fusion",
     "model.cross_entropy_fusion_impl", "model.moe_expert_capacity_factor", "model.moe_pad_expert_input_to_capacity",
     "model.freeze_vision_model", "model.freeze_vision_projection", "model.freeze_language_model",
+    "model.has_sound",  # Nemotron Omni: no sound encoder (estimate_vision.cpp)
     "model.bias_activation_fusion", "model.apply_dsa_kernel_fusion", "model.dsa_kernel_backend", "model.use_fused_mhc",
     # Diffusion recipes: the mock data module's latent grid and text length.
     "dataset.F_latents", "dataset.H_latents", "dataset.W_latents", "dataset.patch_spatial",
@@ -977,6 +978,8 @@ def generate(shared: Path, facts_csv: Path = FACTS_CSV) -> tuple[str, str]:
 
 VISION_INT_FIELDS = ("layers", "hidden", "heads", "head_dim", "ffn", "patch_size", "temporal_patch", "in_channels",
                      "position_rows", "merge", "text_hidden", "tokens_per_image", "extra_params", "deepstack")
+# Appended after `source` (rows written before them leave them out: 0).
+VISION_APPENDED_INT_FIELDS = ("class_tokens", "projector_ffn")
 
 
 def render_vision(path: Path, models: dict[str, dict]) -> str:
@@ -985,11 +988,12 @@ def render_vision(path: Path, models: dict[str, dict]) -> str:
     for row in read_csv(path):
         if row["key"] not in models or not row["source"].strip():
             raise DataError(f"{path.name}: {row['key']}: needs a data/model_dims.csv row and a source")
-        if row["arch"] not in ("gemma4", "qwen3_vl", "qwen25_vl", "gemma3_siglip", "pixtral"):  # the layouts lint/facts/estimate_vision.cpp counts
+        if row["arch"] not in ("gemma4", "qwen3_vl", "qwen25_vl", "gemma3_siglip", "pixtral", "radio"):  # the layouts lint/facts/estimate_vision.cpp counts
             raise DataError(f"{path.name}: {row['key']}: unknown arch {row['arch']}")
         ints = ", ".join(str(int(row[name])) for name in VISION_INT_FIELDS)
         strs = ", ".join(c_str(row[name]) for name in ("key", "hf_id", "arch"))
-        out.append(f"    {{{strs}, {ints},\n     {c_str(expand_source(row['source']))}}},\n")
+        appended = ", ".join(str(int(row.get(name) or 0)) for name in VISION_APPENDED_INT_FIELDS)
+        out.append(f"    {{{strs}, {ints},\n     {c_str(expand_source(row['source']))}, {appended}}},\n")
     return "".join(out)
 
 

@@ -153,9 +153,13 @@ EncoderLoad llava_load(const MemoryModel& m, int64_t tower_layers, int64_t tower
   // output), fc1's output and the activation's output (fc2's input), over
   // the image embeddings, no sequence parallelism [VLM].
   double tokens = static_cast<double>(image_embeddings) * b;
-  double glu = m.swiglu ? 2 : 1;
-  e.activation_bytes += 2.0 * tokens * (2.0 * m.hidden + m.ffn * glu / tp + m.ffn / tp);
+  e.activation_bytes += mlp_projector_bytes(tokens, m.hidden, m.ffn, tp, m.swiglu);
   return e;
+}
+
+double mlp_projector_bytes(double tokens, double in, double ffn, double tp, bool glu) {
+  double gate = glu ? 2 : 1;
+  return 2.0 * tokens * (2.0 * in + ffn * gate / tp + ffn / tp);
 }
 
 namespace {

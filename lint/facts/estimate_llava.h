@@ -60,6 +60,13 @@ void read_uncounted(const Job& job, MemoryModel& m);
 // biases whole), as a ViT or T5 encoder layer built from `m`'s config has.
 double dense_layer_params(const MemoryModel& m);
 
+// Bytes a trained MLP projector (Megatron-Core MultimodalProjector "mlp": fc1
+// with its fused input norm, the activation, fc2; no sequence parallelism)
+// keeps per micro-batch for the backward pass over `tokens` rows of width
+// `in`: the norm's input, fc1's input (the norm's output), fc1's output and
+// the activation's output (fc2's input), the last two split over `tp`, bf16.
+double mlp_projector_bytes(double tokens, double in, double ffn, double tp, bool glu);
+
 // Bytes the tower and projector keep per micro-batch for the backward pass,
 // and their parameters on one tensor-parallel rank (both from `m`, the
 // language model's settings, which pretrain_vlm.py deep-copies).

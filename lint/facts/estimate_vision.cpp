@@ -79,6 +79,30 @@
 //        hidden, no bias), linear_1 hidden -> text hidden and linear_2 text
 //        hidden -> text hidden (biased only with multimodal_projector_bias,
 //        whose biases a row records in extra_params).
+// [RADIO] Megatron-Bridge 067f987df03b, src/megatron/bridge/models/
+//        nemotron_omni/: nemotron_omni_provider.py _build_vision_config
+//        (:101-129, :226-235: a copy of the language config with 32 layers,
+//        hidden 1280, 16 heads of 80, ffn 5120, no gate, fast GELU, qkv and
+//        linear biases, LayerNorm; recompute off, no SP, CP 1, PP 1) and
+//        _build_vision_projection_config (:131-142, :237-247: the language
+//        MLP spec, projector_hidden_size wide, squared ReLU);
+//        modeling_nemotron_omni.py (:204-235: RADIOViTModel and the "mlp"
+//        MultimodalProjector over hidden x 4, built only with add_encoder,
+//        the first pipeline stage; :330-392: dynamic-resolution images,
+//        class_token_len tokens prepended to each image and dropped after the
+//        tower, a 2x2 pixel shuffle that needs an even patch grid, so every
+//        image places at least one token in the sequence; :261-283 freeze());
+//        nemotron_omni_bridge.py:142-166 (projector_hidden_size from the
+//        checkpoint, has_sound from its sound_config, 10 class tokens).
+//        NVIDIA/Megatron-LM 2a75ac12c54b megatron/core/models/vision/
+//        radio.py:129-241: class_token [class_token_len, hidden], position
+//        embeddings [(max_img / patch)^2, hidden], the embedder a
+//        ColumnParallelLinear (3 x temporal x patch^2 -> hidden, split over
+//        TP) without bias, no ln_pre/ln_post, no final norm; the layers are
+//        vit_layer_specs.py's TE layers (the Qwen3-VL layer's layout);
+//        hybrid_layer_specs.py:214-221 the projector's fc1 carries an RMSNorm
+//        (TELayerNormColumnParallelLinear), fc2 is row-parallel, no biases
+//        (HybridModelProvider add_bias_linear False).
 //
 // [LORA] Megatron-Bridge 067f987df03b, src/megatron/bridge/peft/lora.py and
 //        module_matcher.py: LoRA wraps every module whose name equals a
@@ -103,6 +127,7 @@
 #include <fmt/format.h>
 
 #include "lint/facts/estimate.h"
+#include "lint/facts/estimate_llava.h"
 #include "lint/facts/setting_reader.h"
 #include "lint/model/catalog.h"
 #include "lint/model/job.h"
@@ -195,6 +220,21 @@ Split qwen3_merger(const VisionDims& d, bool postshuffle) {
   return {merged * merged + merged + merged * d.text_hidden, norm + d.text_hidden};
 }
 
+// [RADIO] the embeddings: the embedder (column-parallel, split) and the
+// position table and class tokens (whole).
+Split radio_embeddings(const VisionDims& d) {
+  int64_t h = d.hidden;
+  return {patch_embedding(d), static_cast<int64_t>(d.position_rows) * h + static_cast<int64_t>(d.class_tokens) * h};
+}
+
+// [RADIO] the MLP projector over the pixel-shuffled features (merge^2 x
+// hidden wide): fc1's fused RMSNorm (whole), fc1 and fc2 without bias
+// (split).
+Split radio_projector(const VisionDims& d) {
+  int64_t in = static_cast<int64_t>(d.hidden) * d.merge * d.merge, f = d.projector_ffn;
+  return {in * f + f * d.text_hidden, in};
+}
+
 }  // namespace
 
 const VisionDims* find_vision_dims(std::string_view model_key) {
@@ -227,6 +267,13 @@ VisionParams vision_params(const VisionDims& d) {
     Split main = qwen3_merger(d, false), deep = qwen3_merger(d, true);
     p.projector_split = main.split + d.deepstack * deep.split;
     p.projector = p.projector_split + main.whole + d.deepstack * deep.whole;
+  } else if (arch_is(d, "radio")) {
+    // [RADIO] the Qwen3-VL layer's layout (the same TE ViT layers).
+    Split layer = qwen3_layer(d), embeddings = radio_embeddings(d), projector = radio_projector(d);
+    p.tower_split = d.layers * layer.split + embeddings.split;
+    p.tower = p.tower_split + d.layers * layer.whole + embeddings.whole + d.extra_params;
+    p.projector_split = projector.split;
+    p.projector = projector.split + projector.whole;
   }
   return p;
 }
@@ -235,9 +282,13 @@ namespace {
 
 // [Q3VL] bytes a trained Megatron-Core tower keeps for the backward pass per
 // micro-batch: its layers as language-model layers over `patches` tokens
-// (estimate.cpp's terms: no SP, no dropout, flash attention), under the
-// language model's recompute settings, plus the Conv3d's pixel input.
-double megatron_tower_bytes(const VisionDims& d, const MemoryModel& m, int64_t patches, bool pixels_saved) {
+// plus `class_tokens` (RADIO's, per image) (estimate.cpp's terms: no SP, no
+// dropout, flash attention), under the language model's recompute settings
+// where the tower's config copies them (Qwen3-VL; [RADIO] turns recompute
+// off), plus the patch embedding's pixel input.
+double megatron_tower_bytes(const VisionDims& d, const MemoryModel& m, int64_t patches, int64_t class_tokens,
+                            bool pixels_saved) {
+  int64_t tokens = patches + class_tokens;
   MemoryModel v;
   v.hidden = d.hidden;
   v.heads = d.heads;
@@ -246,19 +297,22 @@ double megatron_tower_bytes(const VisionDims& d, const MemoryModel& m, int64_t p
   v.ffn = d.ffn;
   v.swiglu = false;
   v.add_bias = true;
-  v.seq = patches;
+  v.seq = tokens;
   v.tp = m.tp;
   v.hidden_dropout = v.attention_dropout = 0;
-  v.recompute = m.recompute;
-  v.recompute_method = m.recompute_method;
-  v.recompute_layers = m.recompute_layers;
-  v.recompute_modules = m.recompute_modules;
+  bool copies_recompute = !arch_is(d, "radio");
+  if (copies_recompute) {
+    v.recompute = m.recompute;
+    v.recompute_method = m.recompute_method;
+    v.recompute_layers = m.recompute_layers;
+    v.recompute_modules = m.recompute_modules;
+  }
   double per_layer = layer_activation_bytes(v, false);
-  double layers = d.layers, checkpoint = 2.0 * static_cast<double>(patches) * d.hidden;
+  double layers = d.layers, checkpoint = 2.0 * static_cast<double>(tokens) * d.hidden;
   double kept = layers * per_layer;
-  if (m.recompute == "full") {
-    double group = static_cast<double>(std::max<int64_t>(1, m.recompute_layers));
-    if (m.recompute_method == "block") {
+  if (v.recompute == "full") {
+    double group = static_cast<double>(std::max<int64_t>(1, v.recompute_layers));
+    if (v.recompute_method == "block") {
       double recomputed = std::min(group, layers);
       kept = recomputed * checkpoint + (layers - recomputed) * per_layer + per_layer;
     } else {
@@ -277,12 +331,17 @@ double qwen3_merger_bytes(const VisionDims& d, const MemoryModel& m, int64_t pat
   return (1 + d.deepstack) * per_merger;
 }
 
-// [LORA] adapters on a Qwen3-VL tower's layers and mergers, per GPU.
-double qwen3_lora_params(const VisionDims& d, const MemoryModel& m) {
+// [LORA] adapters on a Megatron-Core tower's layers and its mergers or
+// projector (Qwen3-VL, RADIO), per GPU.
+double megatron_tower_lora_params(const VisionDims& d, const MemoryModel& m) {
   double r = static_cast<double>(m.lora_rank), tp = static_cast<double>(std::max<int64_t>(1, m.tp));
   double h = d.hidden, f = d.ffn, merged = h * d.merge * d.merge;
   auto adapter = [&](double in, double out) { return lora_adapter_params(r, in, out, tp); };
   double layer = adapter(h, 3 * h) + adapter(h, h) + adapter(h, f) + adapter(f, h);     // qkv, proj, fc1, fc2
+  if (arch_is(d, "radio")) {
+    double ffn = d.projector_ffn;  // [RADIO] the projector's fc1 and fc2
+    return d.layers * layer + adapter(merged, ffn) + adapter(ffn, d.text_hidden);
+  }
   double merger = adapter(merged, merged) + adapter(merged, d.text_hidden);             // fc1, fc2
   return d.layers * layer + (1 + d.deepstack) * merger;
 }
@@ -488,8 +547,22 @@ std::optional<VisionLoad> read_vision_load(const Job& job, const MemoryModel& m,
   // [LORA] LoRA's targets also name the Megatron-Core tower's and mergers'
   // linears: their base weights stay frozen, their adapters train, and
   // autograd records through them.
-  bool adapters_on_tower = lora && arch_is(*d, "qwen3_vl");
-  if (adapters_on_tower) v.adapter_params = qwen3_lora_params(*d, m);
+  bool megatron_tower = arch_is(*d, "qwen3_vl") || arch_is(*d, "radio");
+  bool adapters_on_tower = lora && megatron_tower;
+  if (adapters_on_tower) v.adapter_params = megatron_tower_lora_params(*d, m);
+  if (arch_is(*d, "radio") && config_bool(job, "model.has_sound").value.value_or(true)) {
+    // [RADIO] has_sound follows the checkpoint's sound_config unless the
+    // recipe turns it off (the cord_v2 recipes do).
+    if (why_not) {
+      *why_not = fmt::format(
+          "{} has a sound encoder (has_sound: the checkpoint's sound_config; the recipe does not set "
+          "model.has_sound false): Bridge builds Hugging Face transformers' ParakeetEncoder from that sound_config, "
+          "which no Bridge source records, and its parameters and saved activations per audio frame are not modelled "
+          "(nor the temporal video embedder of temporal_patch_dim 2)",
+          d->hf_id);
+    }
+    return std::nullopt;
+  }
   // [G4VL] the providers default every freeze_* to False; a PEFT job freezes
   // the whole base model, and LoRA's target modules name Megatron-Core
   // modules, not the HF tower's.
@@ -524,13 +597,17 @@ std::optional<VisionLoad> read_vision_load(const Job& job, const MemoryModel& m,
   } else {
     // Variable tokens per image: every token of the sample an image token.
     v.patches = micro_batch * m.seq * merge2;
+    // [RADIO] dynamic resolution: an image places at least one token (one
+    // 2x2 pixel-shuffle group), so a sample holds at most seq_length images.
+    if (d->class_tokens > 0) v.images = micro_batch * m.seq;
   }
+  v.class_tokens = v.images * d->class_tokens;
   // A trained tower keeps its layers' activations and the Conv3d's pixel
   // input; one with adapters keeps the layers' (as the language model under
   // LoRA is counted) but not the pixels: the frozen Conv3d's input needs no
   // gradient and its weight gets none.
   if ((!v.tower_frozen && !trained_hf_tower_modelled(*d)) || adapters_on_tower) {
-    v.activation_bytes += megatron_tower_bytes(*d, m, v.patches, !v.tower_frozen);
+    v.activation_bytes += megatron_tower_bytes(*d, m, v.patches, v.class_tokens, !v.tower_frozen);
   }
   if (!v.tower_frozen && trained_hf_tower_modelled(*d)) v.activation_bytes += trained_hf_tower_bytes(*d, v);
   if (!v.projector_frozen && arch_is(*d, "gemma4")) {
@@ -541,6 +618,14 @@ std::optional<VisionLoad> read_vision_load(const Job& job, const MemoryModel& m,
   }
   if ((!v.projector_frozen || adapters_on_tower) && arch_is(*d, "qwen3_vl")) {
     v.activation_bytes += qwen3_merger_bytes(*d, m, v.patches);
+  }
+  if ((!v.projector_frozen || adapters_on_tower) && arch_is(*d, "radio")) {
+    // [RADIO] the MLP projector over the image tokens (merge^2 patches each;
+    // the class tokens are dropped before it), as Megatron-LM's LLaVA
+    // projector keeps (estimate_llava.h).
+    double image_tokens = static_cast<double>(v.patches / merge2);
+    v.activation_bytes += mlp_projector_bytes(image_tokens, static_cast<double>(d->hidden) * merge2, d->projector_ffn,
+                                              static_cast<double>(std::max<int64_t>(1, m.tp)), false);
   }
   if (arch_is(*d, "gemma3_siglip")) {
     // [G3VL] the local and global attention biases of each micro-batch,
@@ -607,6 +692,13 @@ std::string vision_assumption(const VisionLoad& v) {
           : fmt::format("patches per micro-batch at most {} (every token of seq_length x micro batch an image token "
                         "of {}x{} merged patches)",
                         v.patches, d.merge, d.merge);
+  bool tower_activations = !v.tower_frozen || v.adapter_params > 0;
+  if (d.class_tokens > 0 && d.tokens_per_image == 0 && tower_activations) {
+    // [RADIO] dynamic resolution: the images are bounded by their tokens.
+    bound += fmt::format(", and {} class tokens before each of at most {} images (each at least one token of 2x2 "
+                         "patches): {} tower tokens",
+                         d.class_tokens, v.images, v.patches + v.class_tokens);
+  }
   return fmt::format("vision tower of {}: {:.1f} M parameters ({}) + projector {:.1f} M ({}), {}, on the first "
                      "pipeline stage{}{}; {}",
                      d.hf_id, static_cast<double>(p.tower) / 1e6, state(v.tower_frozen),

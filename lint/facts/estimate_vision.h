@@ -38,6 +38,9 @@ struct VisionDims {
                            // "pixtral": the projector's linear biases, multimodal_projector_bias)
   int deepstack;           // extra patch mergers fed from inner layers (Qwen3-VL deepstack_visual_indexes)
   const char* source;      // where these numbers come from
+  // Appended after `source` in the CSV (0 for the rows before them):
+  int class_tokens;        // learned class tokens the tower prepends to each image (RADIO class_token_len)
+  int projector_ffn;       // hidden width of an MLP projector (projector_hidden_size; 0: none)
 };
 
 // The catalog's vision tower of a recipe model key; nullptr when it has none.
@@ -61,6 +64,7 @@ struct VisionLoad {
   double activation_bytes = 0;       // saved for the backward pass, per micro-batch
   int64_t images = 0;                // the bound assumed per micro-batch
   int64_t patches = 0;
+  int64_t class_tokens = 0;          // the tower's class tokens over those images (RADIO)
   bool tower_frozen = false, projector_frozen = false;
   bool language_frozen = false;      // freeze_language_model: its weights keep no grads/optimizer state
   double adapter_params = 0;         // LoRA adapters on the tower and projector (per GPU), trained
