@@ -16,6 +16,7 @@
 #include "lint/model/catalog.h"
 #include "tests/estimate_json.h"
 #include "tests/lint_run.h"
+#include "tests/memory_model_run.h"
 #include "tests/test_support.h"
 
 using namespace mblint;
@@ -24,26 +25,11 @@ namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
-// `mblint estimate --recipe NAME` with the YAML `override` over the recipe:
-// the memory model, or the reason it is declined.
-std::optional<MemoryModel> recipe_model(const std::string& recipe, const std::string& override = "",
-                                        std::string* why = nullptr) {
-  test::LintRun run("mblint-estimate-dsv4");
-  run.options.recipe = run.value(recipe);
-  if (!override.empty()) {
-    run.write("override.yaml", override);
-    run.options.paths = {"override.yaml"};
-  }
-  run.result = run_lint(run.sources, run.options, all_rules());
-  REQUIRE(run.result.jobs.size() == 1);
-  std::vector<std::string> assumptions;
-  return read_memory_model(run.result.jobs[0], run.derived(), assumptions, why);
-}
 
 }  // namespace
 
 TEST_CASE("dsv4 stage: DeepSeek-V4-Flash on 32 H100 (BF16), first and last stage by hand", "[estimate][dsv4]") {
-  std::optional<MemoryModel> m = recipe_model("deepseek_v4_flash_pretrain_32gpu_h100_bf16_config");
+  std::optional<MemoryModel> m = test::recipe_memory_model("deepseek_v4_flash_pretrain_32gpu_h100_bf16_config");
   REQUIRE(m);
   REQUIRE(m->dsv4);
   // The recipe: TP 1, PP 4, EP 8, DP 8 (so expert DP 1), seq 4096, micro-batch
@@ -127,26 +113,26 @@ TEST_CASE("dsv4 stage: DeepSeek-V4-Flash on 32 H100 (BF16), first and last stage
 TEST_CASE("dsv4 stage: the fused kernels, a written interleaved layout, what is declined", "[estimate][dsv4]") {
   // The GB200 library recipe sets apply_dsa_kernel_fusion True and, on
   // Blackwell, use_fused_mhc (deepseek_v4_bridge.py:105-111).
-  std::optional<MemoryModel> gb200 = recipe_model("deepseek_v4_flash_pretrain_64gpu_gb200_bf16_config");
+  std::optional<MemoryModel> gb200 = test::recipe_memory_model("deepseek_v4_flash_pretrain_64gpu_gb200_bf16_config");
   REQUIRE(gb200);
   CHECK(gb200->dsv4_run.fused_csa);
   CHECK(gb200->dsv4_run.fused_mhc);
   CHECK(gb200->stage_layers == std::vector<double>{6, 6, 6, 5, 5, 5, 5, 5});
   // The Pro perf recipe writes "Et*4|(tttt|)*14tmL" at PP 4 x VPP 4: chunk v on
   // stage v % 4, the last chunk one decoder layer and the MTP layer.
-  std::optional<MemoryModel> pro = recipe_model("deepseek_v4_pro_pretrain_256gpu_gb300_fp8mx_config");
+  std::optional<MemoryModel> pro = test::recipe_memory_model("deepseek_v4_pro_pretrain_256gpu_gb300_fp8mx_config");
   REQUIRE(pro);
   CHECK(pro->vpp == 4);
   CHECK(pro->stage_layers == std::vector<double>{16, 16, 16, 13});
   CHECK(pro->stage_mtp == std::vector<int64_t>{0, 0, 0, 1});
   // deepseek_v4_hybrid_attention.py:90-92 asserts TP 1.
   std::string why;
-  CHECK_FALSE(recipe_model("deepseek_v4_flash_pretrain_32gpu_h100_bf16_config",
+  CHECK_FALSE(test::recipe_memory_model("deepseek_v4_flash_pretrain_32gpu_h100_bf16_config",
                            "model:\n  tensor_model_parallel_size: 2\n", &why));
   CHECK(why.find("supports TP 1 only (experimental_attention_variant/deepseek_v4_hybrid_attention.py:90-92") !=
         std::string::npos);
   why.clear();
-  CHECK_FALSE(recipe_model("deepseek_v4_flash_pretrain_32gpu_h100_bf16_config",
+  CHECK_FALSE(test::recipe_memory_model("deepseek_v4_flash_pretrain_32gpu_h100_bf16_config",
                            "model:\n  context_parallel_size: 2\n", &why));
   CHECK(why.find("DeepSeek V4 at context parallel size 2") != std::string::npos);
   // The CLI estimates the recipes.

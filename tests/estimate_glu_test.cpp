@@ -15,6 +15,7 @@
 #include "lint/facts/estimate.h"
 #include "tests/estimate_json.h"
 #include "tests/lint_run.h"
+#include "tests/memory_model_run.h"
 #include "tests/test_support.h"
 
 using namespace mblint;
@@ -34,16 +35,6 @@ MemoryModel model_of(test::LintRun& run, std::vector<std::string>* assumptions =
   return *m;
 }
 
-// `mblint estimate --recipe NAME`, with the YAML `override` over the recipe.
-MemoryModel recipe_model(const std::string& recipe, const std::string& override = "") {
-  test::LintRun run("mblint-estimate-glu");
-  run.options.recipe = run.value(recipe);
-  if (!override.empty()) {
-    run.write("override.yaml", override);
-    run.options.paths = {"override.yaml"};
-  }
-  return model_of(run);
-}
 
 // A Megatron-LM launch of a small SwiGLU GPT with `extra` flags.
 MemoryModel megatron_lm_model(const std::string& extra) {
@@ -77,7 +68,7 @@ TEST_CASE("glu: one Qwen3-8B layer's MLP, by hand, unfused as its bridge leaves 
   // Qwen3Bridge sets no bias_activation_fusion (data/model_dims.csv): the
   // unfused glu. qwen3_8b_pretrain_4gpu_h100_bf16_config: TP 4 without SP,
   // micro-batch 2 x seq 4096, T = 8192 tokens; h 4096, f 12288.
-  MemoryModel m = recipe_model("qwen3_8b_pretrain_4gpu_h100_bf16_config");
+  MemoryModel m = test::estimated_recipe_model("qwen3_8b_pretrain_4gpu_h100_bf16_config");
   REQUIRE(m.tp == 4);
   REQUIRE_FALSE(m.sp);
   REQUIRE(m.micro_batch * m.seq == 8192);
@@ -91,7 +82,7 @@ TEST_CASE("glu: one Qwen3-8B layer's MLP, by hand, unfused as its bridge leaves 
   CHECK(10 * T * f / t == 251'658'240.0);
   // Fused (bias_swiglu_impl), as the job can ask: fc1's output and the
   // kernel's output, 6 T f / t; the difference 4 T f / t = 96 MiB a layer.
-  MemoryModel fused = recipe_model("qwen3_8b_pretrain_4gpu_h100_bf16_config",
+  MemoryModel fused = test::estimated_recipe_model("qwen3_8b_pretrain_4gpu_h100_bf16_config",
                                    "model:\n  bias_activation_fusion: true\n");
   CHECK_FALSE(fused.unfused_glu);
   CHECK(dense_f_terms(fused) == Approx(6 * T * f / t).epsilon(1e-12));
@@ -106,7 +97,7 @@ TEST_CASE("glu: one Qwen3-8B layer's MLP, by hand, unfused as its bridge leaves 
   CHECK(layer_activation_bytes(recomputed, false) == layer_activation_bytes(recomputed_fused, false));
   // TE's activation module (use_te_activation_func) saves its input, as the
   // fused kernel does.
-  MemoryModel te = recipe_model("qwen3_8b_pretrain_4gpu_h100_bf16_config", "model:\n  use_te_activation_func: true\n");
+  MemoryModel te = test::estimated_recipe_model("qwen3_8b_pretrain_4gpu_h100_bf16_config", "model:\n  use_te_activation_func: true\n");
   CHECK(te.te_activation);
   CHECK_FALSE(te.unfused_glu);
   CHECK(dense_f_terms(te) == Approx(6 * T * f / t).epsilon(1e-12));
@@ -114,17 +105,17 @@ TEST_CASE("glu: one Qwen3-8B layer's MLP, by hand, unfused as its bridge leaves 
 
 TEST_CASE("glu: the flag follows the model's bridge, the recipe and the user's override", "[estimate]") {
   // LlamaBridge sets it (llama_bridge.py:56): fused; a user may turn it off.
-  CHECK_FALSE(recipe_model("llama3_8b_pretrain_8gpu_h100_bf16_config").unfused_glu);
-  CHECK(recipe_model("llama3_8b_pretrain_8gpu_h100_bf16_config", "model:\n  bias_activation_fusion: false\n").unfused_glu);
+  CHECK_FALSE(test::estimated_recipe_model("llama3_8b_pretrain_8gpu_h100_bf16_config").unfused_glu);
+  CHECK(test::estimated_recipe_model("llama3_8b_pretrain_8gpu_h100_bf16_config", "model:\n  bias_activation_fusion: false\n").unfused_glu);
   // Qwen3MoEBridge leaves it off, but the 16-GPU H100 pretrain recipe sets it
   // (recipes/qwen/h100/qwen3_moe.py:158); its SFT sibling on 8 GPUs does not.
-  CHECK_FALSE(recipe_model("qwen3_30b_a3b_pretrain_16gpu_h100_bf16_config").unfused_glu);
-  CHECK(recipe_model("qwen3_30b_a3b_sft_8gpu_h100_bf16_config").unfused_glu);
+  CHECK_FALSE(test::estimated_recipe_model("qwen3_30b_a3b_pretrain_16gpu_h100_bf16_config").unfused_glu);
+  CHECK(test::estimated_recipe_model("qwen3_30b_a3b_sft_8gpu_h100_bf16_config").unfused_glu);
   // Gemma's fast_gelu has no fused kernel: unfused whatever the flag says.
-  CHECK(recipe_model("gemma2_2b_sft_1gpu_h100_bf16_config", "model:\n  bias_activation_fusion: true\n").unfused_glu);
+  CHECK(test::estimated_recipe_model("gemma2_2b_sft_1gpu_h100_bf16_config", "model:\n  bias_activation_fusion: true\n").unfused_glu);
   // EXAONE 4's SwiGLU is unfused only because its provider leaves the flag off.
-  CHECK(recipe_model("exaone4_1p2b_pretrain_1gpu_h100_bf16_config").unfused_glu);
-  CHECK_FALSE(recipe_model("exaone4_1p2b_pretrain_1gpu_h100_bf16_config",
+  CHECK(test::estimated_recipe_model("exaone4_1p2b_pretrain_1gpu_h100_bf16_config").unfused_glu);
+  CHECK_FALSE(test::estimated_recipe_model("exaone4_1p2b_pretrain_1gpu_h100_bf16_config",
                            "model:\n  bias_activation_fusion: true\n").unfused_glu);
 }
 
@@ -148,7 +139,7 @@ TEST_CASE("glu: a Qwen3-30B-A3B MoE layer's experts, by hand", "[estimate]") {
   // seq 2048, micro-batch 1; 128 experts of f_e 768, top-8. Each rank routes
   // its 2048 / 4 = 512 sequence-parallel tokens to 8 experts: it receives
   // 512 x 8 = 4096 token copies (balanced routing).
-  MemoryModel m = recipe_model("qwen3_30b_a3b_sft_8gpu_h100_bf16_config");
+  MemoryModel m = test::estimated_recipe_model("qwen3_30b_a3b_sft_8gpu_h100_bf16_config");
   REQUIRE(m.tp == 4);
   REQUIRE(m.sp);
   REQUIRE(m.etp == 1);
@@ -185,7 +176,7 @@ TEST_CASE("glu: a Qwen3-30B-A3B MoE layer's experts, by hand", "[estimate]") {
 TEST_CASE("glu: the shared experts are an MLP", "[estimate]") {
   // A shared expert (SharedExpertMLP, an MLP without routing probabilities)
   // keeps two f-wide tensors more unfused, over TP like a dense MLP.
-  MemoryModel m = recipe_model("qwen3_30b_a3b_sft_8gpu_h100_bf16_config");
+  MemoryModel m = test::estimated_recipe_model("qwen3_30b_a3b_sft_8gpu_h100_bf16_config");
   m.shared_ffn = 1024;
   MemoryModel fused = m;
   fused.unfused_glu = false;
@@ -241,8 +232,8 @@ TEST_CASE("glu: K-EXAONE 2.0's clamped SwiGLU keeps the clamped gate half, on ev
   CHECK(layer_activation_bytes(m, true) > layer_activation_bytes(unclamped, true));
   CHECK(expert_f_terms(m) - expert_f_terms(unclamped) > 0);
   // A job's own activation_func_clamp_value clamps every layer of any model.
-  CHECK_FALSE(recipe_model("llama3_8b_pretrain_8gpu_h100_bf16_config").clamped_glu);
-  MemoryModel clamped = recipe_model("llama3_8b_pretrain_8gpu_h100_bf16_config",
+  CHECK_FALSE(test::estimated_recipe_model("llama3_8b_pretrain_8gpu_h100_bf16_config").clamped_glu);
+  MemoryModel clamped = test::estimated_recipe_model("llama3_8b_pretrain_8gpu_h100_bf16_config",
                                      "model:\n  bias_activation_fusion: false\n  activation_func_clamp_value: 7.0\n");
   CHECK(clamped.clamped_glu);
   MemoryModel plain = clamped;

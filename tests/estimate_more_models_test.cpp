@@ -12,6 +12,7 @@
 #include "lint/facts/estimate.h"
 #include "tests/cli_run.h"
 #include "tests/lint_run.h"
+#include "tests/memory_model_run.h"
 #include "tests/estimate_json.h"
 #include "tests/test_support.h"
 
@@ -22,25 +23,6 @@ namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
-// The memory model `mblint estimate --recipe NAME` reads (the recipe alone,
-// as without a file), or with the YAML `override` over the recipe.
-MemoryModel recipe_model(const std::string& recipe, const std::string& override = "") {
-  test::LintRun run("mblint-estimate-more");
-  run.options.recipe = run.value(recipe);
-  if (!override.empty()) {
-    run.write("override.yaml", override);
-    run.options.paths = {"override.yaml"};
-  }
-  run.result = run_lint(run.sources, run.options, all_rules());
-  REQUIRE(run.result.jobs.size() == 1);
-  const Job& job = run.result.jobs[0];
-  std::vector<std::string> assumptions;
-  std::string why;
-  std::optional<MemoryModel> m = read_memory_model(job, run.derived(), assumptions, &why);
-  INFO(why);
-  REQUIRE(m);
-  return *m;
-}
 
 // Every parameter of the model on one rank (TP = PP = 1, no FP8 cache, bf16).
 double parameters(MemoryModel m) {
@@ -69,7 +51,7 @@ TEST_CASE("more models: Gemma 2's parameters, by hand, match the published count
   // The published count: 2,614,341,888 (keras-hub's Gemma 2 preset `params`,
   // the HF checkpoint's safetensors total).
   CHECK(total == 2'614'341'888.0);
-  MemoryModel m = recipe_model("gemma2_2b_sft_1gpu_h100_bf16_config");
+  MemoryModel m = test::estimated_recipe_model("gemma2_2b_sft_1gpu_h100_bf16_config");
   CHECK(m.rmsnorm);
   CHECK(m.post_norms);
   CHECK_FALSE(m.qk_norm);
@@ -81,8 +63,8 @@ TEST_CASE("more models: Gemma 2's parameters, by hand, match the published count
   // 9B (42 layers, hidden 3584, 16 heads, 8 groups, ffn 14336) and 27B (46
   // layers, hidden 4608, 32 heads of 128, 16 groups, ffn 36864): 9,241,705,984
   // and 27,227,128,320 published.
-  CHECK(parameters(recipe_model("gemma2_9b_sft_4gpu_h100_bf16_config")) == Approx(9'241'705'984.0).epsilon(1e-12));
-  CHECK(parameters(recipe_model("gemma2_27b_sft_16gpu_h100_bf16_config")) ==
+  CHECK(parameters(test::estimated_recipe_model("gemma2_9b_sft_4gpu_h100_bf16_config")) == Approx(9'241'705'984.0).epsilon(1e-12));
+  CHECK(parameters(test::estimated_recipe_model("gemma2_27b_sft_16gpu_h100_bf16_config")) ==
         Approx(27'227'128'320.0).epsilon(1e-12));
 }
 
@@ -99,18 +81,18 @@ TEST_CASE("more models: Gemma 3 1B's parameters, by hand, match the published co
   // The published count: 999,885,952 (keras-hub's Gemma 3 1B preset, the HF
   // checkpoint's safetensors total).
   CHECK(total == 999'885'952.0);
-  MemoryModel m = recipe_model("gemma3_1b_pretrain_1gpu_h100_bf16_config");
+  MemoryModel m = test::estimated_recipe_model("gemma3_1b_pretrain_1gpu_h100_bf16_config");
   CHECK(m.qk_norm);
   CHECK(m.post_norms);
   CHECK_FALSE(m.logit_softcap);
   CHECK_FALSE(m.softcap_attention);
   CHECK(parameters(m) == Approx(total).epsilon(1e-12));
-  CHECK(parameters(recipe_model("gemma3_1b_sft_1gpu_h100_bf16_config")) == Approx(total).epsilon(1e-12));
+  CHECK(parameters(test::estimated_recipe_model("gemma3_1b_sft_1gpu_h100_bf16_config")) == Approx(total).epsilon(1e-12));
 }
 
 TEST_CASE("more models: a Gemma layer's extra saved activations, by hand", "[estimate]") {
   // gemma2_2b_sft_1gpu: seq 2048, micro-batch 1, TP 1, no SP: T = 2048 tokens.
-  MemoryModel m = recipe_model("gemma2_2b_sft_1gpu_h100_bf16_config");
+  MemoryModel m = test::estimated_recipe_model("gemma2_2b_sft_1gpu_h100_bf16_config");
   REQUIRE(m.seq == 2048);
   REQUIRE(m.micro_batch == 1);
   REQUIRE(m.tp == 1);
@@ -135,7 +117,7 @@ TEST_CASE("more models: a Gemma layer's extra saved activations, by hand", "[est
   CHECK(activations(m) - activations(none) == Approx(26 * extra + 2 * logits).epsilon(1e-9));
   // Gemma 3 1B's qk_layernorm keeps the Q and K views' copies and an fp32
   // rstd per head: (2 x 256 + 4) x T x (4 + 1) at seq 4096 (SFT recipe).
-  MemoryModel g3 = recipe_model("gemma3_1b_sft_1gpu_h100_bf16_config");
+  MemoryModel g3 = test::estimated_recipe_model("gemma3_1b_sft_1gpu_h100_bf16_config");
   REQUIRE(g3.seq == 4096);
   MemoryModel no_qk = g3;
   no_qk.qk_norm = false;
@@ -149,15 +131,15 @@ TEST_CASE("more models: Gemma 2 with attention dropout takes the unfused attenti
   // with it, Gemma2DotProductAttention keeps tanh's output of the capped
   // scores and the softmax output (2as²b each), the dropout mask (as²b) and
   // its output (2as²b): 7as²b per layer, a = 8 heads, s = 2048, b = 1.
-  MemoryModel flex = recipe_model("gemma2_2b_sft_1gpu_h100_bf16_config");
-  MemoryModel dropout = recipe_model("gemma2_2b_sft_1gpu_h100_bf16_config", "model:\n  attention_dropout: 0.1\n");
+  MemoryModel flex = test::estimated_recipe_model("gemma2_2b_sft_1gpu_h100_bf16_config");
+  MemoryModel dropout = test::estimated_recipe_model("gemma2_2b_sft_1gpu_h100_bf16_config", "model:\n  attention_dropout: 0.1\n");
   CHECK(dropout.unfused_attention);
   const double as2b = 8.0 * 2048 * 2048;
   const double lse = 4.0 * 2048 * 8;  // FlexAttention's fp32 log-sum-exp, gone on the unfused path
   CHECK(layer_activation_bytes(dropout, false) - layer_activation_bytes(flex, false) ==
         Approx(7 * as2b - lse).epsilon(1e-12));
   // The recipes leave the caps on; a job that turns them off drops the terms.
-  MemoryModel off = recipe_model("gemma2_2b_sft_1gpu_h100_bf16_config",
+  MemoryModel off = test::estimated_recipe_model("gemma2_2b_sft_1gpu_h100_bf16_config",
                                  "model:\n  final_logit_softcapping: null\n  attn_logit_softcapping: 0\n");
   CHECK_FALSE(off.logit_softcap);
   CHECK_FALSE(off.softcap_attention);
@@ -190,7 +172,7 @@ TEST_CASE("more models: EXAONE 4.0 1.2B's parameters and its unfused attention, 
   // embeddings"; with it 1,279,391,488.
   CHECK(30 * layer + h == 1'069'676'288.0);
   double total = 30 * layer + h + 102400 * h;
-  MemoryModel m = recipe_model("exaone4_1p2b_pretrain_1gpu_h100_bf16_config");
+  MemoryModel m = test::estimated_recipe_model("exaone4_1p2b_pretrain_1gpu_h100_bf16_config");
   CHECK_FALSE(m.pre_norms);
   CHECK(m.qk_norm);
   CHECK(parameters(m) == Approx(total).epsilon(1e-12));

@@ -1,0 +1,42 @@
+// The memory model of a job built from a catalog recipe, for the estimate's
+// unit tests.
+#pragma once
+
+#include <catch2/catch.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lint/facts/estimate.h"
+#include "tests/lint_run.h"
+
+namespace mblint::test {
+
+// The memory model `mblint estimate --recipe NAME` reads (the recipe alone,
+// as without a file), or with the YAML `override` over the recipe; nullopt,
+// with the reason in `why`, when the estimate declines it.
+inline std::optional<MemoryModel> recipe_memory_model(const std::string& recipe, const std::string& override = "",
+                                                      std::string* why = nullptr) {
+  LintRun run("mblint-estimate-recipe");
+  run.options.recipe = run.value(recipe);
+  if (!override.empty()) {
+    run.write("override.yaml", override);
+    run.options.paths = {"override.yaml"};
+  }
+  run.result = run_lint(run.sources, run.options, all_rules());
+  REQUIRE(run.result.jobs.size() == 1);
+  std::vector<std::string> assumptions;
+  return read_memory_model(run.result.jobs[0], run.derived(), assumptions, why);
+}
+
+// The same, for a recipe the estimate must not decline.
+inline MemoryModel estimated_recipe_model(const std::string& recipe, const std::string& override = "") {
+  std::string why;
+  std::optional<MemoryModel> m = recipe_memory_model(recipe, override, &why);
+  INFO(why);
+  REQUIRE(m);
+  return *m;
+}
+
+}  // namespace mblint::test
