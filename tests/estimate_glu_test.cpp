@@ -22,18 +22,6 @@ using namespace mblint;
 
 namespace {
 
-// The memory model of `run`'s one job.
-MemoryModel model_of(test::LintRun& run, std::vector<std::string>* assumptions = nullptr) {
-  run.result = run_lint(run.sources, run.options, all_rules());
-  REQUIRE(run.result.jobs.size() == 1);
-  std::vector<std::string> kept;
-  std::string why;
-  std::optional<MemoryModel> m = read_memory_model(run.result.jobs[0], run.derived(), kept, &why);
-  INFO(why);
-  REQUIRE(m);
-  if (assumptions) *assumptions = kept;
-  return *m;
-}
 
 
 // A Megatron-LM launch of a small SwiGLU GPT with `extra` flags.
@@ -44,7 +32,7 @@ MemoryModel megatron_lm_model(const std::string& extra) {
             "--num-attention-heads 16 --seq-length 2048 --micro-batch-size 1 --global-batch-size 8 --bf16 "
             "--swiglu " + extra + "\n");
   run.options.paths = {"launch.sh"};
-  return model_of(run);
+  return test::estimated_model_of(run);
 }
 
 // The activation bytes of a dense layer's f-wide MLP tensors: the layer's
@@ -194,7 +182,7 @@ TEST_CASE("glu: not known, the unfused path is assumed and said", "[estimate]") 
             "  gated_linear_unit: true\n  ffn_hidden_size: 2816\n");
   run.options.paths = {"config.yaml"};
   std::vector<std::string> assumptions;
-  MemoryModel m = model_of(run, &assumptions);
+  MemoryModel m = test::estimated_model_of(run, &assumptions);
   CHECK(m.unfused_glu);
   bool said = false;
   for (const std::string& a : assumptions) said = said || a.find("bias_activation_fusion unknown") != std::string::npos;
@@ -215,7 +203,7 @@ TEST_CASE("glu: K-EXAONE 2.0's clamped SwiGLU keeps the clamped gate half, on ev
   std::vector<std::string> assumptions;
   test::LintRun run("mblint-estimate-glu-clamp");
   run.options.recipe = run.value(recipe);
-  MemoryModel m = model_of(run, &assumptions);
+  MemoryModel m = test::estimated_model_of(run, &assumptions);
   REQUIRE(m.unfused_glu);
   CHECK(m.clamped_glu);
   bool said = false;

@@ -15,6 +15,7 @@
 
 #include "lint/facts/estimate.h"
 #include "tests/lint_run.h"
+#include "tests/memory_model_run.h"
 
 using namespace mblint;
 
@@ -54,14 +55,7 @@ MemoryModel megatron_lm_hybrid(const std::string& extra) {
             "--hidden-size 1024 --num-attention-heads 8 --mamba-num-heads 32 --seq-length 2048 "
             "--micro-batch-size 1 --global-batch-size 8 --bf16 " + extra + "\n");
   run.options.paths = {"launch.sh"};
-  run.result = run_lint(run.sources, run.options, all_rules());
-  REQUIRE(run.result.jobs.size() == 1);
-  std::vector<std::string> kept;
-  std::string why;
-  std::optional<MemoryModel> m = read_memory_model(run.result.jobs[0], run.derived(), kept, &why);
-  INFO(why);
-  REQUIRE(m);
-  return *m;
+  return test::estimated_model_of(run);
 }
 
 }  // namespace
