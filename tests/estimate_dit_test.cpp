@@ -10,6 +10,7 @@
 
 #include "lint/facts/estimate_dit.h"
 #include "tests/cli_run.h"
+#include "tests/memory_model_run.h"
 #include "tests/test_support.h"
 
 using namespace mblint;
@@ -171,4 +172,15 @@ TEST_CASE("dit: the Wan and FLUX recipes are estimated with their token counts s
   // FLUX with real data: the image size is the data's, declined.
   auto flux_real = estimate_recipe("flux_12b_pretrain_2gpu_h100_bf16_config", "dataset:\n  path: /data/wds\n");
   CHECK_FALSE(flux_real["estimate"].is_object());
+}
+
+TEST_CASE("dit: a setting written but not known declines the estimate instead of taking the default",
+          "[estimate][dit]") {
+  // model.in_channels from an environment variable mblint cannot read: the
+  // provider's default (16) would be a guess.
+  std::string why;
+  CHECK_FALSE(test::recipe_memory_model("wan_1_3b_pretrain_8gpu_h100_bf16_config",
+                                        "model:\n  in_channels: ${oc.env:WAN_IN_CHANNELS}\n", &why));
+  CHECK(why == "Wan (diffusion transformer): model.in_channels is set to a value mblint cannot know");
+  CHECK(test::recipe_memory_model("wan_1_3b_pretrain_8gpu_h100_bf16_config", "model:\n  in_channels: 16\n"));
 }

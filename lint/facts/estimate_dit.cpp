@@ -278,9 +278,20 @@ double flux_outer_bytes(const FluxDims& d, const DitTokens& k) {
          4 * T * h / static_cast<double>(d.heads) + 2 * kAct * k.latent * h + 2 * 4 * k.latent * out;
 }
 
-int64_t setting(const Job& job, std::string_view path, int64_t fallback) {
-  std::optional<int64_t> v = config_int(job, path).value;
-  return v && *v > 0 ? *v : fallback;
+// A positive integer setting, else `fallback` (the provider's or the mock
+// data module's default). One written but not known (a variable mblint
+// cannot resolve) is named in `unknown`, and the job is declined for it
+// rather than estimated on the default.
+int64_t setting(const Job& job, std::string_view path, int64_t fallback, std::string& unknown) {
+  Quantity q = config_int(job, path);
+  if (q.known()) return *q.value > 0 ? *q.value : fallback;
+  if (unknown.empty() && (q.where.value.valid() || q.where.statement.valid())) unknown = std::string(path);
+  return fallback;
+}
+
+std::optional<DitLoad> decline_unknown(std::string* why_not, std::string_view model, const std::string& unknown) {
+  if (why_not) *why_not = fmt::format("{} (diffusion transformer): {} is set to a value mblint cannot know", model, unknown);
+  return std::nullopt;
 }
 
 // A data path is set (real data) when dataset.path is a non-empty string or list.
@@ -312,6 +323,7 @@ std::optional<DitLoad> decline(std::string* why_not, std::string_view model, std
 // [WD] Wan's tokens: the mock's latent grid, or the packing's capacity.
 std::optional<DitLoad> read_wan(const Job& job, MemoryModel& m, std::vector<std::string>& assumptions,
                                 std::string* why_not) {
+  std::string unknown;  // a setting written but not known (setting())
   DitLoad load;
   load.present = true;
   WanDims& d = load.wan;
@@ -319,13 +331,13 @@ std::optional<DitLoad> read_wan(const Job& job, MemoryModel& m, std::vector<std:
   d.hidden = m.hidden;
   d.heads = m.heads;
   d.ffn = m.ffn;
-  d.cross = setting(job, "model.crossattn_emb_size", m.hidden);  // the recipes pass hidden_size
-  d.in_channels = setting(job, "model.in_channels", d.in_channels);
-  d.out_channels = setting(job, "model.out_channels", d.out_channels);
-  d.patch_temporal = setting(job, "model.patch_temporal", d.patch_temporal);
-  d.patch_spatial = setting(job, "model.patch_spatial", d.patch_spatial);
-  d.freq = setting(job, "model.freq_dim", d.freq);
-  d.text_dim = setting(job, "model.text_dim", d.text_dim);
+  d.cross = setting(job, "model.crossattn_emb_size", m.hidden, unknown);  // the recipes pass hidden_size
+  d.in_channels = setting(job, "model.in_channels", d.in_channels, unknown);
+  d.out_channels = setting(job, "model.out_channels", d.out_channels, unknown);
+  d.patch_temporal = setting(job, "model.patch_temporal", d.patch_temporal, unknown);
+  d.patch_spatial = setting(job, "model.patch_spatial", d.patch_spatial, unknown);
+  d.freq = setting(job, "model.freq_dim", d.freq, unknown);
+  d.text_dim = setting(job, "model.text_dim", d.text_dim, unknown);
   int64_t tokens = 0, text = 0;
   if (real_data(job)) {
     std::optional<int64_t> seq = config_int(job, "dataset.seq_length").value;
@@ -339,12 +351,12 @@ std::optional<DitLoad> read_wan(const Job& job, MemoryModel& m, std::vector<std:
         "tokens",
         *seq));
   } else {
-    int64_t F = setting(job, "dataset.F_latents", 24), H = setting(job, "dataset.H_latents", 104);
-    int64_t W = setting(job, "dataset.W_latents", 60);
-    int64_t pt = setting(job, "dataset.patch_temporal", 1), ps = setting(job, "dataset.patch_spatial", 2);
-    int64_t packed = setting(job, "dataset.number_packed_samples", 1);
+    int64_t F = setting(job, "dataset.F_latents", 24, unknown), H = setting(job, "dataset.H_latents", 104, unknown);
+    int64_t W = setting(job, "dataset.W_latents", 60, unknown);
+    int64_t pt = setting(job, "dataset.patch_temporal", 1, unknown), ps = setting(job, "dataset.patch_spatial", 2, unknown);
+    int64_t packed = setting(job, "dataset.number_packed_samples", 1, unknown);
     tokens = (F / pt) * (H / ps) * (W / ps) * packed;
-    text = setting(job, "dataset.context_seq_len", 512) * packed;
+    text = setting(job, "dataset.context_seq_len", 512, unknown) * packed;
     assumptions.push_back(fmt::format(
         "Wan without dataset.path: the mock data module's {} x {} x {} latents in {} x {} x {} patches x {} packed = "
         "{} latent tokens and {} text tokens per micro-batch (dataset.seq_length does not bound them)",
@@ -360,6 +372,7 @@ std::optional<DitLoad> read_wan(const Job& job, MemoryModel& m, std::vector<std:
   load.tokens = {static_cast<double>(tokens) / static_cast<double>(m.cp), static_cast<double>(text), m.tp, m.sp};
   load.total_params = wan_parameters(d);
   load.label = fmt::format("Wan: {} adaLN blocks over {} latent tokens and {} text tokens", d.layers, tokens, text);
+  if (!unknown.empty()) return decline_unknown(why_not, "Wan", unknown);
   return load;
 }
 
@@ -368,18 +381,19 @@ std::optional<DitLoad> read_flux(const Job& job, std::string_view dit, MemoryMod
                                  std::vector<std::string>& assumptions, std::string* why_not) {
   std::vector<int64_t> f = slash_numbers(dit.substr(5));  // "flux/J/S/C/T/V/G"
   if (f.size() != 6) return decline(why_not, "FLUX", "the catalog's FLUX record is malformed");
+  std::string unknown;  // a setting written but not known (setting())
   DitLoad load;
   load.present = true;
   load.flux = true;
   FluxDims& d = load.flux_dims;
-  d.joint = setting(job, "model.num_joint_layers", f[0]);
-  d.single = setting(job, "model.num_single_layers", f[1]);
-  d.in_channels = setting(job, "model.in_channels", f[2]);
-  d.context = setting(job, "model.context_dim", f[3]);
-  d.vec_in = setting(job, "model.vec_in_dim", f[4]);
+  d.joint = setting(job, "model.num_joint_layers", f[0], unknown);
+  d.single = setting(job, "model.num_single_layers", f[1], unknown);
+  d.in_channels = setting(job, "model.in_channels", f[2], unknown);
+  d.context = setting(job, "model.context_dim", f[3], unknown);
+  d.vec_in = setting(job, "model.vec_in_dim", f[4], unknown);
   d.guidance = config_bool(job, "model.guidance_embed").value.value_or(f[5] == 1);
-  d.model_channels = setting(job, "model.model_channels", d.model_channels);
-  d.patch = setting(job, "model.patch_size", d.patch);
+  d.model_channels = setting(job, "model.model_channels", d.model_channels, unknown);
+  d.patch = setting(job, "model.patch_size", d.patch, unknown);
   d.hidden = m.hidden;
   d.heads = m.heads;
   d.ffn = m.ffn;
@@ -391,10 +405,10 @@ std::optional<DitLoad> read_flux(const Job& job, std::string_view dit, MemoryMod
                    "with dataset.path set each image's latent size comes from the data (flux_taskencoder.py: (H/2) x "
                    "(W/2) tokens per image), which the recipe does not bound");
   }
-  int64_t scale = setting(job, "dataset.vae_scale_factor", 8);
-  int64_t H = setting(job, "dataset.image_H", 1024), W = setting(job, "dataset.image_W", 1024);
+  int64_t scale = setting(job, "dataset.vae_scale_factor", 8, unknown);
+  int64_t H = setting(job, "dataset.image_H", 1024, unknown), W = setting(job, "dataset.image_W", 1024, unknown);
   int64_t tokens = (H / scale / 2) * (W / scale / 2);
-  int64_t text = setting(job, "dataset.prompt_seq_len", 512);
+  int64_t text = setting(job, "dataset.prompt_seq_len", 512, unknown);
   if (tokens <= 0) return decline(why_not, "FLUX", "the image size gives no tokens");
   assumptions.push_back(fmt::format(
       "FLUX without dataset.path: the mock data module's {} x {} images, latents / {} packed 2 x 2 = {} image tokens "
@@ -417,6 +431,7 @@ std::optional<DitLoad> read_flux(const Job& job, std::string_view dit, MemoryMod
   load.total_params = flux_parameters(d);
   load.label = fmt::format("FLUX: {} double and {} single blocks over {} image tokens and {} text tokens", d.joint,
                            d.single, tokens, text);
+  if (!unknown.empty()) return decline_unknown(why_not, "FLUX", unknown);
   return load;
 }
 
