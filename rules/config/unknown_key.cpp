@@ -164,7 +164,10 @@ Megatron-LM migration guide (GPT providers have no such field; the limit is `seq
 mblint checks the first level of each section against the fields Megatron Bridge declares.
 Sections with several classes (`model`, `dataset`, `peft`) accept the fields of any of them,
 including model-specific providers (a VLM's `freeze_vision_model`, distillation's `teacher`);
-T5-only fields count only when `model._target_` names T5. Builder-backed Llama configs'
+T5-only fields count only when `model._target_` names T5. DeepSeek V4 recipes need Megatron-Core
+dev (no release has its attention), so the `TransformerConfig` fields only dev declares
+(`cp_partition_mode`, `csa_window_size`, ...; Megatron-LM d48bd6be0a85, absent at the 2a75ac12c5
+Bridge pins) count for a DeepSeek V4 job only. Builder-backed Llama configs'
 `model.transformer.*` are read as `model.*`. Free-form dict sections (`env_vars`) and the
 serialization keys of dumps (`_target_`, `_call_`, ...) are not checked, nor are keys the recipe
 itself sets. The rule applies to Megatron Bridge jobs only.

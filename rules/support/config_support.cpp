@@ -344,6 +344,9 @@ bool is_known_field(const Job& job, std::string_view section, std::string_view n
   if (!it) return false;
   std::string_view family = it->family;
   if (family.empty()) return true;
+  // A Megatron-Core dev field (config_fields_data.inc): a DeepSeek V4 job
+  // runs on that Megatron-Core, which no release has yet.
+  if (family == "dsv4") return job.recipe && job.recipe->dims && job.recipe->dims->dsv4 && *job.recipe->dims->dsv4;
   // A field only one model family declares (T5's max_position_embeddings):
   // accepted when the section's _target_ names that family.
   const ConfigValue* target = find_path(job.config, std::string(section) + "._target_");
