@@ -202,6 +202,11 @@ constexpr KnownBroken kKnownBroken[] = {
      ":174-176) at TP 2, DP 1 on 2 H100 with fp32 gradients and fp32 Adam (:220-222): 4.24e9 language-model "
      "parameters a rank plus the tower and projector whole on each rank (Hugging Face modules, 0.43e9), 18 bytes "
      "each: 78.3 GiB, and the CUDA context and NCCL buffers (1 GiB) leave nothing of the 79.1 GiB usable"},
+    {"qwen25_vl_72b_peft_1gpu_h100_bf16_config", "estimated-oom",
+     "recipes/qwen_vl/h100/qwen25_vl.py:845-960: LoRA on Qwen2.5-VL 72B at TP 1, PP 1 on one H100 "
+     "(:870-874): the frozen base's bf16 weights alone (72.7e9 language-model and 0.7e9 tower parameters, 2 "
+     "bytes each) are 137 GiB of the 79.1 "
+     "(seen since the recipes' LoRA rank is recorded, data/recipe_facts.csv peft.dim, and no longer assumed)"},
     {"qwen35_vl_35b_a3b_pretrain_16gpu_h100_fp8cs_config", "layers-divisible-by-pp",
      "perf_recipes/qwen_vl/h100/qwen35_vl.py:74-76 sets PP 2 and VPP 12 for Qwen3.5-35B-A3B's 40 layers with no "
      "uneven split (its base, the 8-GPU mock recipe, sets none; the BF16 perf recipe uses 17 + 23 without VPP): "

@@ -152,6 +152,8 @@ MEMORY_FIELDS = (
     "dataset.image_W",
     "dataset.vae_scale_factor",
     "dataset.prompt_seq_len",
+    # PEFT: the LoRA / DoRA rank sizes the adapters (lint/facts/estimate_peft.cpp).
+    "peft.dim",
 )
 # Settings rules read that recipes write beyond FIELDS, recorded as
 # MEMORY_FIELDS are: only where a recipe, a helper or a Bridge class sets them

@@ -355,6 +355,8 @@ MEMORY_FIELDS = (
     # Rules' settings (RULE_FIELDS there): the Mamba mixer's path and the
     # dataset's sequence packing (rules/batch/packed_sequences_unfused_mamba.cpp).
     "model.use_mamba_mem_eff_path", "dataset.enable_offline_packing", "dataset.enable_in_batch_packing",
+    # PEFT's LoRA / DoRA rank (estimate_read.cpp); null where the recipe has no PEFT.
+    "peft.dim",
 )
 
 # torch dtypes of the precision-aware optimizer, as mblint spells them.
@@ -520,6 +522,8 @@ class FactReader:
             if field not in MEMORY_FIELDS or self.facts[field].status != "set":
                 continue
             value = self.facts[field].value
+            if field.startswith("peft.") and value is None:
+                continue  # no PEFT (peft None): writing it would make a peft section
             if isinstance(value, list) and all(isinstance(v, str) and "," not in v for v in value):
                 out.append((field, "List", ",".join(value)))
             elif value is None:

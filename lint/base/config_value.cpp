@@ -206,7 +206,19 @@ void assign_path(ConfigValue& root, const std::vector<std::string>& segments, Co
   slot.earlier = std::move(history);
 }
 
+namespace {
+
+// A map made on the way to a path (ensure_path: a recipe setting peft.dim
+// makes `peft`) has no place of its own.
+bool has_place(const Provenance& where) {
+  return where.value.valid() || where.key.valid() || where.statement.valid() || !where.origin.empty();
+}
+
+}  // namespace
+
 void merge_into(ConfigValue& base, const ConfigValue& overlay) {
+  // Such a map is where the overlay writes it.
+  if (base.kind == ValueKind::Map && overlay.kind == ValueKind::Map && !has_place(base.where)) base.where = overlay.where;
   if (base.kind == ValueKind::Map && overlay.kind == ValueKind::Map &&
       base.entries.size() * overlay.entries.size() <= 256) {
     for (const MapEntry& entry : overlay.entries) {
