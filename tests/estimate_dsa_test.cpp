@@ -8,12 +8,11 @@
 
 #include "lint/facts/estimate.h"
 #include "lint/facts/estimate_dsa.h"
+#include "tests/memory_units.h"
 
 using namespace mblint;
 
 namespace {
-
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 // GLM-5.2 as data/model_dims.csv records it (78 layers, 3 dense, MLA, 256
 // experts top-8 + 1 shared, indexer 32 heads x 128, top-2048, shared top-k
@@ -89,14 +88,13 @@ TEST_CASE("estimate: GLM-5.2's parameters match its checkpoint's element count",
   CHECK(indexer == 9371904.0);
   MemoryModel m = glm52();
   CHECK(dsa_indexer_params(m) == indexer);
-  MemoryEstimate e = estimate_model(m);
-  double params = e.weights * kGiB / 2;  // bf16
+  double params = test::bf16_parameters(m);
   CHECK(params == Approx(753329940480.0 - 76 * 256).epsilon(1e-12));
   // Without index sharing every layer (and the MTP layer) has its indexer:
   // 57 more, as GLM-5.1.
   MemoryModel every = m;
   every.dsa_indexer = dsa_indexer_layers(78, 0, 1);
-  CHECK(estimate_model(every).weights * kGiB / 2 - params == Approx(57 * indexer).epsilon(1e-9));
+  CHECK(test::bf16_parameters(every) - params == Approx(57 * indexer).epsilon(1e-9));
 }
 
 TEST_CASE("estimate: a DSA layer's saved activations, by hand", "[estimate]") {

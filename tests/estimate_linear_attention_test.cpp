@@ -18,12 +18,12 @@
 
 #include "lint/facts/estimate.h"
 #include "lint/facts/estimate_linear_attention.h"
+#include "tests/memory_units.h"
 
 using namespace mblint;
+using test::kGiB;
 
 namespace {
-
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 // Qwen3-Next 80B-A3B as data/model_dims.csv records it (Bridge's
 // test_qwen3_next_bridge.py config: 48 layers, hidden 2048, 16 heads, 2 KV
@@ -107,14 +107,13 @@ TEST_CASE("estimate: Qwen3-Next 80B-A3B's parameters add up from its config", "[
   // counted: q/k layernorms (2 x 256 per attention layer) and the shared
   // expert's gate (2048 per layer), 104,448 together.
   MemoryModel m = qwen3_next();
-  MemoryEstimate e = estimate_model(m);
-  double params = e.weights * kGiB / 2;
+  double params = test::bf16_parameters(m);
   CHECK(params == Approx(79674286848.0).epsilon(1e-12));
   // With the MTP layer the pretrain recipes train (gated attention + MoE,
   // eh_proj 2 x 2048 x 2048, three norms): 1,650,468,864 more.
   m.mtp_layers = 1;
   m.stage_mtp = {1};
-  CHECK(estimate_model(m).weights * kGiB / 2 == Approx(79674286848.0 + 1650468864.0).epsilon(1e-12));
+  CHECK(test::bf16_parameters(m) == Approx(79674286848.0 + 1650468864.0).epsilon(1e-12));
 }
 
 TEST_CASE("estimate: a gated delta net layer's saved activations, tensor by tensor", "[estimate]") {
@@ -150,7 +149,7 @@ TEST_CASE("estimate: the attention output gate's weights and saved tensors", "[e
   gated.gdn_pattern.clear();  // every layer softmax attention, to isolate the gate
   MemoryModel plain = gated;
   plain.attention_gate = false;
-  double weights = (estimate_model(gated).weights - estimate_model(plain).weights) * kGiB / 2;
+  double weights = test::bf16_parameters(gated) - test::bf16_parameters(plain);
   CHECK(weights == Approx(48.0 * 2048 * 16 * 256).epsilon(1e-12));
   double per_layer = layer_activation_bytes(gated, true) - layer_activation_bytes(plain, true);
   CHECK(per_layer == 16384.0 * 4096);

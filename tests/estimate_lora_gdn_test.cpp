@@ -19,13 +19,13 @@
 #include "lint/facts/estimate_linear_attention.h"
 #include "lint/facts/estimate_peft.h"
 #include "tests/estimate_json.h"
+#include "tests/memory_units.h"
 
 using namespace mblint;
 using test::estimate_json;
+using test::kGiB;
 
 namespace {
-
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 // Qwen3.5 9B's language model as data/model_dims.csv records it (row
 // qwen35_vl_9b: 32 layers, hidden 4096, 16 heads, 4 groups of 256, dense

@@ -16,8 +16,10 @@
 #include "lint/facts/estimate.h"
 #include "tests/lint_run.h"
 #include "tests/memory_model_run.h"
+#include "tests/memory_units.h"
 
 using namespace mblint;
+using test::kGiB;
 
 namespace {
 
@@ -103,6 +105,5 @@ TEST_CASE("estimate: the unfused Mamba path changes activations only", "[estimat
   MemoryEstimate unfused = estimate_model(m);
   CHECK(unfused.weights == fused.weights);
   CHECK(unfused.optimizer == fused.optimizer);
-  constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
   CHECK((unfused.activations - fused.activations) * kGiB == Approx(18880.0 * 8192).epsilon(1e-9));
 }

@@ -13,13 +13,12 @@
 #include "lint/model/catalog.h"
 #include "tests/estimate_json.h"
 #include "tests/lint_run.h"
+#include "tests/memory_units.h"
 
 using namespace mblint;
 using test::estimate_json;
 
 namespace {
-
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 // The memory model of `mblint estimate --recipe NAME`, with every parallel
 // size 1 (one pipeline stage holds every layer and the MTP block, one rank
@@ -45,10 +44,7 @@ MemoryModel whole_model(const std::string& recipe) {
 // Its parameters in bf16, with or without the MTP block.
 double parameters(MemoryModel m, bool with_mtp) {
   if (!with_mtp) m.stage_mtp = {0};
-  m.fp8 = m.fp8_weight_cache = false;
-  m.lora_rank = 0;
-  m.param_bytes = 2;
-  return estimate_model(m).weights * kGiB / 2;
+  return test::bf16_parameters(m);
 }
 
 }  // namespace
