@@ -14,7 +14,6 @@
 #include <catch2/catch.hpp>
 
 #include "lint/facts/estimate.h"
-#include "tests/lint_run.h"
 #include "tests/memory_model_run.h"
 #include "tests/memory_units.h"
 
@@ -51,13 +50,10 @@ MemoryModel nemotronh_4b_mixer() {
 // The memory model of a Megatron-LM launch of a small hybrid stack with
 // `extra` flags.
 MemoryModel megatron_lm_hybrid(const std::string& extra) {
-  test::LintRun run("mblint-estimate-mamba-mlm");
-  run.write("launch.sh",
-            "#!/bin/bash\ntorchrun --nproc-per-node 8 pretrain_hybrid.py --hybrid-layer-pattern M-M*M-M- "
-            "--hidden-size 1024 --num-attention-heads 8 --mamba-num-heads 32 --seq-length 2048 "
-            "--micro-batch-size 1 --global-batch-size 8 --bf16 " + extra + "\n");
-  run.options.paths = {"launch.sh"};
-  return test::estimated_model_of(run);
+  return test::estimated_launch_model(
+      "#!/bin/bash\ntorchrun --nproc-per-node 8 pretrain_hybrid.py --hybrid-layer-pattern M-M*M-M- "
+      "--hidden-size 1024 --num-attention-heads 8 --mamba-num-heads 32 --seq-length 2048 "
+      "--micro-batch-size 1 --global-batch-size 8 --bf16 " + extra + "\n");
 }
 
 }  // namespace
