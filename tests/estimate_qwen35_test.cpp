@@ -34,54 +34,15 @@
 #include "lint/facts/estimate_vision.h"
 #include "tests/estimate_json.h"
 #include "tests/memory_units.h"
+#include "tests/qwen35_model.h"
 
 using namespace mblint;
 using test::bf16_parameters;
 using test::estimate_json;
 using test::kGiB;
+using test::qwen35;
 
 namespace {
-
-struct Qwen35Text {
-  int64_t layers, hidden, heads, groups, ffn, value_heads;
-  bool tied;
-  int64_t experts = 0, topk = 0, moe_ffn = 0, shared_ffn = 0;
-};
-
-// A size's language model on one GPU, as the catalog's row reads it.
-MemoryModel qwen35(const Qwen35Text& t) {
-  MemoryModel m;
-  m.layers = t.layers;
-  m.hidden = t.hidden;
-  m.heads = t.heads;
-  m.query_groups = t.groups;
-  m.kv_channels = 256;
-  m.ffn = t.ffn;
-  m.vocab = 248320;
-  m.seq = 4096;
-  m.swiglu = true;
-  m.tied = t.tied;
-  m.rmsnorm = true;
-  m.qk_norm = true;
-  m.add_bias = false;
-  m.experts = t.experts;
-  m.topk = t.topk;
-  m.moe_ffn = t.moe_ffn;
-  m.shared_ffn = t.shared_ffn;
-  if (t.experts > 0) m.moe_pattern.assign(static_cast<size_t>(t.layers), true);
-  m.gdn_pattern = gdn_layer_pattern(t.layers, 4);
-  m.gdn_key_heads = 16;
-  m.gdn_key_dim = 128;
-  m.gdn_value_heads = t.value_heads;
-  m.gdn_value_dim = 128;
-  m.gdn_conv = 4;
-  m.attention_gate = true;
-  m.stage_layers = {static_cast<double>(t.layers)};
-  m.stage_mtp = {0};
-  m.hidden_dropout = 0;
-  m.attention_dropout = 0;
-  return m;
-}
 
 // The tower and its one merger (no deepstack) of a vision_config.
 int64_t tower_and_merger(const char* key) {
