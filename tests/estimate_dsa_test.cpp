@@ -8,6 +8,7 @@
 
 #include "lint/facts/estimate.h"
 #include "lint/facts/estimate_dsa.h"
+#include "tests/dense_model.h"
 #include "tests/memory_units.h"
 
 using namespace mblint;
@@ -18,19 +19,7 @@ namespace {
 // experts top-8 + 1 shared, indexer 32 heads x 128, top-2048, shared top-k
 // every 4 layers after the first 3) on one GPU: TP = PP = EP = 1, MTP 1.
 MemoryModel glm52() {
-  MemoryModel m;
-  m.layers = 78;
-  m.hidden = 6144;
-  m.heads = 64;
-  m.query_groups = 64;
-  m.kv_channels = 96;
-  m.ffn = 12288;
-  m.vocab = 154880;
-  m.seq = 4096;
-  m.swiglu = true;
-  m.tied = false;
-  m.rmsnorm = true;
-  m.add_bias = false;
+  MemoryModel m = test::swiglu_decoder({78, 6144, 64, 64, 96, 12288, 154880, false});
   m.mla = true;
   m.q_lora = 2048;
   m.kv_lora = 512;
@@ -51,10 +40,7 @@ MemoryModel glm52() {
   m.dsa_skip_offset = 3;
   m.dsa_indexer_loss = true;
   m.dsa_indexer = dsa_indexer_layers(78, 3, 4);
-  m.stage_layers = {78};
   m.stage_mtp = {1};
-  m.hidden_dropout = 0;
-  m.attention_dropout = 0;
   return m;
 }
 

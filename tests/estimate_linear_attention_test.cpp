@@ -18,6 +18,7 @@
 
 #include "lint/facts/estimate.h"
 #include "lint/facts/estimate_linear_attention.h"
+#include "tests/dense_model.h"
 #include "tests/memory_units.h"
 
 using namespace mblint;
@@ -31,19 +32,7 @@ namespace {
 // expert, vocab 151936, untied; GDN every layer but each 4th: 16 key heads
 // and 32 value heads of 128, conv kernel 4; gated attention) on one GPU.
 MemoryModel qwen3_next() {
-  MemoryModel m;
-  m.layers = 48;
-  m.hidden = 2048;
-  m.heads = 16;
-  m.query_groups = 2;
-  m.kv_channels = 256;
-  m.ffn = 5120;
-  m.vocab = 151936;
-  m.seq = 4096;
-  m.swiglu = true;
-  m.tied = false;
-  m.rmsnorm = true;
-  m.add_bias = false;
+  MemoryModel m = test::swiglu_decoder({48, 2048, 16, 2, 256, 5120, 151936, false});
   m.experts = 512;
   m.topk = 10;
   m.moe_ffn = 512;
@@ -56,10 +45,6 @@ MemoryModel qwen3_next() {
   m.gdn_value_dim = 128;
   m.gdn_conv = 4;
   m.attention_gate = true;
-  m.stage_layers = {48};
-  m.stage_mtp = {0};
-  m.hidden_dropout = 0;
-  m.attention_dropout = 0;
   return m;
 }
 

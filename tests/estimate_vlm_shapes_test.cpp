@@ -10,6 +10,7 @@
 
 #include "lint/facts/estimate.h"
 #include "lint/facts/estimate_vision.h"
+#include "tests/dense_model.h"
 #include "tests/estimate_json.h"
 #include "tests/memory_units.h"
 
@@ -23,28 +24,12 @@ namespace {
 // it: Qwen3's MoE decoder (RMSNorm, Q/K head norms, SwiGLU experts, no
 // biases, untied output layer).
 MemoryModel qwen3_vl_235b_text() {
-  MemoryModel m;
-  m.layers = 94;
-  m.hidden = 4096;
-  m.heads = 64;
-  m.query_groups = 4;
-  m.kv_channels = 128;
-  m.ffn = 12288;
-  m.vocab = 151936;
-  m.seq = 4096;
-  m.swiglu = true;
-  m.tied = false;
-  m.rmsnorm = true;
+  MemoryModel m = test::swiglu_decoder({94, 4096, 64, 4, 128, 12288, 151936, false});
   m.qk_norm = true;
-  m.add_bias = false;
   m.experts = 128;
   m.topk = 8;
   m.moe_ffn = 1536;
   m.moe_pattern.assign(94, true);
-  m.stage_layers = {94};
-  m.stage_mtp = {0};
-  m.hidden_dropout = 0;
-  m.attention_dropout = 0;
   return m;
 }
 
@@ -161,21 +146,7 @@ TEST_CASE("vlm shapes: Ministral 3 3B, 8B and 14B, counted by hand against the p
     int64_t h = s.hidden;
     CHECK(h * 4096 + 2 * h * 1024 + 4096 * h + 3 * h * s.ffn + 2 * h == s.layer);
     CHECK(s.layers * s.layer + (s.tied ? 1 : 2) * 131072 * h + h == s.text);
-    MemoryModel m;
-    m.layers = s.layers;
-    m.hidden = h;
-    m.heads = 32;
-    m.query_groups = 8;
-    m.kv_channels = 128;
-    m.ffn = s.ffn;
-    m.vocab = 131072;
-    m.seq = 4096;
-    m.swiglu = true;
-    m.tied = s.tied;
-    m.rmsnorm = true;
-    m.add_bias = false;
-    m.stage_layers = {static_cast<double>(s.layers)};
-    m.stage_mtp = {0};
+    MemoryModel m = test::swiglu_decoder({s.layers, h, 32, 8, 128, s.ffn, 131072, s.tied});
     CHECK(test::bf16_parameters(m) == Approx(static_cast<double>(s.text)).epsilon(1e-12));
     // vision_config (the same in all three): Pixtral, 24 layers of 1024, 16
     // heads, ffn 4096, patch 14: 24 x 16,779,264 + Conv2d 602,112 + ln_pre

@@ -8,6 +8,7 @@
 
 #include "lint/facts/estimate.h"
 #include "lint/facts/estimate_linear_attention.h"
+#include "tests/dense_model.h"
 
 namespace mblint::test {
 
@@ -19,20 +20,8 @@ struct Qwen35Text {
 
 // A size's language model on one GPU, as the catalog's row reads it.
 inline MemoryModel qwen35(const Qwen35Text& t) {
-  MemoryModel m;
-  m.layers = t.layers;
-  m.hidden = t.hidden;
-  m.heads = t.heads;
-  m.query_groups = t.groups;
-  m.kv_channels = 256;
-  m.ffn = t.ffn;
-  m.vocab = 248320;
-  m.seq = 4096;
-  m.swiglu = true;
-  m.tied = t.tied;
-  m.rmsnorm = true;
+  MemoryModel m = swiglu_decoder({t.layers, t.hidden, t.heads, t.groups, 256, t.ffn, 248320, t.tied});
   m.qk_norm = true;
-  m.add_bias = false;
   m.experts = t.experts;
   m.topk = t.topk;
   m.moe_ffn = t.moe_ffn;
@@ -45,10 +34,6 @@ inline MemoryModel qwen35(const Qwen35Text& t) {
   m.gdn_value_dim = 128;
   m.gdn_conv = 4;
   m.attention_gate = true;
-  m.stage_layers = {static_cast<double>(t.layers)};
-  m.stage_mtp = {0};
-  m.hidden_dropout = 0;
-  m.attention_dropout = 0;
   return m;
 }
 
