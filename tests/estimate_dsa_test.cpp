@@ -8,30 +8,18 @@
 
 #include "lint/facts/estimate.h"
 #include "lint/facts/estimate_dsa.h"
+#include "tests/dense_model.h"
+#include "tests/memory_units.h"
 
 using namespace mblint;
 
 namespace {
 
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-
 // GLM-5.2 as data/model_dims.csv records it (78 layers, 3 dense, MLA, 256
 // experts top-8 + 1 shared, indexer 32 heads x 128, top-2048, shared top-k
 // every 4 layers after the first 3) on one GPU: TP = PP = EP = 1, MTP 1.
 MemoryModel glm52() {
-  MemoryModel m;
-  m.layers = 78;
-  m.hidden = 6144;
-  m.heads = 64;
-  m.query_groups = 64;
-  m.kv_channels = 96;
-  m.ffn = 12288;
-  m.vocab = 154880;
-  m.seq = 4096;
-  m.swiglu = true;
-  m.tied = false;
-  m.rmsnorm = true;
-  m.add_bias = false;
+  MemoryModel m = test::swiglu_decoder({78, 6144, 64, 64, 96, 12288, 154880, false});
   m.mla = true;
   m.q_lora = 2048;
   m.kv_lora = 512;
@@ -52,10 +40,7 @@ MemoryModel glm52() {
   m.dsa_skip_offset = 3;
   m.dsa_indexer_loss = true;
   m.dsa_indexer = dsa_indexer_layers(78, 3, 4);
-  m.stage_layers = {78};
   m.stage_mtp = {1};
-  m.hidden_dropout = 0;
-  m.attention_dropout = 0;
   return m;
 }
 
@@ -89,14 +74,13 @@ TEST_CASE("estimate: GLM-5.2's parameters match its checkpoint's element count",
   CHECK(indexer == 9371904.0);
   MemoryModel m = glm52();
   CHECK(dsa_indexer_params(m) == indexer);
-  MemoryEstimate e = estimate_model(m);
-  double params = e.weights * kGiB / 2;  // bf16
+  double params = test::bf16_parameters(m);
   CHECK(params == Approx(753329940480.0 - 76 * 256).epsilon(1e-12));
   // Without index sharing every layer (and the MTP layer) has its indexer:
   // 57 more, as GLM-5.1.
   MemoryModel every = m;
   every.dsa_indexer = dsa_indexer_layers(78, 0, 1);
-  CHECK(estimate_model(every).weights * kGiB / 2 - params == Approx(57 * indexer).epsilon(1e-9));
+  CHECK(test::bf16_parameters(every) - params == Approx(57 * indexer).epsilon(1e-9));
 }
 
 TEST_CASE("estimate: a DSA layer's saved activations, by hand", "[estimate]") {

@@ -17,16 +17,11 @@
 #include "tests/estimate_json.h"
 #include "tests/lint_run.h"
 #include "tests/memory_model_run.h"
+#include "tests/memory_units.h"
 #include "tests/test_support.h"
 
 using namespace mblint;
-
-namespace {
-
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-
-
-}  // namespace
+using test::kGiB;
 
 TEST_CASE("dsv4 stage: DeepSeek-V4-Flash on 32 H100 (BF16), first and last stage by hand", "[estimate][dsv4]") {
   std::optional<MemoryModel> m = test::recipe_memory_model("deepseek_v4_flash_pretrain_32gpu_h100_bf16_config");

@@ -22,17 +22,12 @@ using namespace mblint;
 
 namespace {
 
-
-
 // A Megatron-LM launch of a small SwiGLU GPT with `extra` flags.
 MemoryModel megatron_lm_model(const std::string& extra) {
-  test::LintRun run("mblint-estimate-glu-mlm");
-  run.write("launch.sh",
-            "#!/bin/bash\ntorchrun --nproc-per-node 8 pretrain_gpt.py --num-layers 4 --hidden-size 1024 "
-            "--num-attention-heads 16 --seq-length 2048 --micro-batch-size 1 --global-batch-size 8 --bf16 "
-            "--swiglu " + extra + "\n");
-  run.options.paths = {"launch.sh"};
-  return test::estimated_model_of(run);
+  return test::estimated_launch_model(
+      "#!/bin/bash\ntorchrun --nproc-per-node 8 pretrain_gpt.py --num-layers 4 --hidden-size 1024 "
+      "--num-attention-heads 16 --seq-length 2048 --micro-batch-size 1 --global-batch-size 8 --bf16 --swiglu " +
+      extra + "\n");
 }
 
 // The activation bytes of a dense layer's f-wide MLP tensors: the layer's

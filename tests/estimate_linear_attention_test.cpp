@@ -18,12 +18,13 @@
 
 #include "lint/facts/estimate.h"
 #include "lint/facts/estimate_linear_attention.h"
+#include "tests/dense_model.h"
+#include "tests/memory_units.h"
 
 using namespace mblint;
+using test::kGiB;
 
 namespace {
-
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 // Qwen3-Next 80B-A3B as data/model_dims.csv records it (Bridge's
 // test_qwen3_next_bridge.py config: 48 layers, hidden 2048, 16 heads, 2 KV
@@ -31,19 +32,7 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 // expert, vocab 151936, untied; GDN every layer but each 4th: 16 key heads
 // and 32 value heads of 128, conv kernel 4; gated attention) on one GPU.
 MemoryModel qwen3_next() {
-  MemoryModel m;
-  m.layers = 48;
-  m.hidden = 2048;
-  m.heads = 16;
-  m.query_groups = 2;
-  m.kv_channels = 256;
-  m.ffn = 5120;
-  m.vocab = 151936;
-  m.seq = 4096;
-  m.swiglu = true;
-  m.tied = false;
-  m.rmsnorm = true;
-  m.add_bias = false;
+  MemoryModel m = test::swiglu_decoder({48, 2048, 16, 2, 256, 5120, 151936, false});
   m.experts = 512;
   m.topk = 10;
   m.moe_ffn = 512;
@@ -56,10 +45,6 @@ MemoryModel qwen3_next() {
   m.gdn_value_dim = 128;
   m.gdn_conv = 4;
   m.attention_gate = true;
-  m.stage_layers = {48};
-  m.stage_mtp = {0};
-  m.hidden_dropout = 0;
-  m.attention_dropout = 0;
   return m;
 }
 
@@ -107,14 +92,13 @@ TEST_CASE("estimate: Qwen3-Next 80B-A3B's parameters add up from its config", "[
   // counted: q/k layernorms (2 x 256 per attention layer) and the shared
   // expert's gate (2048 per layer), 104,448 together.
   MemoryModel m = qwen3_next();
-  MemoryEstimate e = estimate_model(m);
-  double params = e.weights * kGiB / 2;
+  double params = test::bf16_parameters(m);
   CHECK(params == Approx(79674286848.0).epsilon(1e-12));
   // With the MTP layer the pretrain recipes train (gated attention + MoE,
   // eh_proj 2 x 2048 x 2048, three norms): 1,650,468,864 more.
   m.mtp_layers = 1;
   m.stage_mtp = {1};
-  CHECK(estimate_model(m).weights * kGiB / 2 == Approx(79674286848.0 + 1650468864.0).epsilon(1e-12));
+  CHECK(test::bf16_parameters(m) == Approx(79674286848.0 + 1650468864.0).epsilon(1e-12));
 }
 
 TEST_CASE("estimate: a gated delta net layer's saved activations, tensor by tensor", "[estimate]") {
@@ -150,7 +134,7 @@ TEST_CASE("estimate: the attention output gate's weights and saved tensors", "[e
   gated.gdn_pattern.clear();  // every layer softmax attention, to isolate the gate
   MemoryModel plain = gated;
   plain.attention_gate = false;
-  double weights = (estimate_model(gated).weights - estimate_model(plain).weights) * kGiB / 2;
+  double weights = test::bf16_parameters(gated) - test::bf16_parameters(plain);
   CHECK(weights == Approx(48.0 * 2048 * 16 * 256).epsilon(1e-12));
   double per_layer = layer_activation_bytes(gated, true) - layer_activation_bytes(plain, true);
   CHECK(per_layer == 16384.0 * 4096);

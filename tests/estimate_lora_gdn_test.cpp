@@ -19,46 +19,20 @@
 #include "lint/facts/estimate_linear_attention.h"
 #include "lint/facts/estimate_peft.h"
 #include "tests/estimate_json.h"
+#include "tests/memory_units.h"
+#include "tests/qwen35_model.h"
 
 using namespace mblint;
 using test::estimate_json;
+using test::kGiB;
 
 namespace {
-
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 // Qwen3.5 9B's language model as data/model_dims.csv records it (row
 // qwen35_vl_9b: 32 layers, hidden 4096, 16 heads, 4 groups of 256, dense
 // SwiGLU 12288, GDN on three layers of four with 16 key heads and 32 value
 // heads of 128, conv 4, gated attention), one GPU, seq 4096, micro-batch 1.
-MemoryModel qwen35_9b() {
-  MemoryModel m;
-  m.layers = 32;
-  m.hidden = 4096;
-  m.heads = 16;
-  m.query_groups = 4;
-  m.kv_channels = 256;
-  m.ffn = 12288;
-  m.vocab = 248320;
-  m.seq = 4096;
-  m.swiglu = true;
-  m.tied = false;
-  m.rmsnorm = true;
-  m.add_bias = false;
-  m.qk_norm = true;
-  m.gdn_pattern = gdn_layer_pattern(32, 4);
-  m.gdn_key_heads = 16;
-  m.gdn_key_dim = 128;
-  m.gdn_value_heads = 32;
-  m.gdn_value_dim = 128;
-  m.gdn_conv = 4;
-  m.attention_gate = true;
-  m.stage_layers = {32};
-  m.stage_mtp = {0};
-  m.hidden_dropout = 0;
-  m.attention_dropout = 0;
-  return m;
-}
+MemoryModel qwen35_9b() { return test::qwen35({32, 4096, 16, 4, 12288, 32, false}); }
 
 // Per layer at TP 1, rank 32:
 //   gated attention: linear_qkv 4096 -> 256 x (2 x 16 + 2 x 4) = 10,240:

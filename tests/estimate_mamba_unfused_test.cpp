@@ -14,10 +14,11 @@
 #include <catch2/catch.hpp>
 
 #include "lint/facts/estimate.h"
-#include "tests/lint_run.h"
 #include "tests/memory_model_run.h"
+#include "tests/memory_units.h"
 
 using namespace mblint;
+using test::kGiB;
 
 namespace {
 
@@ -49,13 +50,10 @@ MemoryModel nemotronh_4b_mixer() {
 // The memory model of a Megatron-LM launch of a small hybrid stack with
 // `extra` flags.
 MemoryModel megatron_lm_hybrid(const std::string& extra) {
-  test::LintRun run("mblint-estimate-mamba-mlm");
-  run.write("launch.sh",
-            "#!/bin/bash\ntorchrun --nproc-per-node 8 pretrain_hybrid.py --hybrid-layer-pattern M-M*M-M- "
-            "--hidden-size 1024 --num-attention-heads 8 --mamba-num-heads 32 --seq-length 2048 "
-            "--micro-batch-size 1 --global-batch-size 8 --bf16 " + extra + "\n");
-  run.options.paths = {"launch.sh"};
-  return test::estimated_model_of(run);
+  return test::estimated_launch_model(
+      "#!/bin/bash\ntorchrun --nproc-per-node 8 pretrain_hybrid.py --hybrid-layer-pattern M-M*M-M- "
+      "--hidden-size 1024 --num-attention-heads 8 --mamba-num-heads 32 --seq-length 2048 "
+      "--micro-batch-size 1 --global-batch-size 8 --bf16 " + extra + "\n");
 }
 
 }  // namespace
@@ -103,6 +101,5 @@ TEST_CASE("estimate: the unfused Mamba path changes activations only", "[estimat
   MemoryEstimate unfused = estimate_model(m);
   CHECK(unfused.weights == fused.weights);
   CHECK(unfused.optimizer == fused.optimizer);
-  constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
   CHECK((unfused.activations - fused.activations) * kGiB == Approx(18880.0 * 8192).epsilon(1e-9));
 }

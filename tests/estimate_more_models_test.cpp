@@ -14,25 +14,21 @@
 #include "tests/lint_run.h"
 #include "tests/memory_model_run.h"
 #include "tests/estimate_json.h"
+#include "tests/memory_units.h"
 #include "tests/test_support.h"
 
 using namespace mblint;
 using test::estimate_json;
+using test::kGiB;
 
 namespace {
-
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-
 
 // Every parameter of the model on one rank (TP = PP = 1, no FP8 cache, bf16).
 double parameters(MemoryModel m) {
   m.tp = m.pp = m.vpp = m.cp = m.dp = 1;
   m.stage_layers = {static_cast<double>(m.layers)};
   m.stage_mtp = {0};
-  m.fp8 = m.fp8_weight_cache = false;
-  m.lora_rank = 0;
-  m.param_bytes = 2;
-  return estimate_model(m).weights * kGiB / 2;
+  return test::bf16_parameters(m);
 }
 
 }  // namespace

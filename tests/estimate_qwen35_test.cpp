@@ -33,56 +33,16 @@
 #include "lint/facts/estimate_linear_attention.h"
 #include "lint/facts/estimate_vision.h"
 #include "tests/estimate_json.h"
+#include "tests/memory_units.h"
+#include "tests/qwen35_model.h"
 
 using namespace mblint;
+using test::bf16_parameters;
 using test::estimate_json;
+using test::kGiB;
+using test::qwen35;
 
 namespace {
-
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-
-struct Qwen35Text {
-  int64_t layers, hidden, heads, groups, ffn, value_heads;
-  bool tied;
-  int64_t experts = 0, topk = 0, moe_ffn = 0, shared_ffn = 0;
-};
-
-// A size's language model on one GPU, as the catalog's row reads it.
-MemoryModel qwen35(const Qwen35Text& t) {
-  MemoryModel m;
-  m.layers = t.layers;
-  m.hidden = t.hidden;
-  m.heads = t.heads;
-  m.query_groups = t.groups;
-  m.kv_channels = 256;
-  m.ffn = t.ffn;
-  m.vocab = 248320;
-  m.seq = 4096;
-  m.swiglu = true;
-  m.tied = t.tied;
-  m.rmsnorm = true;
-  m.qk_norm = true;
-  m.add_bias = false;
-  m.experts = t.experts;
-  m.topk = t.topk;
-  m.moe_ffn = t.moe_ffn;
-  m.shared_ffn = t.shared_ffn;
-  if (t.experts > 0) m.moe_pattern.assign(static_cast<size_t>(t.layers), true);
-  m.gdn_pattern = gdn_layer_pattern(t.layers, 4);
-  m.gdn_key_heads = 16;
-  m.gdn_key_dim = 128;
-  m.gdn_value_heads = t.value_heads;
-  m.gdn_value_dim = 128;
-  m.gdn_conv = 4;
-  m.attention_gate = true;
-  m.stage_layers = {static_cast<double>(t.layers)};
-  m.stage_mtp = {0};
-  m.hidden_dropout = 0;
-  m.attention_dropout = 0;
-  return m;
-}
-
-double parameters(const MemoryModel& m) { return estimate_model(m).weights * kGiB / 2; }
 
 // The tower and its one merger (no deepstack) of a vision_config.
 int64_t tower_and_merger(const char* key) {
@@ -106,7 +66,7 @@ TEST_CASE("qwen35: 0.8B's language model and small tower, counted by hand", "[es
   // (3 x 1024 x 3584 + 1024) + one tied 248,320 x 1024 table + final norm.
   double text = 18 * 10'544'288.0 + 6 * 7'341'568.0 + 24 * 11'011'072.0 + 248320.0 * 1024 + 1024;
   CHECK(text == 752'393'024);
-  CHECK(parameters(m) == Approx(text).epsilon(1e-12));
+  CHECK(bf16_parameters(m) == Approx(text).epsilon(1e-12));
   // vision_config: depth 12, hidden 768, 12 heads, ffn 3072, out 1024:
   // 12 x 7,087,872 per layer + Conv3d 1,180,416 + 1,769,472 positions, and
   // the merger (norm 1,536, fc1 3072^2 + 3072, fc2 3072 x 1024 + 1024).
@@ -121,7 +81,7 @@ TEST_CASE("qwen35: 0.8B's language model and small tower, counted by hand", "[es
   CHECK(text + tower + merger == 852'985'920);
   m.mtp_layers = 1;
   m.stage_mtp = {1};
-  CHECK(parameters(m) == Approx(text + 20'452'864.0).epsilon(1e-12));
+  CHECK(bf16_parameters(m) == Approx(text + 20'452'864.0).epsilon(1e-12));
 }
 
 TEST_CASE("qwen35: the 2B and 4B, counted by hand against keras-hub's exact counts", "[estimate]") {
@@ -140,7 +100,7 @@ TEST_CASE("qwen35: the 2B and 4B, counted by hand against keras-hub's exact coun
   CHECK(gdn_layer_params(four).sharded + gdn_layer_params(four).replicated == 42'142'400);
   double text4 = 24 * 42'142'400.0 + 8 * 36'703'232.0 + 32 * 70'781'440.0 + 248320.0 * 2560 + 2560;
   CHECK(text4 == 4'205'751'296);
-  CHECK(parameters(four) == Approx(text4).epsilon(1e-12));
+  CHECK(bf16_parameters(four) == Approx(text4).epsilon(1e-12));
   // The small-model tower of both (depth 24, hidden 1024, 16 heads, ffn
   // 4096): 24 x 12,596,224 per layer + Conv3d 1,573,888 + 2304 x 1024
   // positions = 306,242,560; a merger (norm 2,048, fc1 4096^2 + 4096, fc2
@@ -156,14 +116,14 @@ TEST_CASE("qwen35: the 2B and 4B, counted by hand against keras-hub's exact coun
   CHECK(text4 + tower + 27'271'680 == 4'539'265'536);
   four.mtp_layers = 1;
   four.stage_mtp = {1};
-  CHECK(parameters(four) == Approx(text4 + 120'599'552.0).epsilon(1e-12));
+  CHECK(bf16_parameters(four) == Approx(text4 + 120'599'552.0).epsilon(1e-12));
 
   // 2B text_config: 24 layers, 2048, 8 / 2 heads, ffn 6144, 16 value heads,
   // tied. GDN 21,063,840; attention 14,682,624; MLP 37,750,784.
   MemoryModel two = qwen35({24, 2048, 8, 2, 6144, 16, true});
   double text2 = 18 * 21'063'840.0 + 6 * 14'682'624.0 + 24 * 37'750'784.0 + 248320.0 * 2048 + 2048;
   CHECK(text2 == 1'881'825'088);
-  CHECK(parameters(two) == Approx(text2).epsilon(1e-12));
+  CHECK(bf16_parameters(two) == Approx(text2).epsilon(1e-12));
   // The same tower, its merger to 2048: 25,174,016. 2,213,241,664 in all:
   // keras-hub's qwen3_5_2b count.
   CHECK(tower_and_merger("qwen35_vl_2b") == tower + 25'174'016);
@@ -178,7 +138,7 @@ TEST_CASE("qwen35: the dense 9B and 27B, counted by hand", "[estimate]") {
   MemoryModel nine = qwen35({32, 4096, 16, 4, 12288, 32, false});
   double text9 = 24 * 67'408'064.0 + 8 * 58'724'864.0 + 32 * 150'999'040.0 + 2 * 248320.0 * 4096 + 4096;
   CHECK(text9 == 8'953'803'264);
-  CHECK(parameters(nine) == Approx(text9).epsilon(1e-12));
+  CHECK(bf16_parameters(nine) == Approx(text9).epsilon(1e-12));
   // The large tower (depth 27, 1152, 16 heads, ffn 4304; 15,239,504 per
   // layer as Qwen3-VL's) and a merger to 4096: 415,891,440 + 40,119,040.
   CHECK(tower_and_merger("qwen35_vl_9b") == 415'891'440 + 40'119'040);
@@ -191,7 +151,7 @@ TEST_CASE("qwen35: the dense 9B and 27B, counted by hand", "[estimate]") {
   MemoryModel m = qwen35({64, 5120, 24, 4, 17408, 48, false});
   double text27 = 48 * 115'881'184.0 + 16 * 104'863'232.0 + 64 * 267'392'000.0 + 2 * 248320.0 * 5120 + 5120;
   CHECK(text27 == 26'895'998'464);
-  CHECK(parameters(m) == Approx(text27).epsilon(1e-12));
+  CHECK(bf16_parameters(m) == Approx(text27).epsilon(1e-12));
   CHECK(tower_and_merger("qwen35_vl_27b") == 415'891'440 + 44'838'656);
   // 27,356,728,560 with the tower: the "27B" of Qwen/Qwen3.5-27B.
   CHECK(text27 + 415'891'440 + 44'838'656 == 27'356'728'560);
@@ -205,7 +165,7 @@ TEST_CASE("qwen35: the MoE 35B-A3B, 122B-A10B and 397B-A17B, counted by hand", "
   MemoryModel a3b = qwen35({40, 2048, 16, 2, 8192, 32, false, 256, 8, 512, 512});
   double text35 = 30 * 33'720'512.0 + 10 * 27'265'536.0 + 40 * 808'978'432.0 + 2 * 248320.0 * 2048 + 2048;
   CHECK(text35 == 34'660'528'768);
-  CHECK(parameters(a3b) == Approx(text35).epsilon(1e-12));
+  CHECK(bf16_parameters(a3b) == Approx(text35).epsilon(1e-12));
   // + tower 415,891,440 + merger 30,679,808 = 35,107,100,016: "35B".
   CHECK(text35 + tower_and_merger("qwen35_vl_35b_a3b") == 35'107'100'016);
 
@@ -214,7 +174,7 @@ TEST_CASE("qwen35: the MoE 35B-A3B, 122B-A10B and 397B-A17B, counted by hand", "
   // 78,646,784; MoE 2,426,145,792.
   MemoryModel a10b = qwen35({48, 3072, 32, 2, 12288, 64, false, 256, 8, 1024, 1024});
   double text122 = 36 * 88'526'080.0 + 12 * 78'646'784.0 + 48 * 2'426'145'792.0 + 2 * 248320.0 * 3072 + 3072;
-  CHECK(parameters(a10b) == Approx(text122).epsilon(1e-12));
+  CHECK(bf16_parameters(a10b) == Approx(text122).epsilon(1e-12));
   // 122,562,670,320 with the tower: "122B".
   CHECK(text122 + tower_and_merger("qwen35_vl_122b_a10b") == 122'562'670'320);
 
@@ -223,7 +183,7 @@ TEST_CASE("qwen35: the MoE 35B-A3B, 122B-A10B and 397B-A17B, counted by hand", "
   // 104,862,208; MoE 6,457,135,104.
   MemoryModel a17b = qwen35({60, 4096, 32, 2, 16384, 64, false, 512, 10, 1024, 1024});
   double text397 = 45 * 118'018'304.0 + 15 * 104'862'208.0 + 60 * 6'457'135'104.0 + 2 * 248320.0 * 4096 + 4096;
-  CHECK(parameters(a17b) == Approx(text397).epsilon(1e-12));
+  CHECK(bf16_parameters(a17b) == Approx(text397).epsilon(1e-12));
   // 396,802,115,056 with the tower: "397B". Bridge's unit-test mock of this
   // config says shared_expert_intermediate_size 4096; that would be 3 x
   // 4096 x 3072 x 60 = 2,264,924,160 more, 399.1 B, not the published 397B
@@ -231,7 +191,7 @@ TEST_CASE("qwen35: the MoE 35B-A3B, 122B-A10B and 397B-A17B, counted by hand", "
   CHECK(text397 + tower_and_merger("qwen35_vl_397b_a17b") == 396'802'115'056);
   MemoryModel mock = a17b;
   mock.shared_ffn = 4096;
-  CHECK(parameters(mock) - parameters(a17b) == Approx(2'264'924'160.0).epsilon(1e-12));
+  CHECK(bf16_parameters(mock) - bf16_parameters(a17b) == Approx(2'264'924'160.0).epsilon(1e-12));
 }
 
 TEST_CASE("qwen35: the recipes' MTP layer, frozen parts and tied embeddings", "[estimate]") {

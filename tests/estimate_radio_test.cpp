@@ -13,13 +13,11 @@
 #include "lint/facts/estimate_llava.h"
 #include "lint/facts/estimate_vision.h"
 #include "tests/estimate_json.h"
+#include "tests/memory_units.h"
 
 using namespace mblint;
 using test::estimate_json;
-
-namespace {
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-}  // namespace
+using test::kGiB;
 
 TEST_CASE("radio: Nemotron Omni's RADIO ViT-H and projector, counted by hand", "[estimate]") {
   const VisionDims* d = find_vision_dims("nemotron_omni_cord_v2");

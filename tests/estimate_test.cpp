@@ -7,12 +7,12 @@
 
 #include "lint/facts/estimate.h"
 #include "tests/dense_model.h"
+#include "tests/memory_units.h"
 
 using namespace mblint;
+using test::kGiB;
 
 namespace {
-
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 // The paper's model: GELU MLP of 4h, multi-head attention, dropout, unfused
 // attention (the paper stores the as²b score tensors), 16-bit activations.
@@ -314,7 +314,7 @@ TEST_CASE("estimate: LatentMoE dispatches latent-width tokens and adds two dupli
   // added whole (not split over TP).
   auto weights = [](MemoryModel x) {
     x.moe_pattern.assign(8, true);
-    return estimate_model(x).weights * kGiB / 2;  // bf16: 2 bytes per parameter
+    return test::bf16_parameters(x);
   };
   MemoryModel dense_width = m;
   dense_width.moe_latent = 0;

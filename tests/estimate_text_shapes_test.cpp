@@ -12,43 +12,29 @@
 #include "lint/facts/estimate.h"
 #include "lint/model/catalog.h"
 #include "tests/estimate_json.h"
-#include "tests/lint_run.h"
+#include "tests/memory_model_run.h"
+#include "tests/memory_units.h"
 
 using namespace mblint;
 using test::estimate_json;
 
 namespace {
 
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-
 // The memory model of `mblint estimate --recipe NAME`, with every parallel
 // size 1 (one pipeline stage holds every layer and the MTP block, one rank
 // every expert), so its weights are the whole model's.
 MemoryModel whole_model(const std::string& recipe) {
-  test::LintRun run("mblint-estimate-text-shapes");
-  run.options.recipe = run.value(recipe);
-  run.write("one_rank.yaml",
-            "model:\n  tensor_model_parallel_size: 1\n  pipeline_model_parallel_size: 1\n"
-            "  expert_model_parallel_size: 1\n  context_parallel_size: 1\n");
-  run.options.paths = {"one_rank.yaml"};
-  run.result = run_lint(run.sources, run.options, all_rules());
-  REQUIRE(run.result.jobs.size() == 1);
-  std::vector<std::string> assumptions;
-  std::string why;
-  std::optional<MemoryModel> m = read_memory_model(run.result.jobs[0], run.derived(), assumptions, &why);
-  INFO(why);
-  REQUIRE(m);
-  REQUIRE(m->pp == 1);
-  return *m;
+  MemoryModel m = test::estimated_recipe_model(
+      recipe, "model:\n  tensor_model_parallel_size: 1\n  pipeline_model_parallel_size: 1\n"
+              "  expert_model_parallel_size: 1\n  context_parallel_size: 1\n");
+  REQUIRE(m.pp == 1);
+  return m;
 }
 
 // Its parameters in bf16, with or without the MTP block.
 double parameters(MemoryModel m, bool with_mtp) {
   if (!with_mtp) m.stage_mtp = {0};
-  m.fp8 = m.fp8_weight_cache = false;
-  m.lora_rank = 0;
-  m.param_bytes = 2;
-  return estimate_model(m).weights * kGiB / 2;
+  return test::bf16_parameters(m);
 }
 
 }  // namespace

@@ -11,16 +11,12 @@
 #include "tests/cli_run.h"
 #include "tests/dense_model.h"
 #include "tests/estimate_json.h"
+#include "tests/memory_units.h"
 #include "tests/test_support.h"
 
 using namespace mblint;
 using test::estimate_json;
-
-namespace {
-
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-
-}  // namespace
+using test::kGiB;
 
 TEST_CASE("vision: Gemma 4 26B-A4B's tower and projector, counted by hand from its vision_config", "[estimate]") {
   // google/gemma-4-26B-A4B-it vision_config (sources in data/vision_dims.csv):

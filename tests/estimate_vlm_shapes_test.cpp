@@ -10,41 +10,26 @@
 
 #include "lint/facts/estimate.h"
 #include "lint/facts/estimate_vision.h"
+#include "tests/dense_model.h"
 #include "tests/estimate_json.h"
+#include "tests/memory_units.h"
 
 using namespace mblint;
 using test::estimate_json;
+using test::kGiB;
 
 namespace {
-
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 // Qwen3-VL-235B-A22B's language model on one GPU, as the catalog's row reads
 // it: Qwen3's MoE decoder (RMSNorm, Q/K head norms, SwiGLU experts, no
 // biases, untied output layer).
 MemoryModel qwen3_vl_235b_text() {
-  MemoryModel m;
-  m.layers = 94;
-  m.hidden = 4096;
-  m.heads = 64;
-  m.query_groups = 4;
-  m.kv_channels = 128;
-  m.ffn = 12288;
-  m.vocab = 151936;
-  m.seq = 4096;
-  m.swiglu = true;
-  m.tied = false;
-  m.rmsnorm = true;
+  MemoryModel m = test::swiglu_decoder({94, 4096, 64, 4, 128, 12288, 151936, false});
   m.qk_norm = true;
-  m.add_bias = false;
   m.experts = 128;
   m.topk = 8;
   m.moe_ffn = 1536;
   m.moe_pattern.assign(94, true);
-  m.stage_layers = {94};
-  m.stage_mtp = {0};
-  m.hidden_dropout = 0;
-  m.attention_dropout = 0;
   return m;
 }
 
@@ -66,7 +51,7 @@ TEST_CASE("vlm shapes: Qwen3-VL 235B-A22B's language model, tower and mergers, c
   // 235,093,634,560: Qwen3-235B-A22B's count, the text model the VL
   // checkpoint is built on (the row qwen3_235b_a22b).
   CHECK(text == 235'093'634'560);
-  CHECK(estimate_model(qwen3_vl_235b_text()).weights * kGiB / 2 == Approx(text).epsilon(1e-12));
+  CHECK(test::bf16_parameters(qwen3_vl_235b_text()) == Approx(text).epsilon(1e-12));
   // vision_config: the 8B's tower (depth 27, 1152, 16 heads, ffn 4304,
   // 2304 positions, 3 deepstack mergers) with out_hidden_size 4096, the same
   // as the 8B's (estimate_vision_test.cpp): 415,891,440 + 160,496,896.
@@ -161,22 +146,8 @@ TEST_CASE("vlm shapes: Ministral 3 3B, 8B and 14B, counted by hand against the p
     int64_t h = s.hidden;
     CHECK(h * 4096 + 2 * h * 1024 + 4096 * h + 3 * h * s.ffn + 2 * h == s.layer);
     CHECK(s.layers * s.layer + (s.tied ? 1 : 2) * 131072 * h + h == s.text);
-    MemoryModel m;
-    m.layers = s.layers;
-    m.hidden = h;
-    m.heads = 32;
-    m.query_groups = 8;
-    m.kv_channels = 128;
-    m.ffn = s.ffn;
-    m.vocab = 131072;
-    m.seq = 4096;
-    m.swiglu = true;
-    m.tied = s.tied;
-    m.rmsnorm = true;
-    m.add_bias = false;
-    m.stage_layers = {static_cast<double>(s.layers)};
-    m.stage_mtp = {0};
-    CHECK(estimate_model(m).weights * kGiB / 2 == Approx(static_cast<double>(s.text)).epsilon(1e-12));
+    MemoryModel m = test::swiglu_decoder({s.layers, h, 32, 8, 128, s.ffn, 131072, s.tied});
+    CHECK(test::bf16_parameters(m) == Approx(static_cast<double>(s.text)).epsilon(1e-12));
     // vision_config (the same in all three): Pixtral, 24 layers of 1024, 16
     // heads, ffn 4096, patch 14: 24 x 16,779,264 + Conv2d 602,112 + ln_pre
     // 1024 = 403,305,472; the projector (no bias): norm 1024 + patch merger

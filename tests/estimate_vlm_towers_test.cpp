@@ -12,9 +12,11 @@
 
 #include "lint/facts/estimate_vision.h"
 #include "tests/estimate_json.h"
+#include "tests/memory_units.h"
 
 using namespace mblint;
 using test::estimate_json;
+using test::kGiB;
 
 namespace {
 
@@ -219,7 +221,6 @@ TEST_CASE("vision: the trained Hugging Face towers of the Qwen2.5-VL and Gemma 3
   // qwen25_vl_7b_sft_2gpu_h100_bf16_config: micro-batch 2 x 4096 tokens,
   // every token an image token of 2 x 2 patches: 32,768 patches, whole on
   // each of the TP 2 ranks: 69,631,344,640 B = 64.85 GiB per micro-batch.
-  constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
   CHECK(qwen_patch * 32'768 / kGiB == Approx(64.849).margin(0.001));
   auto qwen = estimate_json({"--recipe", "qwen25_vl_7b_sft_2gpu_h100_bf16_config"});
   REQUIRE(qwen["estimate"].is_object());
@@ -327,7 +328,6 @@ TEST_CASE("vision: the trained Pixtral tower and Mistral 3 projector of the Mini
   // preprocess_mask; the kernel keeps it for its backward, derivatives.yaml):
   // at most 24 x 16,384 x 16,384 x 2 B = 12 GiB, counted (erring high;
   // cuDNN's kernel keeps one copy, 0.5 GiB).
-  constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
   double mask = 24.0 * 16'384 * 16'384 * 2;
   CHECK(mask / kGiB == 12.0);
   double vision = (tower + projector) * 16'384 + mask;

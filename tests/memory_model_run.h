@@ -34,6 +34,15 @@ inline MemoryModel estimated_model_of(LintRun& run, std::vector<std::string>* as
   return *m;
 }
 
+// The memory model of the one job `script` (a launch script) starts, which
+// the estimate must not decline.
+inline MemoryModel estimated_launch_model(const std::string& script) {
+  LintRun run("mblint-estimate-launch");
+  run.write("launch.sh", script);
+  run.options.paths = {"launch.sh"};
+  return estimated_model_of(run);
+}
+
 // The memory model `mblint estimate --recipe NAME` reads (the recipe alone,
 // as without a file), or with the YAML `override` over the recipe; nullopt,
 // with the reason in `why`, when the estimate declines it.
