@@ -811,6 +811,10 @@ std::string audio_assumption(const VisionLoad& v) {
 
 }  // namespace
 
+const char* vision_part_label(const VisionDims& d) {
+  return arch_is(d, "qwen2_audio") ? "audio encoder and projector" : "vision tower and projector";
+}
+
 std::string vision_assumption(const VisionLoad& v) {
   const VisionDims& d = *v.dims;
   if (arch_is(d, "qwen2_audio")) return audio_assumption(v);
