@@ -135,6 +135,9 @@ MEMORY_FIELDS = (
     "model.freeze_vision_model",
     "model.freeze_vision_projection",
     "model.freeze_language_model",
+    # Qwen2-Audio's provider names its switches for the audio encoder.
+    "model.freeze_audio_model",
+    "model.freeze_audio_projection",
     # Nemotron Omni: a recipe that turns the checkpoint's sound encoder off
     # (has_sound False) builds no Parakeet encoder (estimate_vision.cpp).
     "model.has_sound",

@@ -345,6 +345,7 @@ MEMORY_FIELDS = (
     "model.cross_entropy_fusion_impl", "model.moe_expert_capacity_factor", "model.moe_pad_expert_input_to_capacity",
     "model.freeze_vision_model", "model.freeze_vision_projection", "model.freeze_language_model",
     "model.has_sound",  # Nemotron Omni: no sound encoder (estimate_vision.cpp)
+    "model.freeze_audio_model", "model.freeze_audio_projection",  # Qwen2-Audio's encoder (estimate_vision.cpp)
     "model.bias_activation_fusion", "model.apply_dsa_kernel_fusion", "model.dsa_kernel_backend", "model.use_fused_mhc",
     # Diffusion recipes: the mock data module's latent grid and text length.
     "dataset.F_latents", "dataset.H_latents", "dataset.W_latents", "dataset.patch_spatial",
@@ -992,7 +993,7 @@ def render_vision(path: Path, models: dict[str, dict]) -> str:
     for row in read_csv(path):
         if row["key"] not in models or not row["source"].strip():
             raise DataError(f"{path.name}: {row['key']}: needs a data/model_dims.csv row and a source")
-        if row["arch"] not in ("gemma4", "qwen3_vl", "qwen25_vl", "gemma3_siglip", "pixtral", "radio"):  # the layouts lint/facts/estimate_vision.cpp counts
+        if row["arch"] not in ("gemma4", "qwen3_vl", "qwen25_vl", "gemma3_siglip", "pixtral", "radio", "qwen2_audio"):  # the layouts lint/facts/estimate_vision.cpp counts
             raise DataError(f"{path.name}: {row['key']}: unknown arch {row['arch']}")
         ints = ", ".join(str(int(row[name])) for name in VISION_INT_FIELDS)
         strs = ", ".join(c_str(row[name]) for name in ("key", "hf_id", "arch"))

@@ -103,6 +103,34 @@
 //        hybrid_layer_specs.py:214-221 the projector's fc1 carries an RMSNorm
 //        (TELayerNormColumnParallelLinear), fc2 is row-parallel, no biases
 //        (HybridModelProvider add_bias_linear False).
+// [Q2A]  Megatron-Bridge 067f987df03b, src/megatron/bridge/models/
+//        qwen_audio/modeling_qwen2_audio.py (Qwen2AudioModel): the audio
+//        encoder is HF transformers' Qwen2AudioEncoder built from the
+//        checkpoint's audio_config and the projector its
+//        Qwen2AudioMultiModalProjector (:137-145), both only where
+//        pre_process (the first pipeline stage), whole on every
+//        tensor-parallel rank (hook_hf_module_setattr_for_tp_grad_sync);
+//        forward (:215-243) builds a bf16 key-padding mask of clips x 1 x
+//        frames x frames (materialized by .to(dtype)) and passes it to the
+//        encoder; freeze() (:295-327) turns requires_grad off per
+//        freeze_audio_model / freeze_audio_projection (qwen2_audio_provider.py:
+//        both default False, and recipes/qwen2_audio/h100/qwen2_audio.py:
+//        105-106, 135-136 leaves them False). The modules (transformers
+//        416fe37a8fc3 models/qwen2_audio/modeling_qwen2_audio.py): conv1
+//        (mels -> hidden, kernel 3) and conv2 (kernel 3, stride 2), biased,
+//        each followed by an exact GELU; a learned position table of
+//        max_source_positions rows created with requires_grad_(False), so it
+//        gets no gradient or optimizer state even when the encoder trains;
+//        Whisper's pre-LN layer (two biased LayerNorms, q/v/out_proj with
+//        bias, k_proj without, fc1 -> GELU -> fc2 with biases); AvgPool1d(2,
+//        2) over the frames and a final LayerNorm; the projector one biased
+//        linear hidden -> text hidden. The encoder accepts exactly
+//        max_source_positions x 2 mel frames: every clip is padded to 30 s
+//        (3000 mel frames, 1500 encoder frames, 750 audio tokens) whatever
+//        its length. Bridge's collate for the Qwen2AudioProcessor
+//        (data/collators/registry.py -> models/qwen_audio/data/collate_fn.py
+//        :72-85) takes at most one clip (`audio`) per example, so a
+//        micro-batch holds at most micro_batch clips.
 //
 // [LORA] Megatron-Bridge 067f987df03b, src/megatron/bridge/peft/lora.py and
 //        module_matcher.py: LoRA wraps every module whose name equals a
@@ -144,7 +172,8 @@ bool arch_is(const VisionDims& d, std::string_view arch) { return std::string_vi
 
 // A tower built from Hugging Face modules whose training activations the
 // estimate does not model: trainable, it is declined. (Qwen2.5-VL's, Gemma
-// 3's SigLIP and Pixtral are modelled: trained_hf_tower_bytes below.)
+// 3's SigLIP, Pixtral and Qwen2-Audio's encoder are modelled:
+// trained_hf_tower_bytes below.)
 bool hf_tower(const VisionDims& d) { return arch_is(d, "gemma4"); }
 
 int64_t patch_embedding(const VisionDims& d) {
@@ -235,6 +264,26 @@ Split radio_projector(const VisionDims& d) {
   return {in * f + f * d.text_hidden, in};
 }
 
+// [Q2A] the audio encoder's conv stem, kernel 3 wide (fixed in the module):
+// conv1 over the mel bins, conv2 over the hidden width, both biased.
+constexpr int64_t kQwen2AudioConvKernel = 3;
+int64_t qwen2_audio_stem(const VisionDims& d) {
+  int64_t h = d.hidden;
+  return (static_cast<int64_t>(d.in_channels) * kQwen2AudioConvKernel * h + h) + (h * kQwen2AudioConvKernel * h + h);
+}
+
+// [Q2A] the learned position table, which requires no gradient.
+int64_t qwen2_audio_positions(const VisionDims& d) { return static_cast<int64_t>(d.position_rows) * d.hidden; }
+
+// [Q2A] Qwen2AudioEncoder: the stem, the position table, the Whisper layers
+// (q, v, out_proj with bias, k_proj without; two biased LayerNorms; fc1, fc2
+// with bias), the final LayerNorm.
+int64_t qwen2_audio_encoder(const VisionDims& d) {
+  int64_t h = d.hidden, f = d.ffn;
+  int64_t layer = (4 * h * h + 3 * h) + 2 * 2 * h + (h * f + f) + (f * h + h);
+  return qwen2_audio_stem(d) + qwen2_audio_positions(d) + d.layers * layer + 2 * h;
+}
+
 }  // namespace
 
 const VisionDims* find_vision_dims(std::string_view model_key) {
@@ -267,6 +316,9 @@ VisionParams vision_params(const VisionDims& d) {
     Split main = qwen3_merger(d, false), deep = qwen3_merger(d, true);
     p.projector_split = main.split + d.deepstack * deep.split;
     p.projector = p.projector_split + main.whole + d.deepstack * deep.whole;
+  } else if (arch_is(d, "qwen2_audio")) {
+    p.tower = qwen2_audio_encoder(d);
+    p.projector = static_cast<int64_t>(d.hidden) * d.text_hidden + d.text_hidden;  // [Q2A] one biased linear
   } else if (arch_is(d, "radio")) {
     // [RADIO] the Qwen3-VL layer's layout (the same TE ViT layers).
     Split layer = qwen3_layer(d), embeddings = radio_embeddings(d), projector = radio_projector(d);
@@ -517,14 +569,52 @@ double pixtral_mask_bytes(const VisionDims& d, int64_t patches) {
   return d.layers * n * padded * 2.0;
 }
 
+// [Q2A] What a trained Qwen2AudioEncoder and its projector keep, per encoder
+// frame (the modules read in transformers 416fe37a8fc3, their saved tensors
+// inferred for 5.12.1 as for the other HF towers; dropout 0, which PyTorch
+// skips):
+//  * The stem runs over two mel frames per encoder frame: conv1's bf16 mel
+//    input (pixel_bytes_per_patch: mels x 2 frames x 2 B), conv1's output
+//    (the GELU's input) and the GELU's output (conv2's input), hidden wide
+//    per mel frame, then conv2's output (the second GELU's input) per
+//    encoder frame. Adding the position table saves nothing.
+//  * Each layer is Whisper's pre-LN layer, the same saved tensors as
+//    SigLIP's (siglip_layer_bytes_per_patch: two LayerNorms, q/k/v's input
+//    and outputs, SDPA's output and logsumexp, out_proj's, fc1's, the
+//    GELU's and fc2's inputs). Bridge passes a mask, so SDPA runs cuDNN's or
+//    the memory-efficient kernel, which keeps the mask (below).
+//  * AvgPool1d keeps its input (a view of the last layer's output, hidden
+//    per frame); the final LayerNorm and the projector work per audio token
+//    (merge frames): the LayerNorm's bf16 input and fp32 mean and rstd, the
+//    projector's input when it trains.
+double qwen2_audio_trained_frame_bytes(const VisionDims& d, bool projector_frozen) {
+  double h = d.hidden, merge = d.merge;
+  double stem = pixel_bytes_per_patch(d) + 2 * (2 * h) + 2 * (2 * h) + 2 * h;
+  double pooled = layer_norm_bytes(h) / merge + (projector_frozen ? 0 : 2 * h / merge);
+  return d.layers * siglip_layer_bytes_per_patch(d) + stem + 2 * h + pooled;
+}
+
+// [Q2A] the key-padding mask Bridge builds per clip (frames x frames, bf16):
+// as Pixtral's [PIXACT], padded afresh in each layer when the frame count
+// is not a multiple of 8 (1500 is not) and kept for the backward pass.
+double qwen2_audio_mask_bytes(const VisionDims& d, int64_t clips) {
+  double n = d.position_rows, padded = static_cast<double>((d.position_rows + 7) / 8 * 8);
+  return static_cast<double>(clips) * d.layers * n * padded * 2.0;
+}
+
 bool trained_hf_tower_modelled(const VisionDims& d) {
-  return arch_is(d, "qwen25_vl") || arch_is(d, "gemma3_siglip") || arch_is(d, "pixtral");
+  return arch_is(d, "qwen25_vl") || arch_is(d, "gemma3_siglip") || arch_is(d, "pixtral") ||
+         arch_is(d, "qwen2_audio");
 }
 
 // [HFACT] bytes a trained Qwen2.5-VL, SigLIP or Pixtral tower (and the
-// projector behind it) keeps per micro-batch of `v.patches` patches.
+// projector behind it) keeps per micro-batch of `v.patches` patches; [Q2A]
+// Qwen2-Audio's encoder per `v.patches` frames of `v.images` clips.
 double trained_hf_tower_bytes(const VisionDims& d, const VisionLoad& v) {
   double patches = static_cast<double>(v.patches);
+  if (arch_is(d, "qwen2_audio")) {
+    return patches * qwen2_audio_trained_frame_bytes(d, v.projector_frozen) + qwen2_audio_mask_bytes(d, v.images);
+  }
   if (arch_is(d, "qwen25_vl")) return patches * qwen25_trained_tower_per_patch(d, v.projector_frozen);
   if (arch_is(d, "pixtral")) {
     double per_patch = pixtral_trained_tower_per_patch(d) + pixtral_projector_per_patch(d, false, v.projector_frozen);
@@ -567,8 +657,10 @@ std::optional<VisionLoad> read_vision_load(const Job& job, const MemoryModel& m,
   // the whole base model, and LoRA's target modules name Megatron-Core
   // modules, not the HF tower's.
   auto frozen = [&](std::string_view path) { return lora || config_bool(job, path).value.value_or(false); };
-  v.tower_frozen = frozen("model.freeze_vision_model");
-  v.projector_frozen = frozen("model.freeze_vision_projection");
+  // [Q2A] the audio model's provider names its switches for the audio encoder.
+  bool audio = arch_is(*d, "qwen2_audio");
+  v.tower_frozen = frozen(audio ? "model.freeze_audio_model" : "model.freeze_vision_model");
+  v.projector_frozen = frozen(audio ? "model.freeze_audio_projection" : "model.freeze_vision_projection");
   v.language_frozen = !lora && config_bool(job, "model.freeze_language_model").value.value_or(false);
   VisionParams p = vision_params(*d);
   double tp = static_cast<double>(std::max<int64_t>(1, m.tp));
@@ -576,6 +668,12 @@ std::optional<VisionLoad> read_vision_load(const Job& job, const MemoryModel& m,
   double projector = static_cast<double>(p.projector - p.projector_split) + static_cast<double>(p.projector_split) / tp;
   (v.tower_frozen ? v.frozen_params : v.trainable_params) += tower;
   (v.projector_frozen ? v.frozen_params : v.trainable_params) += projector;
+  if (audio && !v.tower_frozen) {
+    // [Q2A] the position table never trains (requires_grad_(False)).
+    double positions = static_cast<double>(qwen2_audio_positions(*d));
+    v.trainable_params -= positions;
+    v.frozen_params += positions;
+  }
   if (!v.tower_frozen && hf_tower(*d)) {
     if (why_not) {
       *why_not = fmt::format(
@@ -587,7 +685,12 @@ std::optional<VisionLoad> read_vision_load(const Job& job, const MemoryModel& m,
   }
   int64_t micro_batch = std::max<int64_t>(0, m.micro_batch);
   int64_t merge2 = static_cast<int64_t>(d->merge) * d->merge;
-  if (d->tokens_per_image > 0) {
+  if (audio) {
+    // [Q2A] at most one clip per example, each padded to position_rows
+    // encoder frames.
+    v.images = micro_batch;
+    v.patches = v.images * d->position_rows;
+  } else if (d->tokens_per_image > 0) {
     // Every image places tokens_per_image tokens in the sequence, so a
     // sample of seq_length tokens carries at most seq_length /
     // tokens_per_image images, each of at most tokens_per_image x merge^2
@@ -643,6 +746,11 @@ std::optional<VisionLoad> read_vision_load(const Job& job, const MemoryModel& m,
     // gradients need (the tower records no graph, so no mask is kept).
     v.activation_bytes += static_cast<double>(v.patches) * pixtral_projector_per_patch(*d, true, false);
   }
+  if (v.tower_frozen && !v.projector_frozen && audio) {
+    // [Q2A] a trained projector behind a frozen encoder keeps only its bf16
+    // input, per audio token.
+    v.activation_bytes += static_cast<double>(v.images * d->tokens_per_image) * 2.0 * d->hidden;
+  }
   if (v.tower_frozen && !v.projector_frozen && arch_is(*d, "qwen25_vl")) {
     // [Q25VL] a trained merger behind a frozen tower (behind a trained one:
     // trained_hf_tower_bytes): its input needs no gradient, so autograd saves only
@@ -675,10 +783,41 @@ std::string trained_hf_tower_assumption(const VisionLoad& v) {
                      per_layer, mask, v.activation_bytes / kGiB);
 }
 
+// [Q2A] the audio encoder's line: its frozen position table, the clip bound,
+// and what a trained encoder keeps.
+std::string audio_assumption(const VisionLoad& v) {
+  const VisionDims& d = *v.dims;
+  VisionParams p = vision_params(d);
+  auto state = [](bool frozen) { return frozen ? "frozen" : "trained"; };
+  constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+  std::string line = fmt::format(
+      "audio encoder of {}: {:.1f} M parameters ({}; its {:.1f} M position table never trains) + projector {:.1f} M "
+      "({}), whole on every tensor-parallel rank, on the first pipeline stage{}; audio clips per micro-batch at most "
+      "{} (one per example in Bridge's Qwen2-Audio collate, x micro batch), each padded to {} mel frames (30 s): {} "
+      "encoder frames, {} audio tokens",
+      d.hf_id, static_cast<double>(p.tower) / 1e6, state(v.tower_frozen),
+      static_cast<double>(qwen2_audio_positions(d)) / 1e6, static_cast<double>(p.projector) / 1e6,
+      state(v.projector_frozen),
+      v.language_frozen ? "; language model frozen (freeze_language_model): weights only" : "", v.images,
+      d.position_rows * d.temporal_patch, v.patches, v.images * d.tokens_per_image);
+  if (v.tower_frozen) return line;
+  return line + fmt::format("; the trained Hugging Face encoder keeps {:.0f} bytes per frame and layer (transformers' "
+                            "default SDPA attention, no gradient checkpointing), and each clip's {}x{} key-padding "
+                            "mask, padded afresh in each layer by SDPA's memory-efficient kernel: {:.2f} GiB (cuDNN's "
+                            "kernel keeps one copy); the audio part {:.2f} GiB per micro-batch",
+                            siglip_layer_bytes_per_patch(d), d.position_rows, d.position_rows,
+                            qwen2_audio_mask_bytes(d, v.images) / kGiB, v.activation_bytes / kGiB);
+}
+
 }  // namespace
+
+const char* vision_part_label(const VisionDims& d) {
+  return arch_is(d, "qwen2_audio") ? "audio encoder and projector" : "vision tower and projector";
+}
 
 std::string vision_assumption(const VisionLoad& v) {
   const VisionDims& d = *v.dims;
+  if (arch_is(d, "qwen2_audio")) return audio_assumption(v);
   VisionParams p = vision_params(d);
   auto state = [](bool frozen) { return frozen ? "frozen" : "trained"; };
   std::string placement = p.tower_split > 0       ? "split over tensor parallelism like the language model's layers"

@@ -81,4 +81,8 @@ std::optional<VisionLoad> read_vision_load(const Job& job, const MemoryModel& m,
 // The line the estimate states as its assumption about the tower.
 std::string vision_assumption(const VisionLoad& v);
 
+// What the estimate's breakdown calls the tower and projector: "vision tower
+// and projector", or "audio encoder and projector" for Qwen2-Audio's.
+const char* vision_part_label(const VisionDims& d);
+
 }  // namespace mblint
