@@ -207,6 +207,11 @@ constexpr KnownBroken kKnownBroken[] = {
      "(:870-874): the frozen base's bf16 weights alone (72.7e9 language-model and 0.7e9 tower parameters, 2 "
      "bytes each) are 137 GiB of the 79.1 "
      "(seen since the recipes' LoRA rank is recorded, data/recipe_facts.csv peft.dim, and no longer assumed)"},
+    {"qwen2_audio_7b_sft_1gpu_h100_bf16_config", "estimated-oom",
+     "recipes/qwen2_audio/h100/qwen2_audio.py:40-58 on _qwen2_audio_common (:78-218): full SFT of Qwen2-Audio 7B "
+     "(8,397,094,912 parameters, tests/estimate_audio_test.cpp) on one H100 with the encoder and projector trained "
+     "(:104-106), fp32 gradients (grad_reduce_in_fp32, :188) and Adam's fp32 state (distributed_fused_adam, no "
+     "precision-aware optimizer), DP 1: 18 bytes a parameter less the frozen position table, 140.7 GiB"},
     {"qwen35_vl_35b_a3b_pretrain_16gpu_h100_fp8cs_config", "layers-divisible-by-pp",
      "perf_recipes/qwen_vl/h100/qwen35_vl.py:74-76 sets PP 2 and VPP 12 for Qwen3.5-35B-A3B's 40 layers with no "
      "uneven split (its base, the 8-GPU mock recipe, sets none; the BF16 perf recipe uses 17 + 23 without VPP): "

@@ -1,5 +1,6 @@
 // The most loaded GPU needs more memory than it has: the job dies with CUDA
 // out of memory, usually after its queue wait.
+#include "lint/facts/estimate_vision.h"
 #include "rules/support/memory_support.h"
 
 namespace mblint {
@@ -109,8 +110,10 @@ std::optional<Diagnostic> fixed_part_diagnostic(const RuleContext& context, cons
                                         e.rank, e.total),
                             {}});
   if (e.activation_assumptions > 0) {
-    diag.notes.push_back(Note{"the vision tower's activations are not counted here either: they depend on how many "
-                              "images a micro-batch holds, which mblint bounds but does not know",
+    std::string tower = e.vision && e.vision->dims ? vision_part_label(*e.vision->dims) : "vision tower and projector";
+    diag.notes.push_back(Note{fmt::format("the {}'s activations are not counted here either: they depend on how many "
+                                          "images or clips a micro-batch holds, which mblint bounds but does not know",
+                                          tower),
                               {}});
   }
   if (f.world_unknown) {
