@@ -30,7 +30,11 @@
 //        a BatchNorm (weight and bias), pointwise hidden -> hidden; five
 //        LayerNorms with bias). Bridge turns the linear and convolution
 //        biases off (convolution_bias False), which the checkpoint's
-//        parameter count confirms (tests/estimate_radio_test.cpp).
+//        parameter count confirms (tests/estimate_radio_test.cpp), and
+//        passes no subsampling_conv_channels, kernel or stride, so
+//        ParakeetEncoderConfig's defaults build the stack (256 channels,
+//        3x3, stride 2: configuration_parakeet.py at 6e4054ae4d27), as the
+//        row records.
 // [LORA] Megatron-Bridge 067f987df03b, src/megatron/bridge/peft/lora.py and
 //        module_matcher.py: LoRA wraps modules whose name equals a target;
 //        the Omni recipes' targets (linear_qkv, linear_proj, in_proj,
