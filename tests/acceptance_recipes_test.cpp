@@ -197,6 +197,9 @@ constexpr KnownBroken kKnownBroken[] = {
      "133 GiB of weights, gradients and optimizer state. The recipe's own 8-GPU long-context variant (:95-126) "
      "switches to a precision-aware optimizer with bf16 moments \"so first-step optimizer-state initialization "
      "fits within 80 GB H100 memory\""},
+    {"nemotron_omni_valor32k_sft_4gpu_h100_bf16_config", "estimated-oom",
+     "recipes/nemotron_omni/h100/nemotron_omni.py:250-273 on _nemotron_omni_base: the cord_v2 SFT recipe's layout "
+     "and fp32 optimizer with the frozen Parakeet sound encoder and the trained sound projector added: 134.6 GiB"},
     {"ministral3_8b_sft_2gpu_h100_bf16_config", "estimated-oom",
      "recipes/ministral3/h100/ministral3.py:150-230: Ministral 3 8B with its Pixtral tower trained (freeze_* False, "
      ":174-176) at TP 2, DP 1 on 2 H100 with fp32 gradients and fp32 Adam (:220-222): 4.24e9 language-model "

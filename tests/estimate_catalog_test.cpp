@@ -99,10 +99,43 @@ TEST_CASE("estimate: how many catalogued recipes are estimated, and why the othe
   // long-context SFT, +3: 718. With Qwen2-Audio 7B's text stack and its
   // Whisper-style audio encoder (estimate_vision.cpp, arch qwen2_audio; the
   // trained HF encoder's saved activations per frame): SFT and PEFT, +2: 720.
-  CHECK(estimated == 720);
+  // With Nemotron Omni's Parakeet sound encoder (estimate_sound.cpp) and
+  // temporal video embedder: the valor32k SFT and PEFT recipes, +2: 722.
+  CHECK(estimated == 722);
   int dsv4 = 0;
   for (const auto& [why, count] : declined) dsv4 += why.rfind("DeepSeek V4 ", 0) == 0 ? count : 0;
   CHECK(dsv4 == 0);
   // Every decline says what is missing: no reason is empty.
   for (const auto& [why, count] : declined) CHECK_FALSE(why.empty());
+}
+
+TEST_CASE("estimate: a catalogued model without dimensions names what it still lacks", "[estimate][catalog]") {
+  // data/model_notes.csv: the decline of such a model's recipes says which
+  // key is not sourced or which mechanism is not modelled, and where it would
+  // come from, beside the generic "no dimensions" reason.
+  auto cwd = test::make_temp_dir("mblint-model-notes");
+  // The whole reason (decline_reason keeps only the part before the model).
+  auto full_reason = [&](const std::string& recipe) -> std::optional<std::string> {
+    auto doc = nlohmann::json::parse(test::run_mblint({"estimate", "--recipe", recipe, "--format", "json"}, cwd).out);
+    if (doc["estimate"].is_object()) return std::nullopt;
+    std::string why;
+    for (const auto& line : doc.value("estimate_unavailable", nlohmann::json::array())) why += line.get<std::string>();
+    return why;
+  };
+  auto vl = full_reason("nemotron_nano_v2_vl_12b_sft_4gpu_h100_bf16_config");
+  REQUIRE(vl.has_value());
+  CHECK(vl->find("data/model_dims.csv; for nvidia/NVIDIA-Nemotron-Nano-12B-v2-VL-BF16, ") != std::string::npos);
+  CHECK(vl->find("llm_config.vocab_size") != std::string::npos);
+  auto m3 = full_reason("minimax_m3_sft_128gpu_h100_bf16_config");
+  REQUIRE(m3.has_value());
+  CHECK(m3->find("SwiGLU-OAI") != std::string::npos);
+  auto step = full_reason("step35_196b_a11b_pretrain_512gpu_h100_bf16_config");
+  REQUIRE(step.has_value());
+  CHECK(step->find("use_head_wise_attn_gate") != std::string::npos);
+  // A model with no note keeps the generic reason alone.
+  auto gpt = full_reason("vanilla_gpt_pretrain_1gpu_h100_bf16_config");
+  REQUIRE(gpt.has_value());
+  CHECK(gpt->find("vanilla_gpt has no dimensions") != std::string::npos);
+  CHECK(gpt->find("; for ") == std::string::npos);
+  std::filesystem::remove_all(cwd);
 }

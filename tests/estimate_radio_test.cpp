@@ -11,6 +11,7 @@
 
 #include "lint/facts/estimate.h"
 #include "lint/facts/estimate_llava.h"
+#include "lint/facts/estimate_sound.h"
 #include "lint/facts/estimate_vision.h"
 #include "tests/estimate_json.h"
 #include "tests/memory_units.h"
@@ -77,7 +78,7 @@ TEST_CASE("radio: a trained projector's bytes per image token", "[estimate]") {
   CHECK(diff == Approx(4096.0 * 40'960 / kGiB).margin(0.011));
 }
 
-TEST_CASE("radio: the tower's bytes per token under LoRA, and the sound encoder declined", "[estimate]") {
+TEST_CASE("radio: the tower's bytes per token under LoRA", "[estimate]") {
   // One RADIO layer at TP 4 without sequence parallelism, no dropout, flash
   // attention, per token: the qkv LayerNorm's input and output (2 x 2h, whole
   // on every rank), q, k, v (6h / TP), the attention output, which is
@@ -97,12 +98,82 @@ TEST_CASE("radio: the tower's bytes per token under LoRA, and the sound encoder 
   v.tp = 4;
   v.hidden_dropout = v.attention_dropout = 0;
   CHECK(layer_activation_bytes(v, false) == Approx(17'936));
-  // The valor32k recipes leave has_sound to the checkpoint: declined, with
-  // the missing piece named.
+}
+
+TEST_CASE("radio: Nemotron Omni's Parakeet sound encoder and projector, counted by hand", "[estimate]") {
+  // The checkpoint's sound_config (ollama 87288ced4fbb
+  // convert/convert_nemotron_h_test.go:365-379: 24 blocks of 1024, 8 heads,
+  // ffn 4096, depthwise kernel 9, 256 subsampling channels, factor 8, 128
+  // mel bins, projection 4096) laid out as transformers' ParakeetEncoder
+  // (f14d0cbc824e modeling_parakeet.py) with Bridge's convolution_bias False
+  // (nemotron_omni_provider.py:263-281).
+  const SoundDims* d = find_sound_dims("nemotron_omni_valor32k");
+  REQUIRE(d != nullptr);
+  SoundParams p = sound_params(*d);
+  // One conformer block: two feed-forwards 2 x (1024 x 4096 + 4096 x 1024) =
+  // 16,777,216; q, k, v, o 4 x 1024^2 = 4,194,304, relative_k_proj 1024^2 =
+  // 1,048,576, bias_u and bias_v 2 x 8 x 128 = 2,048; the convolution
+  // module: pointwise 1024 x 2048 = 2,097,152, depthwise 1024 x 9 = 9,216,
+  // BatchNorm 2 x 1024, pointwise 1024^2 = 1,048,576; five LayerNorms 5 x 2 x
+  // 1024 = 10,240: 25,189,376.
+  int64_t block = 16'777'216LL + 4'194'304 + 1'048'576 + 2'048 + 2'097'152 + 9'216 + 2'048 + 1'048'576 + 10'240;
+  CHECK(block == 25'189'376);
+  // Subsampling (log2 8 = 3 stride-2 stages): Conv2d 1 -> 256 (3x3 + bias)
+  // 2,560; two depthwise (256 x 9 + 256 = 2,560) and pointwise (256^2 + 256
+  // = 65,792) pairs; the linear 256 x 128 / 8 = 4096 -> 1024 with bias
+  // 4,195,328: 4,334,592.
+  int64_t subsampling = 2'560 + 2 * (2'560 + 65'792) + 4'096LL * 1'024 + 1'024;
+  CHECK(subsampling == 4'334'592);
+  CHECK(p.encoder == 24 * block + subsampling);
+  CHECK(p.encoder == 608'879'616);
+  // The projector: fc1's RMSNorm 1024 (whole), fc1 1024 x 4096 and fc2 4096
+  // x 2688 (split).
+  CHECK(p.projector_split == 1'024LL * 4'096 + 4'096LL * 2'688);
+  CHECK(p.projector == 15'205'376);
+}
+
+TEST_CASE("radio: the valor32k recipes, with the sound encoder and the video embedder", "[estimate]") {
+  // Against cord_v2 (the same tower, no sound, temporal_patch_dim 1), the
+  // valor32k SFT recipe (TP 4, micro-batch 1, 4096 tokens) adds on the rank:
+  // the frozen Parakeet encoder whole (608,879,616), the frozen video
+  // embedder 3 x 2 x 16^2 x 1280 / 4 = 491,520 (separate_video_embedder,
+  // Megatron-LM 2a75ac12c54b radio.py:163-185), and the trained sound
+  // projector 1024 + 15,204,352 / 4 = 3,802,112: 613,173,248 x 2 B = 1.142
+  // GiB of weights; its saved bytes over 4096 sound tokens, 2 x (2 x 1024 +
+  // 2 x 4096 / 4) = 8,192 B each: 0.031 GiB.
   auto valor = estimate_json({"--recipe", "nemotron_omni_valor32k_sft_4gpu_h100_bf16_config"});
-  CHECK(valor["estimate"].is_null());
+  auto cord = estimate_json({"--recipe", "nemotron_omni_cord_v2_sft_4gpu_h100_bf16_config"});
+  REQUIRE(valor["estimate"].is_object());
+  REQUIRE(cord["estimate"].is_object());
+  CHECK(mlp_projector_bytes(1, 1024, 4096, 4, false) == 8'192);
+  const auto& v = valor["estimate"]["vision"];
+  CHECK(v["video_embedder_parameters"] == 1'966'080);
+  CHECK(v["sound"]["encoder_parameters"] == 608'879'616);
+  CHECK(v["sound"]["projector_parameters"] == 15'205'376);
+  CHECK(v["sound"]["encoder_frozen"] == true);
+  CHECK(v["sound"]["projector_frozen"] == false);
+  CHECK(v["sound"]["tokens_per_microbatch"] == 4096);
+  auto diff = [&](const char* part) {
+    return valor["estimate"][part].get<double>() - cord["estimate"][part].get<double>();
+  };
+  CHECK(diff("weights") == Approx(613'173'248.0 * 2 / kGiB).margin(0.011));
+  CHECK(diff("activations") == Approx(4096.0 * 8'192 / kGiB).margin(0.011));
+  // The PEFT recipe freezes both and LoRA (the recipe's LoRA(dim=16),
+  // nemotron_omni.py:292, recorded as peft.dim) wraps the projector's
+  // linear_fc1 and linear_fc2: 16 x (1024 + 4096) / 4 + 16 x (4096 + 2688) / 4
+  // = 47,616 adapter parameters, the projector's bytes kept for them.
+  auto peft = estimate_json({"--recipe", "nemotron_omni_valor32k_peft_4gpu_h100_bf16_config"});
+  REQUIRE(peft["estimate"].is_object());
+  CHECK(peft["estimate"]["vision"]["sound"]["projector_frozen"] == true);
+  std::string assumed;
+  for (const auto& line : peft["estimate"]["assumptions"]) assumed += line.get<std::string>();
+  CHECK(assumed.find("LoRA adapters 0.05 M per GPU") != std::string::npos);
+  // A trained encoder is declined, naming what is not modelled.
+  auto trained = estimate_json({"--recipe", "nemotron_omni_valor32k_sft_4gpu_h100_bf16_config", "--set",
+                                "model.freeze_sound_encoder=false"});
+  CHECK(trained["estimate"].is_null());
   std::string why;
-  for (const auto& line : valor["estimate_unavailable"]) why += line.get<std::string>();
+  for (const auto& line : trained["estimate_unavailable"]) why += line.get<std::string>();
   CHECK(why.find("ParakeetEncoder") != std::string::npos);
-  CHECK(why.find("sound_config") != std::string::npos);
+  CHECK(why.find("freeze_sound_encoder false") != std::string::npos);
 }

@@ -141,6 +141,13 @@ MEMORY_FIELDS = (
     # Nemotron Omni: a recipe that turns the checkpoint's sound encoder off
     # (has_sound False) builds no Parakeet encoder (estimate_vision.cpp).
     "model.has_sound",
+    # Nemotron Omni with sound (the valor32k recipes): whether the Parakeet
+    # encoder and its projector train, and the temporal video embedder RADIO
+    # builds beside its image embedder (lint/facts/estimate_sound.cpp).
+    "model.freeze_sound_encoder",
+    "model.freeze_sound_projection",
+    "model.temporal_patch_dim",
+    "model.separate_video_embedder",
     # Diffusion recipes (lint/facts/estimate_dit.cpp): real data (a path) or
     # the mock data module, whose latent grid and text length fix the tokens
     # (dataset.path itself is read from the job: the recipes leave it None).

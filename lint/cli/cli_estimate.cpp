@@ -74,6 +74,16 @@ nlohmann::ordered_json estimate_json(const MemoryEstimate& e) {
                                                  ? nlohmann::ordered_json(e.vision->images)
                                                  : nlohmann::ordered_json(nullptr)},
                    {"patches_per_microbatch", e.vision->patches}};
+    if (e.vision->video_embedder > 0) o["vision"]["video_embedder_parameters"] = e.vision->video_embedder;
+    if (const SoundLoad& s = e.vision->sound; s.dims) {
+      // The checkpoint's sound encoder (Nemotron Omni), counted with the tower.
+      SoundParams sp = sound_params(*s.dims);
+      o["vision"]["sound"] = {{"encoder_parameters", sp.encoder},
+                              {"projector_parameters", sp.projector},
+                              {"encoder_frozen", s.encoder_frozen},
+                              {"projector_frozen", s.projector_frozen},
+                              {"tokens_per_microbatch", s.tokens}};
+    }
   }
   return o;
 }

@@ -23,6 +23,25 @@ namespace mblint {
 
 namespace {
 
+// What a catalogued model without dimensions still lacks (data/model_notes.csv,
+// generated into model_notes_data.inc): said where its recipes are declined.
+struct ModelNote {
+  const char* key;      // the recipes' model key
+  const char* hf_id;    // the checkpoint the recipes build from
+  const char* missing;  // the key not sourced or the mechanism not modelled, and where it would come from
+};
+
+constexpr ModelNote kModelNotes[] = {
+#include "lint/facts/model_notes_data.inc"
+};
+
+const ModelNote* find_model_note(std::string_view key) {
+  for (const ModelNote& n : kModelNotes) {
+    if (key == n.key) return &n;
+  }
+  return nullptr;
+}
+
 struct Reader {
   const Job& job;
   const Derived& derived;
@@ -606,8 +625,10 @@ bool read_shape(const Reader& r, MemoryModel& m, std::string* why_not) {
       for (size_t i = 0; i < missing.size(); ++i) *why_not += (i ? ", " : "") + missing[i];
       const Recipe* recipe = r.job.recipe;
       if (recipe && !dims) {
-        *why_not += fmt::format(" (the recipe's model {} has no dimensions in mblint's catalog, data/model_dims.csv)",
+        *why_not += fmt::format(" (the recipe's model {} has no dimensions in mblint's catalog, data/model_dims.csv",
                                 recipe->model);
+        const ModelNote* note = find_model_note(recipe->model);
+        *why_not += note ? fmt::format("; for {}, {})", note->hf_id, note->missing) : std::string(")");
       }
     }
     return false;

@@ -284,6 +284,18 @@ int64_t qwen2_audio_encoder(const VisionDims& d) {
   return qwen2_audio_stem(d) + qwen2_audio_positions(d) + d.layers * layer + 2 * h;
 }
 
+// [RADIO] the embedder's extra width for video: with temporal_patch_dim t > 1
+// RADIOViTModel builds a second ColumnParallelLinear (separate_video_embedder:
+// 3 x t x patch^2 -> hidden, beside the image embedder) or makes its one
+// embedder t times wider (radio.py:163-195); split over TP, no bias.
+int64_t radio_video_embedder(const Job& job, const VisionDims& d) {
+  int64_t t = config_int(job, "model.temporal_patch_dim").value.value_or(1);
+  if (t <= 1) return 0;
+  int64_t frame = static_cast<int64_t>(d.in_channels) * d.patch_size * d.patch_size * d.hidden;
+  bool separate = config_bool(job, "model.separate_video_embedder").value.value_or(false);
+  return separate ? t * frame : (t - 1) * frame;
+}
+
 }  // namespace
 
 const VisionDims* find_vision_dims(std::string_view model_key) {
@@ -642,16 +654,21 @@ std::optional<VisionLoad> read_vision_load(const Job& job, const MemoryModel& m,
   if (adapters_on_tower) v.adapter_params = megatron_tower_lora_params(*d, m);
   if (arch_is(*d, "radio") && config_bool(job, "model.has_sound").value.value_or(true)) {
     // [RADIO] has_sound follows the checkpoint's sound_config unless the
-    // recipe turns it off (the cord_v2 recipes do).
-    if (why_not) {
-      *why_not = fmt::format(
-          "{} has a sound encoder (has_sound: the checkpoint's sound_config; the recipe does not set "
-          "model.has_sound false): Bridge builds Hugging Face transformers' ParakeetEncoder from that sound_config, "
-          "which no Bridge source records, and its parameters and saved activations per audio frame are not modelled "
-          "(nor the temporal video embedder of temporal_patch_dim 2)",
-          d->hf_id);
+    // recipe turns it off (the cord_v2 recipes do); its encoder is counted
+    // from data/sound_dims.csv (estimate_sound.cpp).
+    const SoundDims* sound = find_sound_dims(d->key);
+    if (!sound) {
+      if (why_not) {
+        *why_not = fmt::format(
+            "{} has a sound encoder (has_sound: the checkpoint's sound_config; the recipe does not set "
+            "model.has_sound false), whose sound_config has no row in mblint's data/sound_dims.csv",
+            d->hf_id);
+      }
+      return std::nullopt;
     }
-    return std::nullopt;
+    std::optional<SoundLoad> s = read_sound_load(job, m, *sound, why_not);
+    if (!s) return std::nullopt;
+    v.sound = *s;
   }
   // [G4VL] the providers default every freeze_* to False; a PEFT job freezes
   // the whole base model, and LoRA's target modules name Megatron-Core
@@ -666,6 +683,10 @@ std::optional<VisionLoad> read_vision_load(const Job& job, const MemoryModel& m,
   double tp = static_cast<double>(std::max<int64_t>(1, m.tp));
   double tower = static_cast<double>(p.tower - p.tower_split) + static_cast<double>(p.tower_split) / tp;
   double projector = static_cast<double>(p.projector - p.projector_split) + static_cast<double>(p.projector_split) / tp;
+  if (arch_is(*d, "radio")) {
+    v.video_embedder = radio_video_embedder(job, *d);
+    tower += static_cast<double>(v.video_embedder) / tp;
+  }
   (v.tower_frozen ? v.frozen_params : v.trainable_params) += tower;
   (v.projector_frozen ? v.frozen_params : v.trainable_params) += projector;
   if (audio && !v.tower_frozen) {
@@ -674,6 +695,10 @@ std::optional<VisionLoad> read_vision_load(const Job& job, const MemoryModel& m,
     v.trainable_params -= positions;
     v.frozen_params += positions;
   }
+  v.frozen_params += v.sound.frozen_params;
+  v.trainable_params += v.sound.trainable_params;
+  v.adapter_params += v.sound.adapter_params;
+  v.activation_bytes += v.sound.activation_bytes;
   if (!v.tower_frozen && hf_tower(*d)) {
     if (why_not) {
       *why_not = fmt::format(
@@ -809,6 +834,20 @@ std::string audio_assumption(const VisionLoad& v) {
                             qwen2_audio_mask_bytes(d, v.images) / kGiB, v.activation_bytes / kGiB);
 }
 
+// [RADIO] the video embedder of temporal_patch_dim > 1 (a video's frame
+// pairs fused into tubelets of the same patch grid, so the tower-token bound
+// above holds) and the checkpoint's sound encoder.
+std::string video_and_sound_assumption(const VisionLoad& v) {
+  std::string out;
+  if (v.video_embedder > 0) {
+    out += fmt::format("; the temporal video embedder ({:.1f} M parameters, split over tensor parallelism, {} with "
+                       "the tower)",
+                       static_cast<double>(v.video_embedder) / 1e6, v.tower_frozen ? "frozen" : "trained");
+  }
+  if (v.sound.dims) out += "; " + sound_assumption(v.sound);
+  return out;
+}
+
 }  // namespace
 
 const char* vision_part_label(const VisionDims& d) {
@@ -849,7 +888,7 @@ std::string vision_assumption(const VisionLoad& v) {
                                        v.adapter_params / 1e6)
                          : "",
                      bound) +
-         trained_hf_tower_assumption(v);
+         trained_hf_tower_assumption(v) + video_and_sound_assumption(v);
 }
 
 }  // namespace mblint

@@ -11,6 +11,8 @@
 #include <string>
 #include <string_view>
 
+#include "lint/facts/estimate_sound.h"
+
 namespace mblint {
 
 struct Job;
@@ -68,6 +70,8 @@ struct VisionLoad {
   bool tower_frozen = false, projector_frozen = false;
   bool language_frozen = false;      // freeze_language_model: its weights keep no grads/optimizer state
   double adapter_params = 0;         // LoRA adapters on the tower and projector (per GPU), trained
+  int64_t video_embedder = 0;        // RADIO's temporal video embedder (temporal_patch_dim > 1), in the tower's counts
+  SoundLoad sound;                   // the checkpoint's sound encoder (Nemotron Omni), in the counts above
 };
 
 // The vision tower a recipe job trains with, read from its model key and its
