@@ -222,3 +222,64 @@ TEST_CASE("vlm shapes: the Ministral 3 recipes", "[estimate]") {
   CHECK(sft["estimate"]["vision"]["tower_frozen"] == false);
   CHECK(sft["estimate"]["vision"]["projector_frozen"] == false);
 }
+
+TEST_CASE("vlm shapes: GLM-4.5V's language model, Glm4v tower and merger, counted by hand", "[estimate]") {
+  // The checkpoint's tensors as a model-information report of zai-org/GLM-4.5V
+  // lists them (data/model_dims.csv and data/vision_dims.csv glm_45v cite it;
+  // Bridge's GLM45VModelProvider defaults give the same text shape), 18,106
+  // tensors, 107,710,933,120 parameters in all.
+  // Text: embeddings and the untied output layer 2 x 151552 x 4096; per layer
+  // q/k/v with biases (4096 x (12288 + 2 x 1024) + 12288 + 2 x 1024), o
+  // 12288 x 4096, two RMSNorms; layer 0 a dense gated MLP 3 x 4096 x 10944;
+  // layers 1-45: 128 experts and one shared expert of 3 x 4096 x 1408, the
+  // router 128 x 4096 and its fp32 correction bias 128; the final norm.
+  int64_t embeddings = 2LL * 151552 * 4096;
+  int64_t attention = 4096LL * (12288 + 2 * 1024) + 12288 + 2 * 1024 + 12288LL * 4096 + 2 * 4096;
+  CHECK(attention == 109'074'432);
+  int64_t dense = 3LL * 4096 * 10944;
+  int64_t moe = 129LL * 3 * 4096 * 1408 + 128 * 4096 + 128;
+  CHECK(moe == 2'232'418'432);
+  int64_t text = embeddings + 46 * attention + dense + 45 * moe + 4096;
+  CHECK(text == 106'852'251'264);
+  // Tower (estimate_vision.cpp [GLM4V]): 24 blocks of qkv 1536 x 4608, proj
+  // 1536 x 1536 (no biases), a gated MLP 1536 -> 4096 (out_hidden_size) ->
+  // 1536 and two RMSNorms (28,314,624 each); Conv3d 3 x 2 x 14 x 14 x 1536
+  // and its bias; 576 x 1536 positions; post_conv_layernorm, post_layernorm.
+  const VisionDims* d = find_vision_dims("glm_45v");
+  REQUIRE(d != nullptr);
+  VisionParams p = vision_params(*d);
+  CHECK(p.tower == 24 * 28'314'624 + 1'806'336 + 1536 + 884'736 + 2 * 1536);
+  CHECK(p.tower == 682'246'656);
+  // Projector: downsample Conv2d 1536 x 2 x 2 -> 4096 with bias
+  // (25,169,920); merger proj 4096 x 4096, LayerNorm 2 x 4096, gate/up/down
+  // 3 x 4096 x 10944 (151,265,280).
+  CHECK(p.projector == 25'169'920 + 151'265'280);
+  // An HF module: nothing is split over tensor parallelism.
+  CHECK(p.tower_split == 0);
+  CHECK(p.projector_split == 0);
+  CHECK(text + p.tower + p.projector == 107'710'933'120);
+
+  // PEFT (recipes/glm_vl/h100/glm_45v.py): LoRA freezes the whole base model
+  // (peft/base.py freeze_model) and its targets name no module of the HF
+  // tower: weights only, on the first stage; the bound every token of the
+  // 8192-token sample an image token of 2 x 2 patches.
+  auto peft = estimate_json({"--recipe", "glm_45v_peft_32gpu_h100_bf16_config"});
+  REQUIRE(peft["estimate"].is_object());
+  const auto& v = peft["estimate"]["vision"];
+  CHECK(v["model"] == "zai-org/GLM-4.5V");
+  CHECK(v["tower_frozen"] == true);
+  CHECK(v["projector_frozen"] == true);
+  CHECK(v["patches_per_microbatch"] == 8192 * 4);
+  // SFT trains the HF tower, whose saved activations are not modelled; and
+  // freeze_vision_model alone leaves the position table, post norms and
+  // downsample trainable (GLM45VModel.freeze), so autograd still records
+  // through the tower: both declined, saying so.
+  auto sft = estimate_json({"--recipe", "glm_45v_sft_128gpu_h100_bf16_config"});
+  CHECK_FALSE(sft["estimate"].is_object());
+  CHECK_THAT(sft["estimate_unavailable"][0].get<std::string>(),
+             Catch::Contains("trainable vision tower of zai-org/GLM-4.5V"));
+  auto frozen = estimate_json(
+      {"--recipe", "glm_45v_sft_128gpu_h100_bf16_config", "--set", "model.freeze_vision_model=true"});
+  CHECK_THAT(frozen["estimate_unavailable"][0].get<std::string>(),
+             Catch::Contains("freezes only patch_embed and blocks"));
+}

@@ -988,7 +988,7 @@ def render_vision(path: Path, models: dict[str, dict]) -> str:
     for row in read_csv(path):
         if row["key"] not in models or not row["source"].strip():
             raise DataError(f"{path.name}: {row['key']}: needs a data/model_dims.csv row and a source")
-        if row["arch"] not in ("gemma4", "qwen3_vl", "qwen25_vl", "gemma3_siglip", "pixtral", "radio"):  # the layouts lint/facts/estimate_vision.cpp counts
+        if row["arch"] not in ("gemma4", "qwen3_vl", "qwen25_vl", "gemma3_siglip", "pixtral", "radio", "glm4v"):  # the layouts lint/facts/estimate_vision.cpp counts
             raise DataError(f"{path.name}: {row['key']}: unknown arch {row['arch']}")
         ints = ", ".join(str(int(row[name])) for name in VISION_INT_FIELDS)
         strs = ", ".join(c_str(row[name]) for name in ("key", "hf_id", "arch"))

@@ -104,6 +104,25 @@
 //        (TELayerNormColumnParallelLinear), fc2 is row-parallel, no biases
 //        (HybridModelProvider add_bias_linear False).
 //
+// [GLM4V] Megatron-Bridge 067f987df03b, src/megatron/bridge/models/glm_vl/
+//        modeling_glm_45v.py (GLM45VModel): the vision tower is HF
+//        transformers' Glm4vVisionModel (_from_config(vision_config)), built
+//        only where pre_process (the first pipeline stage), whole on every
+//        tensor-parallel rank (hook_hf_module_setattr_for_tp_grad_sync); its
+//        downsample and merger are the projector. freeze() turns off
+//        requires_grad of patch_embed and blocks (freeze_vision_model) and of
+//        the merger (freeze_vision_projection) only: the position table,
+//        post_conv_layernorm, post_layernorm and downsample stay trainable
+//        unless PEFT freezes the whole model (peft/base.py freeze_model).
+//        The modules, as the checkpoint's tensors name them (data/
+//        vision_dims.csv glm_45v): per block qkv and proj without bias, a
+//        gated SiLU MLP out_hidden_size (the text width) wide without bias,
+//        two RMSNorms; a Conv3d patch embedding with bias; a learned
+//        position table; post_conv_layernorm and post_layernorm (RMSNorm); a
+//        merge x merge Conv2d downsample to out_hidden_size with bias; the
+//        merger: proj (square, no bias), a LayerNorm with bias, and a gated
+//        MLP intermediate_size wide without bias.
+//
 // [LORA] Megatron-Bridge 067f987df03b, src/megatron/bridge/peft/lora.py and
 //        module_matcher.py: LoRA wraps every module whose name equals a
 //        target (linear_qkv, linear_proj, linear_fc1, linear_fc2 by default),
@@ -145,7 +164,7 @@ bool arch_is(const VisionDims& d, std::string_view arch) { return std::string_vi
 // A tower built from Hugging Face modules whose training activations the
 // estimate does not model: trainable, it is declined. (Qwen2.5-VL's, Gemma
 // 3's SigLIP and Pixtral are modelled: trained_hf_tower_bytes below.)
-bool hf_tower(const VisionDims& d) { return arch_is(d, "gemma4"); }
+bool hf_tower(const VisionDims& d) { return arch_is(d, "gemma4") || arch_is(d, "glm4v"); }
 
 int64_t patch_embedding(const VisionDims& d) {
   return static_cast<int64_t>(d.in_channels) * d.temporal_patch * d.patch_size * d.patch_size * d.hidden;
@@ -198,6 +217,25 @@ int64_t pixtral_tower(const VisionDims& d) {
 int64_t pixtral_projector(const VisionDims& d) {
   int64_t h = d.hidden, text = d.text_hidden, merged = h * d.merge * d.merge;
   return h + merged * h + h * text + text * text + d.extra_params;
+}
+
+// [GLM4V] Glm4vVisionModel without its downsample and merger: the blocks
+// (their MLP text_hidden wide), the patch embedding and its bias, the
+// position table, post_conv_layernorm and post_layernorm.
+int64_t glm4v_tower(const VisionDims& d) {
+  int64_t h = d.hidden, mlp_width = d.text_hidden;
+  int64_t block = 3 * h * h + h * h + 3 * h * mlp_width + 2 * h;
+  int64_t positions = static_cast<int64_t>(d.position_rows) * h;
+  return d.layers * block + patch_embedding(d) + h + positions + 2 * h;
+}
+
+// [GLM4V] the downsample (merge x merge Conv2d to the text width, biased)
+// and the merger (square proj, biased LayerNorm, gated MLP ffn wide).
+int64_t glm4v_projector(const VisionDims& d) {
+  int64_t h = d.hidden, text = d.text_hidden;
+  int64_t downsample = text * h * d.merge * d.merge + text;
+  int64_t merger = text * text + 2 * text + 3 * text * static_cast<int64_t>(d.ffn);
+  return downsample + merger;
 }
 
 // [Q3VL] one Qwen3-VL vision layer: the weights TP splits (qkv with its
@@ -256,6 +294,9 @@ VisionParams vision_params(const VisionDims& d) {
   } else if (arch_is(d, "pixtral")) {
     p.tower = pixtral_tower(d);
     p.projector = pixtral_projector(d);
+  } else if (arch_is(d, "glm4v")) {
+    p.tower = glm4v_tower(d);
+    p.projector = glm4v_projector(d);
   } else if (arch_is(d, "qwen25_vl")) {
     p.tower = qwen25_tower(d);
     p.projector = qwen25_merger(d);
@@ -576,6 +617,19 @@ std::optional<VisionLoad> read_vision_load(const Job& job, const MemoryModel& m,
   double projector = static_cast<double>(p.projector - p.projector_split) + static_cast<double>(p.projector_split) / tp;
   (v.tower_frozen ? v.frozen_params : v.trainable_params) += tower;
   (v.projector_frozen ? v.frozen_params : v.trainable_params) += projector;
+  if (v.tower_frozen && !lora && arch_is(*d, "glm4v")) {
+    // [GLM4V] freeze() leaves the position table, the post norms and the
+    // downsample trainable: the blocks' input needs a gradient, so autograd
+    // records through the frozen blocks too.
+    if (why_not) {
+      *why_not = fmt::format(
+          "freeze_vision_model on {} freezes only patch_embed and blocks (GLM45VModel.freeze): its position table, "
+          "post_conv_layernorm, post_layernorm and downsample stay trainable, so the Hugging Face tower keeps "
+          "activations per image patch for their gradients, which are not modelled",
+          d->hf_id);
+    }
+    return std::nullopt;
+  }
   if (!v.tower_frozen && hf_tower(*d)) {
     if (why_not) {
       *why_not = fmt::format(
