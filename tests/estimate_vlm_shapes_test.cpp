@@ -117,7 +117,7 @@ TEST_CASE("vlm shapes: Pixtral's tower and Mistral 3's projector (Ministral 3's 
   // made-up vision_config, not a catalogued checkpoint's: 2 layers, hidden 64,
   // 4 heads, intermediate 128, patch 14, spatial merge 2, text hidden 96.
   static const VisionDims dims = {"test", "test/pixtral", "pixtral", 2, 64, 4, 16, 128, 14, 1, 3, 0, 2, 96, 0, 0, 0,
-                                  "test", 0, 0};
+                                  "test", 0, 0, 0};
   VisionParams p = vision_params(dims);
   // Per layer q/k/v/o 4 x 64^2 = 16,384, gate/up/down 3 x 64 x 128 = 24,576,
   // two RMSNorms 128: 41,088; Conv2d 3 x 14^2 x 64 = 37,632 (no bias); ln_pre 64.

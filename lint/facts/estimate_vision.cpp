@@ -123,6 +123,23 @@
 //        merger: proj (square, no bias), a LayerNorm with bias, and a gated
 //        MLP intermediate_size wide without bias.
 //
+// [EX45] Megatron-Bridge 067f987df03b, src/megatron/bridge/models/exaone/
+//        exaone45/modelling_exaone45/: model.py (Exaone45Model builds the
+//        vision model only with pre_process, the first pipeline stage, its
+//        config with PP 1 and CP 1; freeze(): freeze_vision_model freezes the
+//        whole vision model and turns the merger back on unless
+//        freeze_vision_projection), transformer_config.py
+//        get_vision_model_config (Megatron-Core ViT layers of
+//        vit_layer_specs.py, the Qwen3-VL layer's TE modules: RMSNorm fused
+//        into qkv and fc1, grouped-query attention with num_key_value_heads
+//        groups of hidden / heads, qkv and linear biases, a gated SiLU MLP,
+//        no dropout, no sequence parallelism, the language model's TP and
+//        recompute settings), vision_model.py (no position table: 2D rotary;
+//        no final norm) and utils.py (Exaone45VisionPatchEmbed: Conv3d
+//        without bias; Exaone45VisionPatchMerger: an RMSNorm over the hidden,
+//        fc1 merge^2 x hidden square and fc2 to the text width, biased, TE
+//        column- and row-parallel, a GELU between).
+//
 // [LORA] Megatron-Bridge 067f987df03b, src/megatron/bridge/peft/lora.py and
 //        module_matcher.py: LoRA wraps every module whose name equals a
 //        target (linear_qkv, linear_proj, linear_fc1, linear_fc2 by default),
@@ -258,6 +275,23 @@ Split qwen3_merger(const VisionDims& d, bool postshuffle) {
   return {merged * merged + merged + merged * d.text_hidden, norm + d.text_hidden};
 }
 
+// [EX45] one EXAONE 4.5 vision layer: qkv (grouped-query, with bias),
+// proj, the gated fc1 (with bias) and fc2 split over TP; the two RMSNorm
+// weights and the row-parallel biases whole.
+Split exaone45_layer(const VisionDims& d) {
+  int64_t h = d.hidden, f = d.ffn, inner = static_cast<int64_t>(d.heads) * d.head_dim;
+  int64_t qkv = static_cast<int64_t>(d.heads + 2 * d.kv_heads) * d.head_dim;
+  return {h * qkv + qkv + inner * h + h * 2 * f + 2 * f + f * h, 2 * h + h + h};
+}
+
+// [EX45] the patch merger: RMSNorm over the hidden (whole), fc1 merged ->
+// merged with bias (split), fc2 merged -> text hidden (split) and its bias
+// (whole).
+Split exaone45_merger(const VisionDims& d) {
+  int64_t merged = static_cast<int64_t>(d.hidden) * d.merge * d.merge;
+  return {merged * merged + merged + merged * d.text_hidden, static_cast<int64_t>(d.hidden) + d.text_hidden};
+}
+
 // [RADIO] the embeddings: the embedder (column-parallel, split) and the
 // position table and class tokens (whole).
 Split radio_embeddings(const VisionDims& d) {
@@ -308,6 +342,12 @@ VisionParams vision_params(const VisionDims& d) {
     Split main = qwen3_merger(d, false), deep = qwen3_merger(d, true);
     p.projector_split = main.split + d.deepstack * deep.split;
     p.projector = p.projector_split + main.whole + d.deepstack * deep.whole;
+  } else if (arch_is(d, "exaone45")) {
+    Split layer = exaone45_layer(d), merger = exaone45_merger(d);
+    p.tower_split = d.layers * layer.split;
+    p.tower = p.tower_split + d.layers * layer.whole + patch_embedding(d) + d.extra_params;  // [EX45] Conv3d whole
+    p.projector_split = merger.split;
+    p.projector = merger.split + merger.whole;
   } else if (arch_is(d, "radio")) {
     // [RADIO] the Qwen3-VL layer's layout (the same TE ViT layers).
     Split layer = qwen3_layer(d), embeddings = radio_embeddings(d), projector = radio_projector(d);
@@ -333,10 +373,11 @@ double megatron_tower_bytes(const VisionDims& d, const MemoryModel& m, int64_t p
   MemoryModel v;
   v.hidden = d.hidden;
   v.heads = d.heads;
-  v.query_groups = d.heads;
+  v.query_groups = d.kv_heads > 0 ? d.kv_heads : d.heads;
   v.kv_channels = d.head_dim;
   v.ffn = d.ffn;
-  v.swiglu = false;
+  v.swiglu = arch_is(d, "exaone45");   // [EX45] the gated SiLU MLP
+  v.rmsnorm = arch_is(d, "exaone45");
   v.add_bias = true;
   v.seq = tokens;
   v.tp = m.tp;
@@ -379,6 +420,13 @@ double megatron_tower_lora_params(const VisionDims& d, const MemoryModel& m) {
   double h = d.hidden, f = d.ffn, merged = h * d.merge * d.merge;
   auto adapter = [&](double in, double out) { return lora_adapter_params(r, in, out, tp); };
   double layer = adapter(h, 3 * h) + adapter(h, h) + adapter(h, f) + adapter(f, h);     // qkv, proj, fc1, fc2
+  if (arch_is(d, "exaone45")) {
+    // [EX45] grouped-query qkv, the gated fc1 (2 x ffn wide), one merger.
+    double qkv = static_cast<double>(d.heads + 2 * d.kv_heads) * d.head_dim;
+    double inner = static_cast<double>(d.heads) * d.head_dim;
+    double gqa_layer = adapter(h, qkv) + adapter(inner, h) + adapter(h, 2 * f) + adapter(f, h);
+    return d.layers * gqa_layer + adapter(merged, merged) + adapter(merged, d.text_hidden);
+  }
   if (arch_is(d, "radio")) {
     double ffn = d.projector_ffn;  // [RADIO] the projector's fc1 and fc2
     return d.layers * layer + adapter(merged, ffn) + adapter(ffn, d.text_hidden);
@@ -588,7 +636,7 @@ std::optional<VisionLoad> read_vision_load(const Job& job, const MemoryModel& m,
   // [LORA] LoRA's targets also name the Megatron-Core tower's and mergers'
   // linears: their base weights stay frozen, their adapters train, and
   // autograd records through them.
-  bool megatron_tower = arch_is(*d, "qwen3_vl") || arch_is(*d, "radio");
+  bool megatron_tower = arch_is(*d, "qwen3_vl") || arch_is(*d, "radio") || arch_is(*d, "exaone45");
   bool adapters_on_tower = lora && megatron_tower;
   if (adapters_on_tower) v.adapter_params = megatron_tower_lora_params(*d, m);
   if (arch_is(*d, "radio") && config_bool(job, "model.has_sound").value.value_or(true)) {
@@ -670,7 +718,7 @@ std::optional<VisionLoad> read_vision_load(const Job& job, const MemoryModel& m,
     double image_tokens = static_cast<double>(v.images * d->tokens_per_image);
     v.activation_bytes += image_tokens * (6.0 * d->hidden + 4.0);
   }
-  if ((!v.projector_frozen || adapters_on_tower) && arch_is(*d, "qwen3_vl")) {
+  if ((!v.projector_frozen || adapters_on_tower) && (arch_is(*d, "qwen3_vl") || arch_is(*d, "exaone45"))) {
     v.activation_bytes += qwen3_merger_bytes(*d, m, v.patches);
   }
   if ((!v.projector_frozen || adapters_on_tower) && arch_is(*d, "radio")) {
