@@ -376,7 +376,9 @@ double megatron_tower_bytes(const VisionDims& d, const MemoryModel& m, int64_t p
   v.query_groups = d.kv_heads > 0 ? d.kv_heads : d.heads;
   v.kv_channels = d.head_dim;
   v.ffn = d.ffn;
-  v.swiglu = arch_is(d, "exaone45");   // [EX45] the gated SiLU MLP
+  // [EX45] the gated SiLU MLP, which get_vision_model_config runs without
+  // bias_activation_fusion: Megatron-Core's unfused glu path.
+  v.swiglu = v.unfused_glu = arch_is(d, "exaone45");
   v.rmsnorm = arch_is(d, "exaone45");
   v.add_bias = true;
   v.seq = tokens;
