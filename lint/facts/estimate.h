@@ -62,6 +62,10 @@ struct MemoryEstimate {
   std::vector<StageMemory> stages;
   std::vector<MemoryPart> parts;       // the breakdown, in display order
   std::vector<std::string> assumptions;  // what was assumed for unknown values
+  // How many of `assumptions`, the last ones, bound the activations alone (a
+  // vision tower's images per micro-batch): the weights, gradients and
+  // optimizer state do not depend on them, so they can still be judged.
+  size_t activation_assumptions = 0;
   std::optional<VisionLoad> vision;      // a vision-language model's tower (first stage)
   std::vector<UncountedMemory> uncounted;  // named, not counted (estimate_llava.cpp)
 };

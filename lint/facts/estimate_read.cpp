@@ -860,6 +860,8 @@ std::optional<MemoryEstimate> estimate_memory(const Job& job, const Derived& der
   if (!model) return std::nullopt;
   MemoryEstimate e = estimate_model(*model);
   e.assumptions = std::move(assumptions);
+  // read_memory_model states the tower's bound last (vision_assumption).
+  if (model->vision.dims) e.activation_assumptions = 1;
   e.uncounted = model->uncounted;
   return e;
 }

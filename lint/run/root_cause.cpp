@@ -10,8 +10,12 @@ namespace mblint {
 
 namespace {
 
-// Findings about the job as a whole, never folded into a value's error.
-bool about_the_job(const Diagnostic& d) { return d.rule == "unchecked-job" || d.rule == "no-training-job"; }
+// Findings about the job as a whole, never folded into a value's error; nor
+// those placed at the recipe's name: it stands for every value the recipe
+// sets, so two findings there are about two values, not one.
+bool not_about_one_value(const Diagnostic& d) {
+  return d.rule == "unchecked-job" || d.rule == "no-training-job" || d.subject == "recipe";
+}
 
 bool resolves_all(const Fix& fix, const std::vector<std::string>& rules) {
   return std::all_of(rules.begin(), rules.end(), [&](const std::string& rule) {
@@ -62,7 +66,7 @@ void fold_root_causes(std::vector<Diagnostic>& diagnostics) {
     std::vector<Diagnostic*> group;
     std::vector<size_t> members;
     for (size_t k = i; k < j; ++k) {
-      if (!diagnostics[k].where.valid() || about_the_job(diagnostics[k])) continue;
+      if (!diagnostics[k].where.valid() || not_about_one_value(diagnostics[k])) continue;
       members.push_back(k);
     }
     auto root = std::find_if(members.begin(), members.end(),

@@ -34,12 +34,19 @@ Diagnostic oom_diagnostic(const RuleContext& context, const MemoryEstimate& e, c
   return diag;
 }
 
-// Whether the estimate assumed the data-parallel size and nothing else (it
-// adds exactly one assumption for an unknown one, estimate_read.cpp): the
-// weights and gradients do not depend on it unless FSDP shards them.
+// What the estimate assumed that can change the weights, gradients or
+// optimizer state (a vision tower's image bound changes the activations only).
+size_t fixed_part_assumptions(const MemoryEstimate& e) {
+  return e.assumptions.size() - std::min(e.activation_assumptions, e.assumptions.size());
+}
+
+// Whether the estimate assumed the data-parallel size and nothing else that
+// counts (it adds exactly one assumption for an unknown one,
+// estimate_read.cpp): the weights and gradients do not depend on it unless
+// FSDP shards them.
 bool only_data_parallel_assumed(const RuleContext& context, const MemoryEstimate& e) {
   const Quantity& dp = context.derived.data_parallel;
-  if ((dp.known() && *dp > 0) || e.assumptions.size() != 1) return false;
+  if ((dp.known() && *dp > 0) || fixed_part_assumptions(e) != 1) return false;
   for (std::string_view path : {"ddp.use_megatron_fsdp", "dist.use_megatron_fsdp", "dist.use_torch_fsdp2"}) {
     Setting fsdp = read_flag(context.job, path);
     if (!fsdp.value || *fsdp.value) return false;  // on, or not known
@@ -52,7 +59,8 @@ bool only_data_parallel_assumed(const RuleContext& context, const MemoryEstimate
 // when only the world size had to be assumed, its weights and gradients
 // (the optimizer state is sharded over data-parallel ranks mblint does not
 // know). The least the most loaded rank allocates, judged with the same
-// measured error. An estimate that assumed anything else decides nothing.
+// measured error. An estimate that assumed anything else that these parts
+// depend on decides nothing.
 struct FixedPartFinding {
   MemoryEstimate fixed;
   std::string what;   // "weights, gradients and optimizer state"
@@ -63,7 +71,7 @@ struct FixedPartFinding {
 std::optional<FixedPartFinding> fixed_part_finding(const RuleContext& context, const MemoryEstimate& e) {
   FixedPartFinding f;
   f.fixed = fixed_part(e);
-  if (e.assumptions.empty()) {
+  if (fixed_part_assumptions(e) == 0) {
     f.what = "weights, gradients and optimizer state";
     f.parts = fmt::format("weights {:.1f} GiB, gradients {:.1f} GiB, optimizer {:.1f} GiB", e.weights, e.gradients,
                           e.optimizer);
@@ -100,6 +108,11 @@ std::optional<Diagnostic> fixed_part_diagnostic(const RuleContext& context, cons
                                         "read it): `mblint estimate` shows the whole estimate, {:.1f} GiB",
                                         e.rank, e.total),
                             {}});
+  if (e.activation_assumptions > 0) {
+    diag.notes.push_back(Note{"the vision tower's activations are not counted here either: they depend on how many "
+                              "images a micro-batch holds, which mblint bounds but does not know",
+                              {}});
+  }
   if (f.world_unknown) {
     diag.notes.push_back(Note{"the world size is not known (give --nodes and --gpus-per-node): the optimizer state, "
                               "sharded over the data-parallel ranks, is left out",
@@ -169,7 +182,9 @@ is judged. A job on a catalog recipe does not: recipe code may turn on recompute
 mblint does not read it, so only what its layout, precision and optimizer decide is judged, the
 weights, gradients and optimizer state of the most loaded rank, with the same measured error (with the
 world size unknown, the weights and gradients alone, as the optimizer state's sharding depends on
-it; an estimate that had to assume any other value is not judged).
+it; an estimate that had to assume any other value these parts depend on is not judged). A
+vision-language job is judged the same way, a full config dump too: its tower's activations depend
+on how many images a micro-batch holds, which mblint bounds but does not know.
 
 Needs the GPU type (`--gpu`, or the recipe's) and the model shape.)md",
     .bad = {"model_config.yaml",

@@ -140,7 +140,11 @@ std::optional<MemoryEstimate> estimate_of(const RuleContext& context) {
   // parameters and the like to provider code mblint does not see, so its
   // estimate is an upper bound (`mblint estimate` still shows it).
   if (context.job.dialect != Dialect::MegatronLM && !context.job.config_complete) return std::nullopt;
-  return estimate_memory(context.job, context.derived);
+  std::optional<MemoryEstimate> e = estimate_memory(context.job, context.derived);
+  // A vision tower's images per micro-batch are bounded, not known: that
+  // estimate is an upper bound too.
+  if (e && e->activation_assumptions > 0) return std::nullopt;
+  return e;
 }
 
 }  // namespace
@@ -153,7 +157,8 @@ const std::optional<MemoryEstimate>& job_estimate(const RuleContext& context) {
 
 std::optional<MemoryEstimate> partial_job_estimate(const RuleContext& context) {
   const Job& job = context.job;
-  if (!job.trains || job.dialect != Dialect::Bridge || job.config_complete) return std::nullopt;
+  if (!job.trains || job.dialect != Dialect::Bridge) return std::nullopt;
+  if (job.config_complete && job_estimate(context)) return std::nullopt;  // judged whole
   return estimate_memory(job, context.derived);
 }
 

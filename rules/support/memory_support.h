@@ -44,7 +44,8 @@ const std::optional<MemoryEstimate>& job_estimate(const RuleContext& context);
 // weights, gradients and optimizer state may be judged: the layout, the
 // precision and the optimizer the job resolves to decide them, while its
 // activations depend on recompute and offloading choices that recipe code can
-// make where mblint does not read them.
+// make where mblint does not read them. A full config dump gets one only when
+// its whole estimate is an upper bound (a vision tower's images bounded).
 std::optional<MemoryEstimate> partial_job_estimate(const RuleContext& context);
 
 // The estimate of the job with `changes` applied (the changed job re-derived).
