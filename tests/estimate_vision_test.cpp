@@ -55,7 +55,7 @@ TEST_CASE("vision: the first stage holds the tower; frozen parameters keep weigh
   m.stage_layers = {4, 4};
   m.stage_mtp = {0, 0};
   MemoryEstimate without = estimate_model(m);
-  static const VisionDims dims = {"test", "test/vlm", "gemma4", 1, 64, 1, 64, 64, 16, 1, 3, 16, 2, 1024, 8, 0, 0, "test", 0, 0};
+  static const VisionDims dims = {"test", "test/vlm", "gemma4", 1, 64, 1, 64, 64, 16, 1, 3, 16, 2, 1024, 8, 0, 0, "test", 0, 0, 0};
   m.vision.dims = &dims;
   m.vision.trainable_params = 1e6;
   m.vision.frozen_params = 5e6;

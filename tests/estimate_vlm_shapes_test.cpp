@@ -102,7 +102,7 @@ TEST_CASE("vlm shapes: Pixtral's tower and Mistral 3's projector (Ministral 3's 
   // made-up vision_config, not a catalogued checkpoint's: 2 layers, hidden 64,
   // 4 heads, intermediate 128, patch 14, spatial merge 2, text hidden 96.
   static const VisionDims dims = {"test", "test/pixtral", "pixtral", 2, 64, 4, 16, 128, 14, 1, 3, 0, 2, 96, 0, 0, 0,
-                                  "test", 0, 0};
+                                  "test", 0, 0, 0};
   VisionParams p = vision_params(dims);
   // Per layer q/k/v/o 4 x 64^2 = 16,384, gate/up/down 3 x 64 x 128 = 24,576,
   // two RMSNorms 128: 41,088; Conv2d 3 x 14^2 x 64 = 37,632 (no bias); ln_pre 64.
@@ -192,4 +192,149 @@ TEST_CASE("vlm shapes: the Ministral 3 recipes", "[estimate]") {
   REQUIRE(sft["estimate"].is_object());
   CHECK(sft["estimate"]["vision"]["tower_frozen"] == false);
   CHECK(sft["estimate"]["vision"]["projector_frozen"] == false);
+}
+
+TEST_CASE("vlm shapes: GLM-4.5V's language model, Glm4v tower and merger, counted by hand", "[estimate]") {
+  // The checkpoint's tensors as a model-information report of zai-org/GLM-4.5V
+  // lists them (data/model_dims.csv and data/vision_dims.csv glm_45v cite it;
+  // Bridge's GLM45VModelProvider defaults give the same text shape), 18,106
+  // tensors, 107,710,933,120 parameters in all.
+  // Text: embeddings and the untied output layer 2 x 151552 x 4096; per layer
+  // q/k/v with biases (4096 x (12288 + 2 x 1024) + 12288 + 2 x 1024), o
+  // 12288 x 4096, two RMSNorms; layer 0 a dense gated MLP 3 x 4096 x 10944;
+  // layers 1-45: 128 experts and one shared expert of 3 x 4096 x 1408, the
+  // router 128 x 4096 and its fp32 correction bias 128; the final norm.
+  int64_t embeddings = 2LL * 151552 * 4096;
+  int64_t attention = 4096LL * (12288 + 2 * 1024) + 12288 + 2 * 1024 + 12288LL * 4096 + 2 * 4096;
+  CHECK(attention == 109'074'432);
+  int64_t dense = 3LL * 4096 * 10944;
+  int64_t moe = 129LL * 3 * 4096 * 1408 + 128 * 4096 + 128;
+  CHECK(moe == 2'232'418'432);
+  int64_t text = embeddings + 46 * attention + dense + 45 * moe + 4096;
+  CHECK(text == 106'852'251'264);
+  // Tower (estimate_vision.cpp [GLM4V]): 24 blocks of qkv 1536 x 4608, proj
+  // 1536 x 1536 (no biases), a gated MLP 1536 -> 4096 (out_hidden_size) ->
+  // 1536 and two RMSNorms (28,314,624 each); Conv3d 3 x 2 x 14 x 14 x 1536
+  // and its bias; 576 x 1536 positions; post_conv_layernorm, post_layernorm.
+  const VisionDims* d = find_vision_dims("glm_45v");
+  REQUIRE(d != nullptr);
+  VisionParams p = vision_params(*d);
+  CHECK(p.tower == 24 * 28'314'624 + 1'806'336 + 1536 + 884'736 + 2 * 1536);
+  CHECK(p.tower == 682'246'656);
+  // Projector: downsample Conv2d 1536 x 2 x 2 -> 4096 with bias
+  // (25,169,920); merger proj 4096 x 4096, LayerNorm 2 x 4096, gate/up/down
+  // 3 x 4096 x 10944 (151,265,280).
+  CHECK(p.projector == 25'169'920 + 151'265'280);
+  // An HF module: nothing is split over tensor parallelism.
+  CHECK(p.tower_split == 0);
+  CHECK(p.projector_split == 0);
+  CHECK(text + p.tower + p.projector == 107'710'933'120);
+
+  // PEFT (recipes/glm_vl/h100/glm_45v.py): LoRA freezes the whole base model
+  // (peft/base.py freeze_model) and its targets name no module of the HF
+  // tower: weights only, on the first stage; the bound every token of the
+  // 8192-token sample an image token of 2 x 2 patches.
+  auto peft = estimate_json({"--recipe", "glm_45v_peft_32gpu_h100_bf16_config"});
+  REQUIRE(peft["estimate"].is_object());
+  const auto& v = peft["estimate"]["vision"];
+  CHECK(v["model"] == "zai-org/GLM-4.5V");
+  CHECK(v["tower_frozen"] == true);
+  CHECK(v["projector_frozen"] == true);
+  CHECK(v["patches_per_microbatch"] == 8192 * 4);
+  // SFT trains the HF tower, whose saved activations are not modelled; and
+  // freeze_vision_model alone leaves the position table, post norms and
+  // downsample trainable (GLM45VModel.freeze), so autograd still records
+  // through the tower: both declined, saying so.
+  auto sft = estimate_json({"--recipe", "glm_45v_sft_128gpu_h100_bf16_config"});
+  CHECK_FALSE(sft["estimate"].is_object());
+  CHECK_THAT(sft["estimate_unavailable"][0].get<std::string>(),
+             Catch::Contains("trainable vision tower of zai-org/GLM-4.5V"));
+  auto frozen = estimate_json(
+      {"--recipe", "glm_45v_sft_128gpu_h100_bf16_config", "--set", "model.freeze_vision_model=true"});
+  CHECK_THAT(frozen["estimate_unavailable"][0].get<std::string>(),
+             Catch::Contains("freezes only patch_embed and blocks"));
+}
+
+TEST_CASE("vlm shapes: EXAONE 4.5 33B's grouped-query tower and merger, counted by hand", "[estimate]") {
+  // vision_config (rengzhengcodes/SmolBench a4d1710a298a arch_configs_raw.json
+  // and NVIDIA/TensorRT-LLM 16bd5167cd64 test_modeling_exaone4_5.py agree):
+  // depth 28, hidden 2048, 32 heads of 64, 8 KV heads, intermediate 5120,
+  // patch 14, temporal patch 2, spatial merge 2, out_hidden_size 5120. Per
+  // Megatron-Core layer (estimate_vision.cpp [EX45]) split over TP: qkv
+  // 2048 x (32 + 2 x 8) x 64 + its bias 3072, proj 2048 x 2048, the gated
+  // fc1 2048 x 2 x 5120 + its bias 10,240, fc2 5120 x 2048 = 41,956,352;
+  // whole: two RMSNorm weights and the proj and fc2 biases, 4 x 2048.
+  const VisionDims* d = find_vision_dims("exaone45_vl_33b");
+  REQUIRE(d != nullptr);
+  VisionParams p = vision_params(*d);
+  CHECK(p.tower_split == 28 * 41'956'352LL);
+  // + the Conv3d without bias, 3 x 2 x 14 x 14 x 2048 = 2,408,448, whole;
+  // no position table, no final norm: 1,177,415,680, the technical report's
+  // "1.2B-parameter vision encoder".
+  CHECK(p.tower == 28 * (41'956'352LL + 8192) + 2'408'448);
+  CHECK(p.tower == 1'177'415'680);
+  // Merger: RMSNorm 2048 (whole), fc1 8192 x 8192 + bias (split), fc2 8192 x
+  // 5120 (split) + its bias 5120 (whole).
+  CHECK(p.projector_split == 8192LL * 8192 + 8192 + 8192LL * 5120);
+  CHECK(p.projector == p.projector_split + 2048 + 5120);
+  CHECK(p.projector == 109'067'264);
+  // text_config (the same two copies): 64 layers of 5120, 40 heads, 8 KV
+  // heads of 128, intermediate 27392, vocab 153600, untied: per layer q/o 2 x
+  // 5120^2, k/v 2 x 5120 x 1024, Q/K norms 2 x 128, the post-attention and
+  // post-MLP norms 2 x 5120 (EXAONE 4's post-norm layer), the MLP 3 x 5120 x
+  // 27392; embeddings and output 2 x 153600 x 5120; the final norm.
+  int64_t layer = 2LL * 5120 * 5120 + 2LL * 5120 * 1024 + 256 + 2 * 5120 + 3LL * 5120 * 27392;
+  CHECK(layer == 483'666'176);
+  int64_t text = 64 * layer + 2LL * 153600 * 5120 + 5120;
+  // 32.5 B (EXAONE 4.0 32B's stack with the 153,600-token vocabulary) +
+  // 1.29 B vision + the one MTP layer: the "33B" of the name. No exact
+  // published total was found; the two copies agree on every number.
+  CHECK(text == 32'527'504'384);
+
+  // One vision layer's saved activations per token at the recipes' TP 4 (no
+  // SP, no dropout, flash attention): the qkv norm's input and output (2 x
+  // 2h, whole), q, k, v (2 x (2048 + 2 x 8 x 64) / 4 = 1536), the attention
+  // output (2h / TP) and its fp32 logsumexp (4 x 32 / TP), the fc1 norm's
+  // input and output (2 x 2h), fc1's output (2 x 2 x 5120 / TP), the unfused
+  // glu's activation output and linear half (bias_activation_fusion False:
+  // 2 x 2 x 5120 / TP) and fc2's input (2 x 5120 / TP): 8192 + 1536 + 1024 +
+  // 32 + 8192 + 5120 + 5120 + 2560 = 31,776 B.
+  MemoryModel v;
+  v.hidden = 2048;
+  v.heads = 32;
+  v.query_groups = 8;
+  v.kv_channels = 64;
+  v.ffn = 5120;
+  v.swiglu = v.unfused_glu = v.rmsnorm = true;
+  v.add_bias = true;
+  v.seq = 1;
+  v.tp = 4;
+  v.hidden_dropout = v.attention_dropout = 0;
+  CHECK(layer_activation_bytes(v, false) == Approx(31'776));
+  // The SFT recipe (TP 4, PP 4, micro-batch 1, 4096 tokens) trains tower and
+  // merger: every token an image token of 2 x 2 patches, 16,384 patches, each
+  // keeping 28 x 31,776 (layers) + 2 x 3 x 2 x 14 x 14 = 2,352 (the Conv3d's
+  // pixels) + 2 x 2048 x (2 + 2 / 4) = 10,240 (the merger's norm, fc1, GELU
+  // and fc2 inputs) = 902,320 B, for each of the 4 micro-batches in flight on
+  // stage 0: 55.1 GiB more than with both frozen.
+  auto sft = estimate_json({"--recipe", "exaone45_vl_33b_sft_16gpu_h100_bf16_config"});
+  auto frozen = estimate_json({"--recipe", "exaone45_vl_33b_sft_16gpu_h100_bf16_config", "--set",
+                               "model.freeze_vision_model=true", "--set", "model.freeze_vision_projection=true"});
+  REQUIRE(sft["estimate"].is_object());
+  REQUIRE(frozen["estimate"].is_object());
+  CHECK(sft["estimate"]["vision"]["patches_per_microbatch"] == 4096 * 4);
+  CHECK(sft["estimate"]["vision"]["tower_frozen"] == false);
+  double diff = sft["estimate"]["activations"].get<double>() - frozen["estimate"]["activations"].get<double>();
+  CHECK(diff == Approx(4.0 * 16384 * 902'320 / kGiB).margin(0.011));
+  // PEFT (TP 4): LoRA's targets also wrap the tower's and the merger's
+  // Megatron-Core linears (rank 32, the TP side divided): per layer qkv
+  // 32 x (2048 + 3072), proj 32 x (2048 + 2048), fc1 32 x (2048 + 10240),
+  // fc2 32 x (5120 + 2048), over 4 = 229,376; the merger's fc1 32 x 16384 / 4
+  // and fc2 32 x 13312 / 4: 28 x 229,376 + 131,072 + 106,496 = 6,660,096.
+  auto peft = estimate_json({"--recipe", "exaone45_vl_33b_peft_4gpu_h100_bf16_config"});
+  REQUIRE(peft["estimate"].is_object());
+  CHECK(peft["estimate"]["vision"]["tower_frozen"] == true);
+  std::string assumed;
+  for (const auto& line : peft["estimate"]["assumptions"]) assumed += line.get<std::string>();
+  CHECK_THAT(assumed, Catch::Contains("LoRA adapters on its layers and mergers too: 6.7 M per GPU"));
 }

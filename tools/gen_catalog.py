@@ -992,7 +992,7 @@ def generate(shared: Path, facts_csv: Path = FACTS_CSV) -> tuple[str, str]:
 VISION_INT_FIELDS = ("layers", "hidden", "heads", "head_dim", "ffn", "patch_size", "temporal_patch", "in_channels",
                      "position_rows", "merge", "text_hidden", "tokens_per_image", "extra_params", "deepstack")
 # Appended after `source` (rows written before them leave them out: 0).
-VISION_APPENDED_INT_FIELDS = ("class_tokens", "projector_ffn")
+VISION_APPENDED_INT_FIELDS = ("class_tokens", "projector_ffn", "kv_heads")
 
 
 def render_vision(path: Path, models: dict[str, dict]) -> str:
@@ -1001,7 +1001,8 @@ def render_vision(path: Path, models: dict[str, dict]) -> str:
     for row in read_csv(path):
         if row["key"] not in models or not row["source"].strip():
             raise DataError(f"{path.name}: {row['key']}: needs a data/model_dims.csv row and a source")
-        if row["arch"] not in ("gemma4", "qwen3_vl", "qwen25_vl", "gemma3_siglip", "pixtral", "radio", "qwen2_audio"):  # the layouts lint/facts/estimate_vision.cpp counts
+        if row["arch"] not in ("gemma4", "qwen3_vl", "qwen25_vl", "gemma3_siglip", "pixtral", "radio", "qwen2_audio", "glm4v",
+                               "exaone45"):  # the layouts lint/facts/estimate_vision.cpp counts
             raise DataError(f"{path.name}: {row['key']}: unknown arch {row['arch']}")
         ints = ", ".join(str(int(row[name])) for name in VISION_INT_FIELDS)
         strs = ", ".join(c_str(row[name]) for name in ("key", "hf_id", "arch"))

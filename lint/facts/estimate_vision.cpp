@@ -132,6 +132,42 @@
 //        :72-85) takes at most one clip (`audio`) per example, so a
 //        micro-batch holds at most micro_batch clips.
 //
+// [GLM4V] Megatron-Bridge 067f987df03b, src/megatron/bridge/models/glm_vl/
+//        modeling_glm_45v.py (GLM45VModel): the vision tower is HF
+//        transformers' Glm4vVisionModel (_from_config(vision_config)), built
+//        only where pre_process (the first pipeline stage), whole on every
+//        tensor-parallel rank (hook_hf_module_setattr_for_tp_grad_sync); its
+//        downsample and merger are the projector. freeze() turns off
+//        requires_grad of patch_embed and blocks (freeze_vision_model) and of
+//        the merger (freeze_vision_projection) only: the position table,
+//        post_conv_layernorm, post_layernorm and downsample stay trainable
+//        unless PEFT freezes the whole model (peft/base.py freeze_model).
+//        The modules, as the checkpoint's tensors name them (data/
+//        vision_dims.csv glm_45v): per block qkv and proj without bias, a
+//        gated SiLU MLP out_hidden_size (the text width) wide without bias,
+//        two RMSNorms; a Conv3d patch embedding with bias; a learned
+//        position table; post_conv_layernorm and post_layernorm (RMSNorm); a
+//        merge x merge Conv2d downsample to out_hidden_size with bias; the
+//        merger: proj (square, no bias), a LayerNorm with bias, and a gated
+//        MLP intermediate_size wide without bias.
+//
+// [EX45] Megatron-Bridge 067f987df03b, src/megatron/bridge/models/exaone/
+//        exaone45/modelling_exaone45/: model.py (Exaone45Model builds the
+//        vision model only with pre_process, the first pipeline stage, its
+//        config with PP 1 and CP 1; freeze(): freeze_vision_model freezes the
+//        whole vision model and turns the merger back on unless
+//        freeze_vision_projection), transformer_config.py
+//        get_vision_model_config (Megatron-Core ViT layers of
+//        vit_layer_specs.py, the Qwen3-VL layer's TE modules: RMSNorm fused
+//        into qkv and fc1, grouped-query attention with num_key_value_heads
+//        groups of hidden / heads, qkv and linear biases, a gated SiLU MLP,
+//        no dropout, no sequence parallelism, the language model's TP and
+//        recompute settings), vision_model.py (no position table: 2D rotary;
+//        no final norm) and utils.py (Exaone45VisionPatchEmbed: Conv3d
+//        without bias; Exaone45VisionPatchMerger: an RMSNorm over the hidden,
+//        fc1 merge^2 x hidden square and fc2 to the text width, biased, TE
+//        column- and row-parallel, a GELU between).
+//
 // [LORA] Megatron-Bridge 067f987df03b, src/megatron/bridge/peft/lora.py and
 //        module_matcher.py: LoRA wraps every module whose name equals a
 //        target (linear_qkv, linear_proj, linear_fc1, linear_fc2 by default),
@@ -174,7 +210,7 @@ bool arch_is(const VisionDims& d, std::string_view arch) { return std::string_vi
 // estimate does not model: trainable, it is declined. (Qwen2.5-VL's, Gemma
 // 3's SigLIP, Pixtral and Qwen2-Audio's encoder are modelled:
 // trained_hf_tower_bytes below.)
-bool hf_tower(const VisionDims& d) { return arch_is(d, "gemma4"); }
+bool hf_tower(const VisionDims& d) { return arch_is(d, "gemma4") || arch_is(d, "glm4v"); }
 
 int64_t patch_embedding(const VisionDims& d) {
   return static_cast<int64_t>(d.in_channels) * d.temporal_patch * d.patch_size * d.patch_size * d.hidden;
@@ -229,6 +265,25 @@ int64_t pixtral_projector(const VisionDims& d) {
   return h + merged * h + h * text + text * text + d.extra_params;
 }
 
+// [GLM4V] Glm4vVisionModel without its downsample and merger: the blocks
+// (their MLP text_hidden wide), the patch embedding and its bias, the
+// position table, post_conv_layernorm and post_layernorm.
+int64_t glm4v_tower(const VisionDims& d) {
+  int64_t h = d.hidden, mlp_width = d.text_hidden;
+  int64_t block = 3 * h * h + h * h + 3 * h * mlp_width + 2 * h;
+  int64_t positions = static_cast<int64_t>(d.position_rows) * h;
+  return d.layers * block + patch_embedding(d) + h + positions + 2 * h;
+}
+
+// [GLM4V] the downsample (merge x merge Conv2d to the text width, biased)
+// and the merger (square proj, biased LayerNorm, gated MLP ffn wide).
+int64_t glm4v_projector(const VisionDims& d) {
+  int64_t h = d.hidden, text = d.text_hidden;
+  int64_t downsample = text * h * d.merge * d.merge + text;
+  int64_t merger = text * text + 2 * text + 3 * text * static_cast<int64_t>(d.ffn);
+  return downsample + merger;
+}
+
 // [Q3VL] one Qwen3-VL vision layer: the weights TP splits (qkv with its
 // bias, proj, fc1 with its bias, fc2) and those it replicates (two
 // LayerNorms, the row-parallel biases).
@@ -247,6 +302,23 @@ Split qwen3_merger(const VisionDims& d, bool postshuffle) {
   int64_t merged = static_cast<int64_t>(d.hidden) * d.merge * d.merge;
   int64_t norm = 2 * (postshuffle ? merged : d.hidden);
   return {merged * merged + merged + merged * d.text_hidden, norm + d.text_hidden};
+}
+
+// [EX45] one EXAONE 4.5 vision layer: qkv (grouped-query, with bias),
+// proj, the gated fc1 (with bias) and fc2 split over TP; the two RMSNorm
+// weights and the row-parallel biases whole.
+Split exaone45_layer(const VisionDims& d) {
+  int64_t h = d.hidden, f = d.ffn, inner = static_cast<int64_t>(d.heads) * d.head_dim;
+  int64_t qkv = static_cast<int64_t>(d.heads + 2 * d.kv_heads) * d.head_dim;
+  return {h * qkv + qkv + inner * h + h * 2 * f + 2 * f + f * h, 2 * h + h + h};
+}
+
+// [EX45] the patch merger: RMSNorm over the hidden (whole), fc1 merged ->
+// merged with bias (split), fc2 merged -> text hidden (split) and its bias
+// (whole).
+Split exaone45_merger(const VisionDims& d) {
+  int64_t merged = static_cast<int64_t>(d.hidden) * d.merge * d.merge;
+  return {merged * merged + merged + merged * d.text_hidden, static_cast<int64_t>(d.hidden) + d.text_hidden};
 }
 
 // [RADIO] the embeddings: the embedder (column-parallel, split) and the
@@ -317,6 +389,9 @@ VisionParams vision_params(const VisionDims& d) {
   } else if (arch_is(d, "pixtral")) {
     p.tower = pixtral_tower(d);
     p.projector = pixtral_projector(d);
+  } else if (arch_is(d, "glm4v")) {
+    p.tower = glm4v_tower(d);
+    p.projector = glm4v_projector(d);
   } else if (arch_is(d, "qwen25_vl")) {
     p.tower = qwen25_tower(d);
     p.projector = qwen25_merger(d);
@@ -331,6 +406,12 @@ VisionParams vision_params(const VisionDims& d) {
   } else if (arch_is(d, "qwen2_audio")) {
     p.tower = qwen2_audio_encoder(d);
     p.projector = static_cast<int64_t>(d.hidden) * d.text_hidden + d.text_hidden;  // [Q2A] one biased linear
+  } else if (arch_is(d, "exaone45")) {
+    Split layer = exaone45_layer(d), merger = exaone45_merger(d);
+    p.tower_split = d.layers * layer.split;
+    p.tower = p.tower_split + d.layers * layer.whole + patch_embedding(d) + d.extra_params;  // [EX45] Conv3d whole
+    p.projector_split = merger.split;
+    p.projector = merger.split + merger.whole;
   } else if (arch_is(d, "radio")) {
     // [RADIO] the Qwen3-VL layer's layout (the same TE ViT layers).
     Split layer = qwen3_layer(d), embeddings = radio_embeddings(d), projector = radio_projector(d);
@@ -356,10 +437,13 @@ double megatron_tower_bytes(const VisionDims& d, const MemoryModel& m, int64_t p
   MemoryModel v;
   v.hidden = d.hidden;
   v.heads = d.heads;
-  v.query_groups = d.heads;
+  v.query_groups = d.kv_heads > 0 ? d.kv_heads : d.heads;
   v.kv_channels = d.head_dim;
   v.ffn = d.ffn;
-  v.swiglu = false;
+  // [EX45] the gated SiLU MLP, which get_vision_model_config runs without
+  // bias_activation_fusion: Megatron-Core's unfused glu path.
+  v.swiglu = v.unfused_glu = arch_is(d, "exaone45");
+  v.rmsnorm = arch_is(d, "exaone45");
   v.add_bias = true;
   v.seq = tokens;
   v.tp = m.tp;
@@ -402,6 +486,13 @@ double megatron_tower_lora_params(const VisionDims& d, const MemoryModel& m) {
   double h = d.hidden, f = d.ffn, merged = h * d.merge * d.merge;
   auto adapter = [&](double in, double out) { return lora_adapter_params(r, in, out, tp); };
   double layer = adapter(h, 3 * h) + adapter(h, h) + adapter(h, f) + adapter(f, h);     // qkv, proj, fc1, fc2
+  if (arch_is(d, "exaone45")) {
+    // [EX45] grouped-query qkv, the gated fc1 (2 x ffn wide), one merger.
+    double qkv = static_cast<double>(d.heads + 2 * d.kv_heads) * d.head_dim;
+    double inner = static_cast<double>(d.heads) * d.head_dim;
+    double gqa_layer = adapter(h, qkv) + adapter(inner, h) + adapter(h, 2 * f) + adapter(f, h);
+    return d.layers * gqa_layer + adapter(merged, merged) + adapter(merged, d.text_hidden);
+  }
   if (arch_is(d, "radio")) {
     double ffn = d.projector_ffn;  // [RADIO] the projector's fc1 and fc2
     return d.layers * layer + adapter(merged, ffn) + adapter(ffn, d.text_hidden);
@@ -649,7 +740,7 @@ std::optional<VisionLoad> read_vision_load(const Job& job, const MemoryModel& m,
   // [LORA] LoRA's targets also name the Megatron-Core tower's and mergers'
   // linears: their base weights stay frozen, their adapters train, and
   // autograd records through them.
-  bool megatron_tower = arch_is(*d, "qwen3_vl") || arch_is(*d, "radio");
+  bool megatron_tower = arch_is(*d, "qwen3_vl") || arch_is(*d, "radio") || arch_is(*d, "exaone45");
   bool adapters_on_tower = lora && megatron_tower;
   if (adapters_on_tower) v.adapter_params = megatron_tower_lora_params(*d, m);
   if (arch_is(*d, "radio") && config_bool(job, "model.has_sound").value.value_or(true)) {
@@ -699,6 +790,19 @@ std::optional<VisionLoad> read_vision_load(const Job& job, const MemoryModel& m,
   v.trainable_params += v.sound.trainable_params;
   v.adapter_params += v.sound.adapter_params;
   v.activation_bytes += v.sound.activation_bytes;
+  if (v.tower_frozen && !lora && arch_is(*d, "glm4v")) {
+    // [GLM4V] freeze() leaves the position table, the post norms and the
+    // downsample trainable: the blocks' input needs a gradient, so autograd
+    // records through the frozen blocks too.
+    if (why_not) {
+      *why_not = fmt::format(
+          "freeze_vision_model on {} freezes only patch_embed and blocks (GLM45VModel.freeze): its position table, "
+          "post_conv_layernorm, post_layernorm and downsample stay trainable, so the Hugging Face tower keeps "
+          "activations per image patch for their gradients, which are not modelled",
+          d->hf_id);
+    }
+    return std::nullopt;
+  }
   if (!v.tower_frozen && hf_tower(*d)) {
     if (why_not) {
       *why_not = fmt::format(
@@ -744,7 +848,7 @@ std::optional<VisionLoad> read_vision_load(const Job& job, const MemoryModel& m,
     double image_tokens = static_cast<double>(v.images * d->tokens_per_image);
     v.activation_bytes += image_tokens * (6.0 * d->hidden + 4.0);
   }
-  if ((!v.projector_frozen || adapters_on_tower) && arch_is(*d, "qwen3_vl")) {
+  if ((!v.projector_frozen || adapters_on_tower) && (arch_is(*d, "qwen3_vl") || arch_is(*d, "exaone45"))) {
     v.activation_bytes += qwen3_merger_bytes(*d, m, v.patches);
   }
   if ((!v.projector_frozen || adapters_on_tower) && arch_is(*d, "radio")) {

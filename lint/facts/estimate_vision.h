@@ -43,6 +43,7 @@ struct VisionDims {
   // Appended after `source` in the CSV (0 for the rows before them):
   int class_tokens;        // learned class tokens the tower prepends to each image (RADIO class_token_len)
   int projector_ffn;       // hidden width of an MLP projector (projector_hidden_size; 0: none)
+  int kv_heads;            // the tower's key/value heads (num_key_value_heads; 0: heads, no grouped-query attention)
 };
 
 // The catalog's vision tower of a recipe model key; nullptr when it has none.
