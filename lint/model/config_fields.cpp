@@ -3,7 +3,11 @@
 #include <algorithm>
 #include <iterator>
 #include <span>
+#include <string>
 #include <utility>
+
+#include "lint/model/catalog.h"
+#include "lint/model/job.h"
 
 namespace mblint {
 
@@ -21,6 +25,14 @@ const VariantField* find_variant_field(std::string_view section, std::string_vie
                              });
   if (it == std::end(kVariantFields) || it->section != section || it->name != name) return nullptr;
   return &*it;
+}
+
+bool variant_field_applies(const Job& job, const VariantField& field) {
+  std::string_view family = field.family;
+  if (family.empty()) return true;
+  if (family == "dsv4") return job.recipe && job.recipe->dims && job.recipe->dims->dsv4 && *job.recipe->dims->dsv4;
+  const ConfigValue* target = find_path(job.config, std::string(field.section) + "._target_");
+  return target && target->kind == ValueKind::String && target->text.find(family) != std::string::npos;
 }
 
 std::string_view variant_annotations(std::string_view section, std::string_view name) {

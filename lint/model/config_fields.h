@@ -12,12 +12,20 @@ namespace mblint {
 struct VariantField {
   const char* section;
   const char* name;
-  const char* family;  // "" any variant; else the section's _target_ must name it
+  const char* family;  // "" any variant; "dsv4" a DeepSeek V4 job; else the section's _target_ must name it
   const char* type;    // the variants' annotations, " | "-joined
 };
 
 // The variant field `section`.`name`; nullptr when no variant declares it.
 const VariantField* find_variant_field(std::string_view section, std::string_view name);
+
+struct Job;
+
+// Whether `field` can belong to the job's `section` class: any variant's
+// field can; a family's only when the section's _target_ names the family
+// (T5), or, for Megatron-Core dev's fields, when the job's model is DeepSeek
+// V4 (which needs that Megatron-Core).
+bool variant_field_applies(const Job& job, const VariantField& field);
 
 // The annotations every such variant gives `section`.`name`, joined with
 // " | " (one union); "" when no such variant declares the field.

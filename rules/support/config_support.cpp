@@ -341,16 +341,7 @@ bool is_builder_outer_field(std::string_view name) {
 bool is_known_field(const Job& job, std::string_view section, std::string_view name) {
   if (find_schema_field(section, name)) return true;
   const VariantField* it = find_variant_field(section, name);
-  if (!it) return false;
-  std::string_view family = it->family;
-  if (family.empty()) return true;
-  // A Megatron-Core dev field (config_fields_data.inc): a DeepSeek V4 job
-  // runs on that Megatron-Core, which no release has yet.
-  if (family == "dsv4") return job.recipe && job.recipe->dims && job.recipe->dims->dsv4 && *job.recipe->dims->dsv4;
-  // A field only one model family declares (T5's max_position_embeddings):
-  // accepted when the section's _target_ names that family.
-  const ConfigValue* target = find_path(job.config, std::string(section) + "._target_");
-  return target && target->kind == ValueKind::String && target->text.find(family) != std::string::npos;
+  return it && variant_field_applies(job, *it);
 }
 
 }  // namespace mblint

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "lint/model/config_fields.h"
 #include "lint/model/schema.h"
 
 namespace mblint {
@@ -65,7 +66,14 @@ KeyPresence key_presence(const Job& job, const std::vector<std::string>& key) {
     return job.config_complete ? KeyPresence::Absent : KeyPresence::Unknown;
   }
   const SchemaField* field = find_schema_field(key[0], key[1]);
-  if (!field) return KeyPresence::Absent;
+  if (!field) {
+    // A field only some of the section's classes declare (Wan's and FLUX's
+    // dataset.path): whether the recipe's class has it is not known here; a
+    // dump lists every field of its class (the walk above found none).
+    const VariantField* variant = find_variant_field(key[0], key[1]);
+    bool possible = variant && !job.config_complete && variant_field_applies(job, *variant);
+    return possible ? KeyPresence::Unknown : KeyPresence::Absent;
+  }
   if (key.size() == 2) return KeyPresence::Present;
   return KeyPresence::Unknown;  // inside a nested object or list field
 }
