@@ -208,9 +208,9 @@ bool arch_is(const VisionDims& d, std::string_view arch) { return std::string_vi
 
 // A tower built from Hugging Face modules whose training activations the
 // estimate does not model: trainable, it is declined. (Qwen2.5-VL's, Gemma
-// 3's SigLIP, Pixtral and Qwen2-Audio's encoder are modelled:
-// trained_hf_tower_bytes below.)
-bool hf_tower(const VisionDims& d) { return arch_is(d, "gemma4") || arch_is(d, "glm4v"); }
+// 3's SigLIP, Pixtral, GLM-4.5V's Glm4v and Qwen2-Audio's encoder are
+// modelled: trained_hf_tower_bytes below.)
+bool hf_tower(const VisionDims& d) { return arch_is(d, "gemma4"); }
 
 int64_t patch_embedding(const VisionDims& d) {
   return static_cast<int64_t>(d.in_channels) * d.temporal_patch * d.patch_size * d.patch_size * d.hidden;
@@ -705,13 +705,69 @@ double qwen2_audio_mask_bytes(const VisionDims& d, int64_t clips) {
   return static_cast<double>(clips) * d.layers * n * padded * 2.0;
 }
 
-bool trained_hf_tower_modelled(const VisionDims& d) {
-  return arch_is(d, "qwen25_vl") || arch_is(d, "gemma3_siglip") || arch_is(d, "pixtral") ||
-         arch_is(d, "qwen2_audio");
+// [GLMACT] What a trained Glm4vVisionModel keeps, read from
+// huggingface/transformers src/transformers/models/glm4v/modeling_glm4v.py
+// at 03eac6f6d2af7e8562113f0b78d3d2d59a7d843d (4.x) and at 141c7ab87a1a (a
+// 5.x copy in evalstate/transformers whose Glm4vVisionModel.forward returns
+// BaseModelOutputWithPooling, the pooler_output Bridge 067f987df03b
+// modeling_glm_45v.py:206 reads); the vision classes are the same in both,
+// their saved tensors inferred for 5.12.1 as for the other HF towers [HFACT].
+// Bridge builds the tower with Glm4vVisionModel._from_config(vision_config)
+// (modeling_glm_45v.py:128-132), no attn_implementation and no gradient
+// checkpointing (git grep glm_vl/: neither is set): SDPA, and with
+// attention_mask=None per image (Glm4vVisionAttention.forward splits q, k, v
+// at cu_seqlens) the flash kernel at head dim 128 [HFACT].
+//  * Glm4vVisionBlock: norm1 and norm2 are Glm4vRMSNorm (Qwen2's: fp32 copy,
+//    rstd, bf16 normalized value); Glm4vVisionAttention: qkv's input and its
+//    3h output (v a view of it), apply_rotary_pos_emb_vision's rotated q and
+//    k cast back to bf16, SDPA's output and logsumexp, torch.cat's copy that
+//    proj reads; Glm4VisionMlp: gate/up's input, SiLU's input, both factors
+//    of the product, down's input, out_hidden_size (the text width) wide:
+//    Qwen2.5-VL's block with that MLP width. The residual adds save nothing.
+//  * Glm4vVisionModel.forward: the Conv3d's bf16 pixels; post_conv_layernorm;
+//    Glm4vVisionEmbeddings' bicubic grid_sample keeps its fp32 grid (2 values
+//    a patch) and its input, an fp32 copy of the trained position table
+//    (position_rows x hidden, once per micro-batch); the fp32 cos and sin of
+//    the rotary, head_dim wide, shared by the blocks; post_layernorm; the
+//    downsample Conv2d's input (hidden per patch).
+//  * Glm4vVisionPatchMerger, per merged token (merge^2 patches): proj's
+//    input, post_projection_norm (nn.LayerNorm: input, mean, rstd), the
+//    exact GELU's input, gate/up's input, then the SwiGLU at
+//    intermediate_size as in the blocks.
+double glm4v_block_bytes_per_patch(const VisionDims& d) {
+  double h = d.hidden, f = d.text_hidden;
+  double attention = 2 * h + 6 * h + 4 * h + sdpa_bytes(d) + 2 * h;
+  double mlp = 2 * h + 2 * f + 4 * f + 2 * f;
+  return 2 * qwen_rms_norm_bytes(h) + attention + mlp;
 }
 
-// [HFACT] bytes a trained Qwen2.5-VL, SigLIP or Pixtral tower (and the
-// projector behind it) keeps per micro-batch of `v.patches` patches; [Q2A]
+// [GLMACT] the merger's bytes per merged token.
+double glm4v_merger_bytes_per_token(const VisionDims& d) {
+  double t = d.text_hidden, f = d.ffn;
+  return 2 * t + layer_norm_bytes(t) + 2 * t + 2 * t + 2 * f + 4 * f + 2 * f;
+}
+
+// [GLMACT] the trained tower, downsample and merger, per patch.
+double glm4v_trained_tower_per_patch(const VisionDims& d) {
+  double h = d.hidden, merge2 = static_cast<double>(d.merge) * d.merge;
+  double stem = pixel_bytes_per_patch(d) + qwen_rms_norm_bytes(h) + 2 * 4.0 + 2.0 * 4 * d.head_dim;
+  double head = qwen_rms_norm_bytes(h) + 2 * h + glm4v_merger_bytes_per_token(d) / merge2;
+  return d.layers * glm4v_block_bytes_per_patch(d) + stem + head;
+}
+
+// [GLMACT] grid_sample's fp32 copy of the position table, per micro-batch.
+double glm4v_position_table_bytes(const VisionDims& d) {
+  return 4.0 * static_cast<double>(d.position_rows) * d.hidden;
+}
+
+bool trained_hf_tower_modelled(const VisionDims& d) {
+  return arch_is(d, "qwen25_vl") || arch_is(d, "gemma3_siglip") || arch_is(d, "pixtral") ||
+         arch_is(d, "qwen2_audio") || arch_is(d, "glm4v");
+}
+
+// [HFACT] bytes a trained Qwen2.5-VL, SigLIP, Pixtral or [GLMACT] Glm4v
+// tower (and the projector behind it) keeps per micro-batch of `v.patches`
+// patches; [Q2A]
 // Qwen2-Audio's encoder per `v.patches` frames of `v.images` clips.
 double trained_hf_tower_bytes(const VisionDims& d, const VisionLoad& v) {
   double patches = static_cast<double>(v.patches);
@@ -719,6 +775,7 @@ double trained_hf_tower_bytes(const VisionDims& d, const VisionLoad& v) {
     return patches * qwen2_audio_trained_frame_bytes(d, v.projector_frozen) + qwen2_audio_mask_bytes(d, v.images);
   }
   if (arch_is(d, "qwen25_vl")) return patches * qwen25_trained_tower_per_patch(d, v.projector_frozen);
+  if (arch_is(d, "glm4v")) return patches * glm4v_trained_tower_per_patch(d) + glm4v_position_table_bytes(d);
   if (arch_is(d, "pixtral")) {
     double per_patch = pixtral_trained_tower_per_patch(d) + pixtral_projector_per_patch(d, false, v.projector_frozen);
     return patches * per_patch + pixtral_mask_bytes(d, v.patches);
@@ -799,6 +856,17 @@ std::optional<VisionLoad> read_vision_load(const Job& job, const MemoryModel& m,
           "freeze_vision_model on {} freezes only patch_embed and blocks (GLM45VModel.freeze): its position table, "
           "post_conv_layernorm, post_layernorm and downsample stay trainable, so the Hugging Face tower keeps "
           "activations per image patch for their gradients, which are not modelled",
+          d->hf_id);
+    }
+    return std::nullopt;
+  }
+  if (!v.tower_frozen && v.projector_frozen && !lora && arch_is(*d, "glm4v")) {
+    // [GLM4V] freeze_vision_projection freezes the merger only: the
+    // downsample (counted with the projector) keeps training.
+    if (why_not) {
+      *why_not = fmt::format(
+          "freeze_vision_projection on {} freezes only the merger (GLM45VModel.freeze): the downsample keeps "
+          "training, and a frozen merger behind the trained tower is not modelled",
           d->hf_id);
     }
     return std::nullopt;
@@ -893,12 +961,27 @@ std::optional<VisionLoad> read_vision_load(const Job& job, const MemoryModel& m,
 
 namespace {
 
+// [GLMACT] what the Glm4v count holds, op by op.
+std::string glm4v_saved_tensors(const VisionDims& d) {
+  if (!arch_is(d, "glm4v")) return "";
+  return fmt::format(
+      ": two RMSNorms (fp32 input copy, rstd, bf16 normalized value), qkv's input and output, the rotated q and k, "
+      "SDPA's flash output and logsumexp (no mask: one call per image), proj's input, the SiLU-gated MLP {} wide "
+      "(its input, the gate, both factors, down's input); beside the blocks {:.0f} bytes per patch (the Conv3d's "
+      "pixels, post_conv_layernorm, the position grid, the shared fp32 cos and sin, post_layernorm, the downsample's "
+      "input, and the merger's {:.0f} bytes per merged token: proj's input, the LayerNorm, the GELU, the gated MLP "
+      "{} wide) and grid_sample's fp32 copy of the position table",
+      d.text_hidden, glm4v_trained_tower_per_patch(d) - d.layers * glm4v_block_bytes_per_patch(d),
+      glm4v_merger_bytes_per_token(d), d.ffn);
+}
+
 // [HFACT] what the count of a trained HF tower takes for granted.
 std::string trained_hf_tower_assumption(const VisionLoad& v) {
   if (v.tower_frozen || !trained_hf_tower_modelled(*v.dims)) return "";
   const VisionDims& d = *v.dims;
   double per_layer = arch_is(d, "qwen25_vl")  ? qwen25_block_bytes_per_patch(d)
                      : arch_is(d, "pixtral") ? pixtral_layer_bytes_per_patch(d)
+                     : arch_is(d, "glm4v")   ? glm4v_block_bytes_per_patch(d)
                                              : siglip_layer_bytes_per_patch(d);
   constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
   std::string mask = arch_is(d, "pixtral")
@@ -908,8 +991,8 @@ std::string trained_hf_tower_assumption(const VisionLoad& v) {
                                        v.patches, pixtral_mask_bytes(d, v.patches) / kGiB)
                          : "";
   return fmt::format("; the trained Hugging Face tower keeps {:.0f} bytes per patch and layer (transformers' default "
-                     "SDPA attention, no gradient checkpointing){}, the vision part {:.2f} GiB per micro-batch",
-                     per_layer, mask, v.activation_bytes / kGiB);
+                     "SDPA attention, no gradient checkpointing){}{}, the vision part {:.2f} GiB per micro-batch",
+                     per_layer, glm4v_saved_tensors(d), mask, v.activation_bytes / kGiB);
 }
 
 // [Q2A] the audio encoder's line: its frozen position table, the clip bound,
