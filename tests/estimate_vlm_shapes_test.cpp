@@ -6,6 +6,7 @@
 // Bridge 067f987df03b) turn on.
 #include <catch2/catch.hpp>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "lint/facts/estimate.h"
@@ -241,18 +242,84 @@ TEST_CASE("vlm shapes: GLM-4.5V's language model, Glm4v tower and merger, counte
   CHECK(v["tower_frozen"] == true);
   CHECK(v["projector_frozen"] == true);
   CHECK(v["patches_per_microbatch"] == 8192 * 4);
-  // SFT trains the HF tower, whose saved activations are not modelled; and
   // freeze_vision_model alone leaves the position table, post norms and
   // downsample trainable (GLM45VModel.freeze), so autograd still records
-  // through the tower: both declined, saying so.
-  auto sft = estimate_json({"--recipe", "glm_45v_sft_128gpu_h100_bf16_config"});
-  CHECK_FALSE(sft["estimate"].is_object());
-  CHECK_THAT(sft["estimate_unavailable"][0].get<std::string>(),
-             Catch::Contains("trainable vision tower of zai-org/GLM-4.5V"));
+  // through the frozen blocks: declined, saying so.
   auto frozen = estimate_json(
       {"--recipe", "glm_45v_sft_128gpu_h100_bf16_config", "--set", "model.freeze_vision_model=true"});
   CHECK_THAT(frozen["estimate_unavailable"][0].get<std::string>(),
              Catch::Contains("freezes only patch_embed and blocks"));
+}
+
+TEST_CASE("vlm shapes: GLM-4.5V SFT's trained Glm4v tower, its saved activations counted by hand", "[estimate]") {
+  // What autograd keeps per patch in transformers' Glm4vVisionModel
+  // (src/transformers/models/glm4v/modeling_glm4v.py, huggingface/transformers
+  // 03eac6f6d2af and the 5.x copy evalstate/transformers 141c7ab87a1a:
+  // Glm4vRMSNorm, Glm4vVisionAttention.forward, Glm4VisionMlp,
+  // Glm4vVisionBlock.forward, Glm4vVisionModel.forward,
+  // Glm4vVisionPatchMerger.forward). Bridge 067f987df03b
+  // models/glm_vl/modeling_glm_45v.py:128-132 builds it with _from_config,
+  // no attn_implementation, no gradient checkpointing: SDPA without a mask,
+  // one call per image, the flash kernel. bf16 (Float16Module) except where
+  // a norm works in fp32. Hidden 1536, 12 heads of 128, the block MLP 4096
+  // (out_hidden_size) wide, the merger's 10,944 (intermediate_size).
+  //   norm1, norm2: fp32 input 4 x 1536 + rstd 4 + bf16 normalized
+  //     2 x 1536 = 9,220 each                                      18,440
+  //   qkv input 3,072 + qkv output 3 x 3,072 (v a view of it)
+  //     + rotated q and k 2 x 3,072 + SDPA output 3,072
+  //     + logsumexp 4 x 12 + proj's input (torch.cat's copy) 3,072  24,624
+  //   MLP: gate/up input 3,072, SiLU input, SiLU output, up output,
+  //     down input 4 x 2 x 4,096                                   35,840
+  //                                                                78,904 bytes
+  double block = 2 * (4 * 1536 + 4 + 2 * 1536) + (3072 + 3 * 3072 + 2 * 3072 + 3072 + 4 * 12 + 3072) +
+                 (3072 + 4 * 2 * 4096);
+  CHECK(block == 78'904);
+  // The merger per merged token (2 x 2 patches): proj's input 2 x 4,096,
+  // post_projection_norm (nn.LayerNorm: bf16 input 8,192 + mean and rstd 8),
+  // the GELU's input 8,192, gate/up's input 8,192, then SiLU input, both
+  // factors and down's input 4 x 2 x 10,944.
+  double merger = 8192 + (8192 + 8) + 8192 + 8192 + 4 * 2 * 10944;
+  CHECK(merger == 120'328);
+  // Beside the blocks, per patch: the Conv3d's bf16 pixels (3 x 2 x 14 x 14
+  // x 2 B = 2,352), post_conv_layernorm 9,220, grid_sample's fp32 grid (2 x
+  // 4 B), the shared fp32 cos and sin (2 x 128 x 4 B = 1,024),
+  // post_layernorm 9,220, the downsample's input 3,072, a quarter of the
+  // merger's 120,328.
+  double beside = 2352 + 9220 + 8 + 1024 + 9220 + 3072 + merger / 4;
+  CHECK(beside == 54'978);
+  double patch = 24 * block + beside;
+  CHECK(patch == 1'948'674);
+  // glm_45v_sft_128gpu_h100_bf16_config (recipes/glm_vl/h100/glm_45v.py:
+  // freeze_* False, micro-batch 1, seq 8192): every token an image token of
+  // 2 x 2 patches, 32,768 patches, plus grid_sample's fp32 copy of the 576 x
+  // 1536 position table: 63,857,688,576 B = 59.47 GiB per micro-batch.
+  double vision = patch * 32'768 + 4.0 * 576 * 1536;
+  CHECK(vision == 63'857'688'576.0);
+  auto sft = estimate_json({"--recipe", "glm_45v_sft_128gpu_h100_bf16_config"});
+  REQUIRE(sft["estimate"].is_object());
+  const auto& e = sft["estimate"];
+  CHECK(e["vision"]["tower_frozen"] == false);
+  CHECK(e["vision"]["projector_frozen"] == false);
+  CHECK(e["vision"]["patches_per_microbatch"] == 32'768);
+  std::string assumed;
+  for (const auto& a : e["assumptions"]) assumed += a.get<std::string>() + "\n";
+  CHECK_THAT(assumed, Catch::Contains("keeps 78904 bytes per patch and layer"));
+  CHECK_THAT(assumed, Catch::Contains("beside the blocks 54978 bytes per patch"));
+  CHECK_THAT(assumed, Catch::Contains("the merger's 120328 bytes per merged token"));
+  CHECK_THAT(assumed, Catch::Contains(fmt::format("the vision part {:.2f} GiB per micro-batch", vision / kGiB)));
+  // Stage 0 holds one decoder layer (the recipe's layout) and keeps the tower's
+  // activations for each of the 4 micro-batches in flight there (PP 8,
+  // global batch 64 / DP 16): 237.89 GiB of the stage's activations.
+  CHECK(e["microbatches"] == 4);
+  CHECK(e["activations"].get<double>() > 4 * vision / kGiB);
+  // The trained tower and projector get fp32 gradients, whole on the rank.
+  CHECK(e["vision"]["tower_parameters"] == 682'246'656);
+  // freeze_vision_projection freezes only the merger; the downsample keeps
+  // training: not modelled, declined.
+  auto merger_frozen = estimate_json(
+      {"--recipe", "glm_45v_sft_128gpu_h100_bf16_config", "--set", "model.freeze_vision_projection=true"});
+  CHECK_THAT(merger_frozen["estimate_unavailable"][0].get<std::string>(),
+             Catch::Contains("freezes only the merger"));
 }
 
 TEST_CASE("vlm shapes: EXAONE 4.5 33B's grouped-query tower and merger, counted by hand", "[estimate]") {
