@@ -550,13 +550,15 @@ double sdpa_bytes(const VisionDims& d) { return 2.0 * d.hidden + 4.0 * d.heads; 
 // 3h output (v is a view of it); rotary q and k in bf16 (the fp32 cos/sin
 // are shared by all blocks, counted once); SDPA; proj's input; norm2; the
 // gated SiLU MLP: gate/up input, SiLU input, both factors of the product,
-// down's input.
-double qwen25_block_bytes_per_patch(const VisionDims& d) {
-  double h = d.hidden, f = d.ffn;
+// down's input; the MLP `mlp_width` wide.
+double rms_swiglu_block_bytes_per_patch(const VisionDims& d, double mlp_width) {
+  double h = d.hidden, f = mlp_width;
   double attention = 2 * h + 6 * h + 4 * h + sdpa_bytes(d) + 2 * h;
   double mlp = 2 * h + 2 * f + 4 * f + 2 * f;
   return 2 * qwen_rms_norm_bytes(h) + attention + mlp;
 }
+
+double qwen25_block_bytes_per_patch(const VisionDims& d) { return rms_swiglu_block_bytes_per_patch(d, d.ffn); }
 
 // [HFACT] One SiglipEncoderLayer, per patch: layer_norm1; q/k/v's shared
 // input and their three outputs; SDPA; out_proj's input; layer_norm2; fc1's
@@ -734,12 +736,7 @@ double qwen2_audio_mask_bytes(const VisionDims& d, int64_t clips) {
 //    input, post_projection_norm (nn.LayerNorm: input, mean, rstd), the
 //    exact GELU's input, gate/up's input, then the SwiGLU at
 //    intermediate_size as in the blocks.
-double glm4v_block_bytes_per_patch(const VisionDims& d) {
-  double h = d.hidden, f = d.text_hidden;
-  double attention = 2 * h + 6 * h + 4 * h + sdpa_bytes(d) + 2 * h;
-  double mlp = 2 * h + 2 * f + 4 * f + 2 * f;
-  return 2 * qwen_rms_norm_bytes(h) + attention + mlp;
-}
+double glm4v_block_bytes_per_patch(const VisionDims& d) { return rms_swiglu_block_bytes_per_patch(d, d.text_hidden); }
 
 // [GLMACT] the merger's bytes per merged token.
 double glm4v_merger_bytes_per_token(const VisionDims& d) {
