@@ -1,5 +1,7 @@
 // The most loaded GPU needs more memory than it has: the job dies with CUDA
 // out of memory, usually after its queue wait.
+#include <algorithm>
+
 #include "lint/facts/estimate_vision.h"
 #include "rules/support/memory_support.h"
 
