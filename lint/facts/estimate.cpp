@@ -870,11 +870,6 @@ double layers_in_flight(const MemoryModel& m, int stage) {
 
 namespace {
 
-// What the first stage's multimodal encoders are called in the breakdown.
-const char* vision_label(const VisionLoad& v) {
-  return v.sound.dims ? "vision tower, projector and sound encoder" : vision_part_label(*v.dims);
-}
-
 // The attention block of a layer [K] (with its input norm and the dropout
 // mask after the projection).
 void attention_part(const MemoryModel& m, Terms& t) {
@@ -1011,7 +1006,7 @@ MemoryEstimate estimate_model(const MemoryModel& m) {
                                     params / 1e6, p.experts / 1e6, m.param_bytes,
                                     m.fp8_weight_cache && !m.fp8_param ? " + 2 B fp8 weight cache for linear layers" : "")}});
     if (vision) {
-      e.parts.back().details.push_back(fmt::format("{}: {:.3g} M parameters ({:.3g} M frozen)", vision_label(m.vision),
+      e.parts.back().details.push_back(fmt::format("{}: {:.3g} M parameters ({:.3g} M frozen)", vision_part_label(m.vision),
                                                    (m.vision.trainable_params + m.vision.frozen_params) / 1e6,
                                                    m.vision.frozen_params / 1e6));
     }
@@ -1042,7 +1037,7 @@ MemoryEstimate estimate_model(const MemoryModel& m) {
     }
     if (a.logits > 0) act.push_back(fmt::format("logits + cross-entropy (fp32): {}", gib(a.logits)));
     if (vision_act > 0) {
-      act.push_back(fmt::format("{}: {}", encoder && !vision ? m.encoder.label : vision_label(m.vision),
+      act.push_back(fmt::format("{}: {}", encoder && !vision ? m.encoder.label : vision_part_label(m.vision),
                                 gib(vision_act)));
     }
     e.parts.push_back({"activations", e.activations, act});

@@ -62,13 +62,15 @@ struct MemoryEstimate {
   std::vector<StageMemory> stages;
   std::vector<MemoryPart> parts;       // the breakdown, in display order
   std::vector<std::string> assumptions;  // what was assumed for unknown values
-  // How many of `assumptions`, the last ones, bound the activations alone (a
-  // vision tower's images per micro-batch): the weights, gradients and
-  // optimizer state do not depend on them, so they can still be judged.
-  size_t activation_assumptions = 0;
   std::optional<VisionLoad> vision;      // a vision-language model's tower (first stage)
   std::vector<UncountedMemory> uncounted;  // named, not counted (estimate_llava.cpp)
 };
+
+// How many of `e.assumptions` bound the activations alone: the tower's images
+// (or clips) per micro-batch, stated once when `e.vision` is set. The
+// weights, gradients and optimizer state do not depend on them, so they can
+// still be judged.
+size_t activation_only_assumptions(const MemoryEstimate& e);
 
 // The decoder layers of one pipeline stage by kind. A transformer layer is
 // an attention block plus an MLP (mlp) or MoE (moe) block: attention counts

@@ -881,10 +881,12 @@ std::optional<MemoryEstimate> estimate_memory(const Job& job, const Derived& der
   if (!model) return std::nullopt;
   MemoryEstimate e = estimate_model(*model);
   e.assumptions = std::move(assumptions);
-  // read_memory_model states the tower's bound last (vision_assumption).
-  if (model->vision.dims) e.activation_assumptions = 1;
   e.uncounted = model->uncounted;
   return e;
 }
+
+// read_memory_model states the tower's bound in one line (vision_assumption)
+// exactly when the estimate has a tower.
+size_t activation_only_assumptions(const MemoryEstimate& e) { return e.vision ? 1 : 0; }
 
 }  // namespace mblint

@@ -1034,8 +1034,9 @@ std::string video_and_sound_assumption(const VisionLoad& v) {
 
 }  // namespace
 
-const char* vision_part_label(const VisionDims& d) {
-  return arch_is(d, "qwen2_audio") ? "audio encoder and projector" : "vision tower and projector";
+const char* vision_part_label(const VisionLoad& v) {
+  if (v.sound.dims) return "vision tower, projector and sound encoder";
+  return arch_is(*v.dims, "qwen2_audio") ? "audio encoder and projector" : "vision tower and projector";
 }
 
 std::string vision_assumption(const VisionLoad& v) {

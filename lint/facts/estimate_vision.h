@@ -86,8 +86,10 @@ std::optional<VisionLoad> read_vision_load(const Job& job, const MemoryModel& m,
 // The line the estimate states as its assumption about the tower.
 std::string vision_assumption(const VisionLoad& v);
 
-// What the estimate's breakdown calls the tower and projector: "vision tower
-// and projector", or "audio encoder and projector" for Qwen2-Audio's.
-const char* vision_part_label(const VisionDims& d);
+// What the estimate calls the first stage's multimodal encoders: "vision
+// tower and projector", "audio encoder and projector" for Qwen2-Audio's, or
+// "vision tower, projector and sound encoder" with Nemotron Omni's sound
+// encoder. `v.dims` must be set.
+const char* vision_part_label(const VisionLoad& v);
 
 }  // namespace mblint

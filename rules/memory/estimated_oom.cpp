@@ -40,7 +40,7 @@ Diagnostic oom_diagnostic(const RuleContext& context, const MemoryEstimate& e, c
 // What the estimate assumed that can change the weights, gradients or
 // optimizer state (a vision tower's image bound changes the activations only).
 size_t fixed_part_assumptions(const MemoryEstimate& e) {
-  return e.assumptions.size() - std::min(e.activation_assumptions, e.assumptions.size());
+  return e.assumptions.size() - std::min(activation_only_assumptions(e), e.assumptions.size());
 }
 
 // Whether the estimate assumed the data-parallel size and nothing else that
@@ -111,8 +111,8 @@ std::optional<Diagnostic> fixed_part_diagnostic(const RuleContext& context, cons
                                         "read it): `mblint estimate` shows the whole estimate, {:.1f} GiB",
                                         e.rank, e.total),
                             {}});
-  if (e.activation_assumptions > 0) {
-    std::string tower = e.vision && e.vision->dims ? vision_part_label(*e.vision->dims) : "vision tower and projector";
+  if (activation_only_assumptions(e) > 0) {
+    std::string tower = e.vision ? vision_part_label(*e.vision) : "vision tower and projector";
     diag.notes.push_back(Note{fmt::format("the {}'s activations are not counted here either: they depend on how many "
                                           "images or clips a micro-batch holds, which mblint bounds but does not know",
                                           tower),

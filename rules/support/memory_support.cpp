@@ -143,7 +143,7 @@ std::optional<MemoryEstimate> estimate_of(const RuleContext& context) {
   std::optional<MemoryEstimate> e = estimate_memory(context.job, context.derived);
   // A vision tower's images per micro-batch are bounded, not known: that
   // estimate is an upper bound too.
-  if (e && e->activation_assumptions > 0) return std::nullopt;
+  if (e && activation_only_assumptions(*e) > 0) return std::nullopt;
   return e;
 }
 
