@@ -207,6 +207,38 @@ TEST_CASE("estimate: FP8 keeps the quantized GEMM inputs (1 byte) for the backwa
   CHECK(bf16 - layer_activation_bytes(m, false) == Approx(7 * sbh(m)).epsilon(1e-12));
 }
 
+// TE's _Linear.forward keeps only the column-wise quantized input for the
+// weight-gradient GEMM ("Discard row-wise data"): with NVFP4 that is 4-bit
+// values plus an E4M3 scale per 16, 0.5625 B per element.
+TEST_CASE("estimate: NVFP4 keeps 4-bit GEMM inputs with a scale per 16 for the backward pass", "[estimate]") {
+  MemoryModel m = paper_model(32, 4096, 32, 1, 1, 1);
+  m.unfused_attention = false;
+  m.hidden_dropout = 0;
+  double bf16 = layer_activation_bytes(m, false);
+  m.fp4 = true;
+  // The same four GEMM inputs, 7sbh elements at 2 B, now at 0.5625 B.
+  CHECK(bf16 - layer_activation_bytes(m, false) == Approx(7 * sbh(m) * (2 - 0.5625)).epsilon(1e-12));
+  // first_last_layers_bf16 keeps 4 of the 32 layers in BF16: their inputs stay 2 B (spread over the layers).
+  m.bf16_edge_layers = 4;
+  double mixed = 7 * sbh(m) * (2 - (0.5625 * 28 + 2 * 4) / 32);
+  CHECK(bf16 - layer_activation_bytes(m, false) == Approx(mixed).epsilon(1e-12));
+}
+
+TEST_CASE("estimate: NVFP4 without NVFP4 parameters caches both 4-bit layouts of each linear weight", "[estimate]") {
+  MemoryModel m = paper_model(8, 1024, 8, 1, 1, 1);
+  m.add_bias = false;
+  MemoryEstimate bf16 = estimate_model(m);
+  m.fp4 = true;
+  m.fp8_weight_cache = true;
+  MemoryEstimate cached = estimate_model(m);
+  // 12h² linear parameters per layer (QKV 3h², projection h², MLP 8h²) and,
+  // as for FP8's cache, the TP-sharded embedding (V·h): 2 x 0.5625 B each.
+  double linear = 8 * 12.0 * 1024 * 1024 + 51200.0 * 1024;
+  CHECK((cached.weights - bf16.weights) * kGiB == Approx(linear * 1.125).epsilon(1e-9));
+  m.fp4_param = true;  // NVFP4 parameters: no bf16 copy to cache from (counted at the bf16 2 B)
+  CHECK(estimate_model(m).weights == Approx(bf16.weights).epsilon(1e-12));
+}
+
 TEST_CASE("estimate: MoE activations grow with top-k and the padded capacity", "[estimate]") {
   MemoryModel m = moe_model();
   double k2 = layer_activation_bytes(m, true);

@@ -80,13 +80,32 @@ bool recomputes(const MemoryModel& m, const char* module) {
 
 bool offloads(const MemoryModel& m, const char* module) { return m.offload_modules.count(module) > 0; }
 
-// Bytes per element of a tensor saved as a GEMM input. With FP8 training
-// Transformer Engine quantizes the input of every FP8 GEMM and keeps the
-// quantized copy (1 byte, the column-wise data the weight-gradient GEMM
-// reads) for the backward pass instead of the bf16 tensor.
+// An NVFP4 tensor's bytes per element in one layout: 4-bit values and an
+// FP8 (E4M3) scale per 16 of them (TE's NVFP4BlockScaling).
+constexpr double kNvfp4Bytes = 0.5 + 1.0 / 16;
+
+// The weights are quantized parameters (fp8_param / fp4_param): no bf16 copy to cache from.
+bool quantized_params(const MemoryModel& m) { return m.fp4 ? m.fp4_param : m.fp8_param; }
+
+// TE's cache of a linear weight's quantized row-wise and column-wise copies.
+double weight_cache_bytes(const MemoryModel& m) { return m.fp4 ? 2 * kNvfp4Bytes : 2.0; }
+
+// Bytes per element of a tensor saved as a GEMM input. With FP8 or NVFP4
+// training Transformer Engine quantizes the input of every quantized GEMM and
+// keeps, for the backward pass, only the column-wise quantized copy the
+// weight-gradient GEMM reads (it discards the row-wise data: TE
+// pytorch/module/linear.py _Linear.forward, grouped_linear.py likewise):
+// 1 byte with FP8, 4 bits and a scale per 16 with NVFP4, instead of the
+// bf16 tensor. Layers first_last_layers_bf16 keeps in BF16 save bf16 inputs;
+// their share is spread over the layers (the edge layers sit on the first
+// and last stages, which this evens out: a 1-layer edge of 20 layers per
+// stage is 5% of one stage's GEMM inputs at one byte more).
 double gemm_input_bytes(const MemoryModel& m) {
   if (m.frozen_gemm_inputs) return 0;  // no weight gradient to compute (MemoryModel::frozen_gemm_inputs)
-  return m.fp8 ? 1.0 : ab(m);
+  double quantized = m.fp4 ? kNvfp4Bytes : m.fp8 ? 1.0 : ab(m);
+  if (quantized >= ab(m) || m.bf16_edge_layers <= 0 || m.layers <= 0) return quantized;
+  double edge = std::min(1.0, static_cast<double>(m.bf16_edge_layers) / static_cast<double>(m.layers));
+  return quantized * (1 - edge) + ab(m) * edge;
 }
 
 // The core attention's saved state. Fused/flash attention (TE, FlashAttention)
@@ -790,8 +809,10 @@ ParamBytes param_bytes(const MemoryModel& m, const StageParams& p) {
   }
   // FP8 training without fp8 parameters: Transformer Engine caches the
   // quantized weight and its transpose (2 x 1 B) across micro-batches
-  // (is_first_microbatch caching).
-  if (m.fp8_weight_cache && !m.fp8_param) b.weights += (p.sharded + p.experts) * 2;
+  // (is_first_microbatch caching); NVFP4 its two NVFP4 layouts. NVFP4
+  // parameters are counted at the bf16 parameter's 2 B (their packed
+  // 4-bit values and the column-wise copy come to 1.1 B: an upper bound).
+  if (m.fp8_weight_cache && !quantized_params(m)) b.weights += (p.sharded + p.experts) * weight_cache_bytes(m);
   b.gradients = shard_grads ? (dense / dense_shard + p.experts / expert_shard) * m.grad_bytes : all * m.grad_bytes;
   // Hybrid FSDP with outer_dp_sharding_strategy "optim" (megatron_fsdp
   // fully_shard.py, core_v0.17.0): parameters and gradients are sharded
@@ -1004,7 +1025,10 @@ MemoryEstimate estimate_model(const MemoryModel& m) {
     e.parts.push_back({"weights", e.weights,
                        {fmt::format("{:.3g} M parameters on this rank ({:.3g} M in routed experts), {} B each{}",
                                     params / 1e6, p.experts / 1e6, m.param_bytes,
-                                    m.fp8_weight_cache && !m.fp8_param ? " + 2 B fp8 weight cache for linear layers" : "")}});
+                                    m.fp8_weight_cache && !quantized_params(m)
+                                        ? fmt::format(" + {:.3g} B {} weight cache for linear layers",
+                                                      weight_cache_bytes(m), m.fp4 ? "NVFP4" : "fp8")
+                                        : "")}});
     if (vision) {
       e.parts.back().details.push_back(fmt::format("{}: {:.3g} M parameters ({:.3g} M frozen)", vision_part_label(m.vision),
                                                    (m.vision.trainable_params + m.vision.frozen_params) / 1e6,

@@ -191,7 +191,10 @@ struct MemoryModel {
   int grad_bytes = 4;         // main_grad buffer
   double master_bytes = 4, exp_avg_bytes = 4, exp_avg_sq_bytes = 4;
   bool fp8 = false, fp8_param = false;
-  bool fp8_weight_cache = false;  // TE's cached FP8 weights (+ transposes) across micro-batches
+  bool fp4 = false, fp4_param = false;  // NVFP4 GEMMs (model.fp4, or the preset's), NVFP4 parameters
+  bool fp8_weight_cache = false;  // TE's cached FP8/NVFP4 weights (+ transposes) across micro-batches
+  // Layers a first_last_layers_bf16 setting keeps in BF16 (start + end).
+  int64_t bf16_edge_layers = 0;
   std::string optimizer = "adam";
   bool distributed_optimizer = false;
   int64_t optimizer_instances = 1;

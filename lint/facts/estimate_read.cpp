@@ -17,6 +17,7 @@
 #include "lint/facts/estimate_t5.h"
 #include "lint/model/catalog_fields.h"
 #include "lint/model/hybrid_pattern.h"
+#include "lint/model/mixed_precision_presets.h"
 #include "lint/model/pipeline_layout.h"
 
 namespace mblint {
@@ -224,6 +225,39 @@ double dtype_bytes(const std::optional<std::string>& dtype, double fallback) {
   return fallback;
 }
 
+// The mixed-precision preset a Bridge job runs (its mixed_precision name,
+// else its recipe's), from the one preset table; nullptr for none or a
+// Megatron-LM job.
+const MixedPrecisionPreset* job_precision_preset(const Reader& r) {
+  if (r.megatron_lm) return nullptr;
+  TextSetting name = config_text(r.job, "mixed_precision");
+  if (name.value) return find_mixed_precision_preset(*name.value, name.where.layer == Layer::Recipe);
+  if (!name.present && r.job.recipe && r.job.recipe->precision && *r.job.recipe->precision) {
+    return find_mixed_precision_preset(r.job.recipe->precision, true);
+  }
+  return nullptr;
+}
+
+// NVFP4 GEMMs and parameters, and the layers kept in BF16: a preset's fields
+// (MixedPrecisionConfig.setup writes them over the model's), else the
+// model's (Megatron-Core TransformerConfig: fp4, first_last_layers_bf16 with
+// num_layers_at_start/end_in_bf16).
+void read_fp4_and_edge_layers(const Reader& r, MemoryModel& m) {
+  if (const MixedPrecisionPreset* preset = job_precision_preset(r)) {
+    m.fp4 = !preset->fp4.empty();
+    m.fp4_param = m.fp4 && preset->fp4_param_gather;
+    m.bf16_edge_layers = preset->first_last_layers_bf16 ? preset->layers_at_start + preset->layers_at_end : 0;
+    return;
+  }
+  std::optional<std::string> fp4 = r.text("model.fp4");
+  m.fp4 = fp4 && !fp4->empty();
+  m.fp4_param = m.fp4 && (r.flag("model.fp4_param").value_or(false) || r.flag("ddp.fp4_param_gather").value_or(false));
+  if (r.flag("model.first_last_layers_bf16").value_or(false)) {
+    m.bf16_edge_layers = std::max<int64_t>(0, r.integer("model.num_layers_at_start_in_bf16").value_or(0)) +
+                         std::max<int64_t>(0, r.integer("model.num_layers_at_end_in_bf16").value_or(0));
+  }
+}
+
 void read_precision(const Reader& r, MemoryModel& m) {
   bool bf16 = r.flag("model.bf16").value_or(false) || r.flag("optimizer.bf16").value_or(false);
   bool fp16 = r.flag("model.fp16").value_or(false) || r.flag("optimizer.fp16").value_or(false);
@@ -243,9 +277,10 @@ void read_precision(const Reader& r, MemoryModel& m) {
     std::string preset = r.text("mixed_precision").value_or(r.job.recipe->precision);
     m.fp8 = preset.find("fp8") != std::string::npos;
   }
+  read_fp4_and_edge_layers(r, m);
   // TE keeps the quantized weights across micro-batches unless the model
   // disables the parameter transpose cache.
-  m.fp8_weight_cache = m.fp8 && !r.flag("model.disable_parameter_transpose_cache").value_or(false);
+  m.fp8_weight_cache = (m.fp8 || m.fp4) && !r.flag("model.disable_parameter_transpose_cache").value_or(false);
   m.fp8_param = r.flag("model.fp8_param").value_or(false) || r.flag("ddp.fp8_param_gather").value_or(false);
   // validate_args: bf16 accumulates and reduces gradients in fp32 unless
   // --grad-reduce-in-bf16; fp16 keeps fp16 main grads unless asked. Bridge
@@ -352,15 +387,6 @@ void read_activation_settings(const Reader& r, MemoryModel& m) {
 
 // ---------------------------------------------------------------------------------------
 // Hybrid (Mamba) stacks [MM in estimate.cpp]
-
-// The hybrid layer pattern the job runs: --hybrid-layer-pattern (Megatron-Core
-// 0.17+), --hybrid-override-pattern (earlier), or the recipe's model.
-std::optional<std::string> hybrid_pattern_text(const Reader& r) {
-  if (auto v = r.text("model.hybrid_layer_pattern")) return v;
-  if (auto v = r.text("model.hybrid_override_pattern")) return v;
-  if (r.dims && r.dims->hybrid_layer_pattern && *r.dims->hybrid_layer_pattern) return std::string(r.dims->hybrid_layer_pattern);
-  return std::nullopt;
-}
 
 // Whether every symbol of a pattern is one the estimate models; `why_not`
 // names the first that is not.
@@ -807,7 +833,9 @@ std::optional<MemoryModel> read_memory_model(const Job& job, const Derived& deri
   r.dims = job.recipe ? job.recipe->dims : nullptr;
   r.megatron_lm = job.dialect == Dialect::MegatronLM;
   MemoryModel m;
-  std::optional<std::string> pattern = hybrid_pattern_text(r);
+  // --hybrid-layer-pattern (Megatron-Core 0.17+), --hybrid-override-pattern (earlier), or the recipe's model.
+  std::optional<std::string> pattern;
+  if (std::optional<HybridPatternSetting> hybrid = hybrid_layer_pattern(job)) pattern = hybrid->text;
   std::optional<HybridPattern> parsed;
   if (!pattern && r.flag("model.is_hybrid_model").value_or(false)) {
     if (why_not) *why_not = "hybrid (Mamba) models: a stack built from layer ratios without a pattern is not modelled";

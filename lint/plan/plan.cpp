@@ -439,6 +439,8 @@ namespace {
 struct Shape {
   int64_t layers = 0, heads = 0, groups = 0, experts = 0, seq = 0;
   bool account_embedding = false, account_loss = false;
+  // A hybrid (Mamba) stack, and whether its pattern has '|' pipeline segments.
+  bool hybrid = false, hybrid_segments = false;
 };
 
 Shape shape_of(const Job& job) {
@@ -451,6 +453,10 @@ Shape shape_of(const Job& job) {
   s.seq = d.seq_length.value.value_or(0);
   s.account_embedding = d.account_for_embedding.value.value_or(false);
   s.account_loss = d.account_for_loss.value.value_or(false);
+  if (std::optional<HybridPatternSetting> pattern = hybrid_layer_pattern(job)) {
+    s.hybrid = true;
+    s.hybrid_segments = pattern->text.find('|') != std::string::npos;
+  }
   return s;
 }
 
@@ -498,7 +504,36 @@ std::vector<int64_t> written_layout(int64_t layers, int64_t chunks) {
 // Interleaving deeper than this many chunks per stage is not tried.
 constexpr int64_t kMaxVpp = 24;
 
-std::vector<Split> pipeline_splits(int64_t layers, int64_t pp, bool embedding, bool loss) {
+// Middle stages take m layers; the first and last share the rest, the
+// first no more than the last + 1 (the embedding sits there too). None
+// below three stages.
+void add_uneven_splits(int64_t layers, int64_t pp, std::vector<Split>& splits) {
+  if (pp < 3) return;
+  for (int64_t m = layers / pp - 1; m <= layers / pp + 1; ++m) {
+    int64_t rest = layers - m * (pp - 2);
+    if (m < 1 || rest < 2) continue;
+    int64_t last = rest / 2, first = rest - last;
+    if (first > m + 1 || last > m + 1) continue;
+    splits.push_back(Split{0, first, last, false, false, {}});
+  }
+}
+
+// A hybrid stack's stages [MM: select_pipeline_segment]: the pattern cut
+// evenly, or with given first and last stage sizes when it has no '|'
+// segments; never interleaved (Megatron Bridge's HybridModelProvider builds
+// no virtual pipeline, hybrid-virtual-pipeline) nor split by a layout or the
+// account_for_* options, which the hybrid allocation does not read.
+std::vector<Split> hybrid_pipeline_splits(int64_t layers, int64_t pp, bool segments) {
+  if (pp == 1 || segments || layers % pp == 0) return {Split{}};
+  std::vector<Split> splits;
+  add_uneven_splits(layers, pp, splits);
+  return splits;
+}
+
+std::vector<Split> pipeline_splits(const Shape& shape, int64_t pp) {
+  int64_t layers = shape.layers;
+  bool embedding = shape.account_embedding, loss = shape.account_loss;
+  if (shape.hybrid) return hybrid_pipeline_splits(layers, pp, shape.hybrid_segments);
   std::vector<Split> splits;
   if (pp == 1) return {Split{0, 0, 0, embedding, loss, {}}};
   auto even = [&](bool e, bool l) {
@@ -522,16 +557,7 @@ std::vector<Split> pipeline_splits(int64_t layers, int64_t pp, bool embedding, b
     std::vector<int64_t> chunks = written_layout(layers, pp * v);
     if (!chunks.empty()) splits.push_back(Split{v, 0, 0, false, false, std::move(chunks)});
   }
-  if (pp < 3) return splits;
-  // Middle stages take m layers; the first and last share the rest, the
-  // first no more than the last + 1 (the embedding sits there too).
-  for (int64_t m = layers / pp - 1; m <= layers / pp + 1; ++m) {
-    int64_t rest = layers - m * (pp - 2);
-    if (m < 1 || rest < 2) continue;
-    int64_t last = rest / 2, first = rest - last;
-    if (first > m + 1 || last > m + 1) continue;
-    splits.push_back(Split{0, first, last, false, false, {}});
-  }
+  add_uneven_splits(layers, pp, splits);
   return splits;
 }
 
@@ -583,7 +609,7 @@ std::vector<Candidate> enumerate_candidates(const Shape& shape, const PlanOption
           for (int64_t etp : etps) {
             if (w % (etp * ep * pp) != 0) continue;
             int64_t edp = w / (etp * ep * pp);
-            for (const Split& split : pipeline_splits(shape.layers, pp, shape.account_embedding, shape.account_loss)) {
+            for (const Split& split : pipeline_splits(shape, pp)) {
               for (int64_t mbs : mbss) {
                 if (gbs > 0 && gbs % (mbs * dp) != 0) continue;
                 for (Recompute r : {Recompute::None, Recompute::Selective, Recompute::Full}) {
@@ -604,9 +630,19 @@ std::vector<Candidate> enumerate_candidates(const Shape& shape, const PlanOption
   return out;
 }
 
-// Ties of the score go to more memory headroom, then to fewer GPUs in the
-// layout's parallel dimensions (the simpler layout).
+// Whether the memory estimate backs a layout: 1 when it could not be made
+// for this layout (a split or setting the estimate does not follow), 0
+// otherwise. A layout it cannot judge ranks below every layout it judged to
+// fit, whatever its predicted speed. (Ranking the layouts the estimate puts
+// above the GPU's memory, within its error band, below the others was
+// measured and not adopted: NVIDIA runs layouts estimated at 101% of the
+// GPU, docs/plan-and-layout.md.)
+int memory_tier(const Evaluation& e) { return e.memory.status == MemoryFit::Status::Unknown ? 1 : 0; }
+
+// Within a memory tier, ties of the score go to more memory headroom, then
+// to fewer GPUs in the layout's parallel dimensions (the simpler layout).
 bool ranks_before(const Evaluation& a, const Evaluation& b) {
+  if (memory_tier(a) != memory_tier(b)) return memory_tier(a) < memory_tier(b);
   if (a.score != b.score) return a.score < b.score;
   if (a.memory.ratio() != b.memory.ratio()) return a.memory.ratio() < b.memory.ratio();
   return a.full_product < b.full_product;
@@ -649,7 +685,7 @@ GuideResult place_guide_layout(const Job& base, const Shape& shape, Candidate c,
   }
   c.dp = o.world / (c.tp * c.cp * c.pp);
   c.edp = o.world / (c.ep * c.etp * c.pp);
-  for (const Split& split : pipeline_splits(shape.layers, c.pp, shape.account_embedding, shape.account_loss)) {
+  for (const Split& split : pipeline_splits(shape, c.pp)) {
     if (split.vpp != 0) continue;
     c.first_stage_layers = split.first;
     c.last_stage_layers = split.last;
@@ -828,7 +864,9 @@ PlanResult make_plan(const Job& base, const PlanOptions& options, RuleSet config
   double walked_below = 1e300;
   for (const Pending& p : order) {
     // A layout in the tie class of the last listed one may still rank above it.
+    // Below a layout the estimate does not back, any layout it backs still ranks higher.
     double worst = accepted.size() >= options.top ? accepted[options.top - 1].score : 1e9;
+    if (accepted.size() >= options.top && memory_tier(accepted[options.top - 1]) > 0) worst = 1e300;
     if (p.base_score > std::max(worst, target) && accepted.size() >= options.top) {
       exhausted = false;
       break;

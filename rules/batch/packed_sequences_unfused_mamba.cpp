@@ -4,8 +4,6 @@
 // whenever the dataset packs sequences and Megatron-LM for --sft.
 #include "rules/support/batch_support.h"
 
-#include "lint/model/catalog.h"
-
 namespace mblint {
 
 extern const RuleInfo kPackedSequencesUnfusedMamba;
@@ -18,17 +16,10 @@ namespace {
 constexpr Version kAssertSince{0, 16, 0};
 
 // Whether the job's model is known to have Mamba layers: its hybrid pattern
-// (the job's, else the catalog's record of its recipe's model) has an 'M'.
+// has an 'M'.
 bool has_mamba_layers(const Job& job) {
-  for (const char* path : {"model.hybrid_layer_pattern", "model.hybrid_override_pattern"}) {
-    TextSetting pattern = config_text(job, path);
-    if (pattern.value) return pattern.value->find('M') != std::string::npos;
-  }
-  const ModelDims* dims = job.recipe ? job.recipe->dims : nullptr;
-  if (dims && dims->hybrid_layer_pattern && *dims->hybrid_layer_pattern) {
-    return std::string_view(dims->hybrid_layer_pattern).find('M') != std::string_view::npos;
-  }
-  return false;
+  std::optional<HybridPatternSetting> pattern = hybrid_layer_pattern(job);
+  return pattern && pattern->text.find('M') != std::string::npos;
 }
 
 // The switch that makes the job train on packed sequences; nullopt when none
