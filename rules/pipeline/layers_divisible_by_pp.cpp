@@ -181,8 +181,12 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
     if (*pp > 1) check_uneven(context, out);
     return;
   }
-  int64_t extra = (d.account_for_embedding.value.value_or(false) ? 1 : 0) +
-                  (d.account_for_loss.value.value_or(false) ? 1 : 0);
+  // A hybrid stack's split ignores the account_for_* options (Megatron-Core's
+  // select_pipeline_segment; Megatron-LM asserts them off: hybrid-pipeline-segments).
+  bool hybrid = hybrid_layer_pattern(context.job).has_value();
+  int64_t extra = hybrid ? 0
+                         : (d.account_for_embedding.value.value_or(false) ? 1 : 0) +
+                               (d.account_for_loss.value.value_or(false) ? 1 : 0);
   int64_t units = *layers + extra;
   std::string counted = extra ? fmt::format("{} layers + {} for embedding/loss = {}", *layers, extra, units)
                               : fmt::format("num_layers {}", *layers);

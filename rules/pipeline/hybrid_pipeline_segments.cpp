@@ -1,0 +1,154 @@
+// A hybrid layer pattern cut into '|' pipeline segments places every layer
+// itself: the segments must divide over the pipeline stages, and no
+// first/last stage layer count may compete with them.
+#include "rules/support/pipeline_support.h"
+
+#include <algorithm>
+
+#include "lint/model/hybrid_pattern.h"
+
+namespace mblint {
+
+extern const RuleInfo kHybridPipelineSegments;
+
+namespace {
+
+// The job's own pattern, valued by its segment count, where it is written.
+std::string kebab(std::string text) {
+  std::replace(text.begin(), text.end(), '_', '-');
+  return text;
+}
+
+std::optional<Quantity> written_pattern(const Job& job) {
+  for (const char* path : {"model.hybrid_layer_pattern", "model.hybrid_override_pattern"}) {
+    TextSetting pattern = config_text(job, path);
+    if (!pattern.value || pattern.value->empty()) continue;
+    auto segments = static_cast<int64_t>(split_hybrid_pattern(*pattern.value).segments.size());
+    Quantity q = quantity_at(path, segments, pattern.where);
+    q.display = fmt::format("\"{}\" ({} pipeline segment{})", *pattern.value, segments, segments == 1 ? "" : "s");
+    return q;
+  }
+  return std::nullopt;
+}
+
+// Megatron-LM's validate_args: with --hybrid-layer-pattern the pattern alone
+// places the layers, so --pipeline-model-parallel-layout and the
+// --account-for-*-in-pipeline-split flags are asserted off.
+bool check_megatron_lm_split_flags(const Job& job, const Quantity& pattern, std::vector<Diagnostic>& out) {
+  if (job.dialect != Dialect::MegatronLM) return false;
+  TextSetting layout = config_text(job, "model.pipeline_model_parallel_layout");
+  if (layout.value && !layout.value->empty()) {
+    Quantity q = quantity_at("model.pipeline_model_parallel_layout", std::nullopt, layout.where);
+    q.display = *layout.value;
+    report(out,
+           finding_at(kHybridPipelineSegments,
+                      "--pipeline-model-parallel-layout with --hybrid-layer-pattern: Megatron-LM's validate_args "
+                      "asserts it is not given (the pattern's '|' segments lay out the pipeline)",
+                      q, {&q, &pattern}),
+           "drop --pipeline-model-parallel-layout and cut the pattern into pipeline segments with '|'");
+    return true;
+  }
+  for (const char* path : {"model.account_for_embedding_in_pipeline_split", "model.account_for_loss_in_pipeline_split"}) {
+    Quantity on = as_quantity(read_flag(job, path));
+    if (!on.known() || *on != 1 || on.defaulted) continue;
+    report(out,
+           finding_at(kHybridPipelineSegments,
+                      fmt::format("--{} with --hybrid-layer-pattern: Megatron-LM's validate_args asserts it is not "
+                                  "given (the pattern places every layer)",
+                                  kebab(last_segment(path))),
+                      on, {&on, &pattern}),
+           fmt::format("drop --{}", kebab(last_segment(path))));
+    return true;
+  }
+  return false;
+}
+
+void check_stage_counts(const Derived& d, const Quantity& pattern, std::vector<Diagnostic>& out) {
+  for (const Quantity* stage : {&d.first_stage_layers, &d.last_stage_layers}) {
+    if (!stage->known()) continue;
+    Diagnostic diag = finding_at(
+        kHybridPipelineSegments,
+        fmt::format("{} is set, but the hybrid layer pattern's '|' segments already place every layer: Megatron-Core's "
+                    "select_pipeline_segment raises ValueError",
+                    stage->name),
+        *stage, {stage, &pattern});
+    report(out, std::move(diag),
+           fmt::format("set {} to null (move layers between the pattern's segments instead)", stage->name),
+           {set_null_fix(*stage)});
+    return;
+  }
+}
+
+void check_divides(const Derived& d, const Quantity& pattern, std::vector<Diagnostic>& out) {
+  const Quantity& pp = d.pipeline_parallel;
+  if (!pp.known() || *pp <= 0 || *pattern % *pp == 0) return;
+  std::vector<int64_t> choices = closest_around(divisors_above_one(*pattern), *pp);
+  Diagnostic diag = finding(kHybridPipelineSegments,
+                            fmt::format("the hybrid layer pattern has {} '|' pipeline segments, not divisible by "
+                                        "pipeline_model_parallel_size {}: Megatron-Core's select_pipeline_segment "
+                                        "raises ValueError (segment v x PP + rank is virtual stage v of that rank)",
+                                        *pattern, *pp),
+                            {&pp, &pattern});
+  report(out, std::move(diag),
+         choices.empty() ? fmt::format("cut the pattern into a multiple of {} segments", *pp)
+                         : fmt::format("use pipeline_model_parallel_size {}, or cut the pattern into a multiple of {} "
+                                       "segments",
+                                       join_or(choices), *pp),
+         set_value_fixes(pp, choices));
+}
+
+void check(const RuleContext& context, std::vector<Diagnostic>& out) {
+  const Job& job = context.job;
+  if (job.dialect != Dialect::Bridge && job.dialect != Dialect::MegatronLM) return;
+  std::optional<Quantity> pattern = written_pattern(job);
+  if (!pattern) return;
+  if (check_megatron_lm_split_flags(job, *pattern, out)) return;
+  if (**pattern <= 1) return;
+  size_t before = out.size();
+  check_stage_counts(context.derived, *pattern, out);
+  if (out.size() == before) check_divides(context.derived, *pattern, out);
+}
+
+}  // namespace
+
+extern const RuleInfo kHybridPipelineSegments = {
+    .code = "MB510",
+    .name = "hybrid-pipeline-segments",
+    .group = RuleGroup::Pipeline,
+    .severity = Severity::Error,
+    .summary = "a hybrid layer pattern places the pipeline itself: its '|' segments must divide over PP, and no "
+               "other split option may compete",
+    .doc = R"md(A hybrid (Mamba) layer pattern may cut its layers into pipeline segments with `|`
+("M-M*|M-M-|M*M-|M-M-"): Megatron-Core's `select_pipeline_segment`
+(`megatron/core/models/hybrid/hybrid_layer_allocation.py` at 2a75ac12c54b, the commit Megatron
+Bridge 067f987df03b pins; `mamba_hybrid_layer_allocation.py` in core_v0.17.0) gives segment
+`v x PP + rank` to virtual stage `v` of pipeline rank `rank`, so the segments place every layer. It
+raises ValueError when the segment count is not a multiple of `pipeline_model_parallel_size`, and when
+`num_layers_in_first_pipeline_stage` or `num_layers_in_last_pipeline_stage` is given as well. The
+model is built after the job's start-up, on every rank.
+
+Megatron-LM's `validate_args` (`megatron/training/arguments.py` at 2a75ac12c54b) asserts the same
+divisibility earlier ("The number of hybrid pipeline segments ... must be evenly divisible by
+--pipeline-model-parallel-size") and derives the virtual pipeline size from the segments; with
+`--hybrid-layer-pattern`, with or without segments, it also asserts that
+`--pipeline-model-parallel-layout`, `--account-for-embedding-in-pipeline-split` and
+`--account-for-loss-in-pipeline-split` are not given: the pattern places every layer.
+(`--num-layers-per-virtual-pipeline-stage` and `--num-virtual-stages-per-pipeline-rank`, asserted
+off too, are not told apart by mblint's argument reader.) A pattern without `|` is split by the
+layer count instead (`layers-divisible-by-pp`); Megatron Bridge builds hybrid models without a
+virtual pipeline (`hybrid-virtual-pipeline`).
+
+The rule reads the pattern the job writes (`hybrid_layer_pattern`, or the older
+`hybrid_override_pattern`); the catalog's recipes use patterns without segments.)md",
+    .bad = {"config.yaml",
+            "model:\n  hybrid_layer_pattern: \"M-M*|M-M-|M*M-\"\n  pipeline_model_parallel_size: 2\n  "
+            "hidden_size: 1024\n  num_attention_heads: 8\ntrain:\n  micro_batch_size: 1\n  global_batch_size: 16\n",
+            "config.yaml --nodes 1 --gpus-per-node 8"},
+    .good = {.content = "model:\n  hybrid_layer_pattern: \"M-M*|M-M-|M*M-|M-M-\"\n  pipeline_model_parallel_size: 2\n  "
+                        "hidden_size: 1024\n  num_attention_heads: 8\ntrain:\n  micro_batch_size: 1\n  "
+                        "global_batch_size: 16\n"},
+    .check = check,
+    .checks = "MC E26",
+};
+
+}  // namespace mblint
