@@ -48,6 +48,21 @@ bool check_megatron_lm_split_flags(const Job& job, const Quantity& pattern, std:
            "drop --pipeline-model-parallel-layout and cut the pattern into pipeline segments with '|'");
     return true;
   }
+  for (const char* path : {"model.num_layers_per_virtual_pipeline_stage", "model.num_virtual_stages_per_pipeline_rank"}) {
+    Quantity flag = config_int(job, path);
+    if (!flag.known() || flag.defaulted) continue;
+    std::string name = kebab(last_segment(path));
+    report(out,
+           finding_at(kHybridPipelineSegments,
+                      fmt::format("--{} with --hybrid-layer-pattern: Megatron-LM's validate_args asserts it is not "
+                                  "given (the virtual pipeline comes from the pattern's '|' segments)",
+                                  name),
+                      flag, {&flag, &pattern}),
+           fmt::format("drop --{} and cut the pattern into pipeline_model_parallel_size x the virtual stages "
+                       "segments with '|'",
+                       name));
+    return true;
+  }
   for (const char* path : {"model.account_for_embedding_in_pipeline_split", "model.account_for_loss_in_pipeline_split"}) {
     Quantity on = as_quantity(read_flag(job, path));
     if (!on.known() || *on != 1 || on.defaulted) continue;
@@ -132,9 +147,9 @@ divisibility earlier ("The number of hybrid pipeline segments ... must be evenly
 --pipeline-model-parallel-size") and derives the virtual pipeline size from the segments; with
 `--hybrid-layer-pattern`, with or without segments, it also asserts that
 `--pipeline-model-parallel-layout`, `--account-for-embedding-in-pipeline-split` and
-`--account-for-loss-in-pipeline-split` are not given: the pattern places every layer.
-(`--num-layers-per-virtual-pipeline-stage` and `--num-virtual-stages-per-pipeline-rank`, asserted
-off too, are not told apart by mblint's argument reader.) A pattern without `|` is split by the
+`--account-for-loss-in-pipeline-split`, `--num-layers-per-virtual-pipeline-stage` and
+`--num-virtual-stages-per-pipeline-rank` are not given: the pattern places every layer and its
+segments give the virtual pipeline. A pattern without `|` is split by the
 layer count instead (`layers-divisible-by-pp`); Megatron Bridge builds hybrid models without a
 virtual pipeline (`hybrid-virtual-pipeline`).
 

@@ -771,6 +771,7 @@ class ArgvReader {
     } else if (stages) {
       vpp = seen_int("--num-virtual-stages-per-pipeline-rank");
       how = "set by --num-virtual-stages-per-pipeline-rank";
+      keep_flag_value(*stages, "num_virtual_stages_per_pipeline_rank");
     } else if (per_stage) {
       vpp = virtual_stages_from_layers_per_stage(how);
       keep_layers_per_virtual_stage(*per_stage);
@@ -788,11 +789,16 @@ class ArgvReader {
   // The flag's value under Megatron-LM's own name (no Bridge field), for
   // layers-divisible-by-pp: validate_args asserts that it divides the layers
   // per stage.
-  void keep_layers_per_virtual_stage(const Occurrence& o) {
+  void keep_layers_per_virtual_stage(const Occurrence& o) { keep_flag_value(o, "num_layers_per_virtual_pipeline_stage"); }
+
+  // A virtual-stage flag's value under its Megatron-LM name (model.<name>),
+  // for the rules that judge the flag itself (hybrid-pipeline-segments:
+  // validate_args asserts both off with --hybrid-layer-pattern).
+  void keep_flag_value(const Occurrence& o, const char* name) {
     if (o.values.empty() || has_unknown(o.values.front())) return;
     std::optional<int64_t> value = python_int(o.values.front().text);
     if (!value) return;
-    assign_path(result_.config, {"model", "num_layers_per_virtual_pipeline_stage"}, make_int(*value, provenance(o)));
+    assign_path(result_.config, {"model", name}, make_int(*value, provenance(o)));
   }
 
   // VPP = (layers / PP) / layers-per-virtual-stage, counting the embedding
