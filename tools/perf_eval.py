@@ -404,13 +404,48 @@ def print_plan(rows, top):
               f"plan's #1 predicted no slower than the published layout: {faster} of {len(listed)} with a plan")
 
 
-def fit(fitter, rows, directory, only=None):
+def layout_sets(settings):
+    return [x for key, value in settings.items() for x in ("--set", f"{key}={value}")]
+
+
+def choice_rows(mblint, rows, directory, jobs, top):
+    """NVIDIA's choices as revealed preferences, calibration rows only: for
+    each, the published layout and the plan's top N others, each as the plan
+    writes it (the row's job without its layout keys, the layout's settings):
+    (group, role, args) lines for speed_fit, role "pub" or "alt"."""
+    out = []
+
+    def one(item):
+        index, row = item
+        plan = run_plan(mblint, row, directory, f"choice{index:03d}", top)
+        pinned = run_plan(mblint, row, directory, f"choicepub{index:03d}", 1, published_pins(row))
+        if not pinned.get("layouts") or not plan.get("layouts"):
+            return []
+        path = os.path.join(directory, f"choice{index:03d}.yaml")
+        published = published_layout(row)
+        lines = [(index, "pub", row.args(path) + layout_sets(pinned["layouts"][0]["settings"]))]
+        for x in plan["layouts"]:
+            if (x["tp"], x["pp"], x["cp"], x["ep"], x["vpp"] or 1, x["mbs"]) == published:
+                continue
+            lines.append((index, "alt", row.args(path) + layout_sets(x["settings"])))
+        return lines
+
+    calibration = [(i, r) for i, r in enumerate(rows) if not r.held_back]
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        for lines in pool.map(one, calibration):
+            out.extend(lines)
+    return out
+
+
+def fit(fitter, rows, directory, only=None, choices=None):
     path = os.path.join(directory, "rows.tsv")
     with open(path, "w") as f:
         for index, row in enumerate(rows):
             fields = ["holdout" if row.held_back else "fit", row.label.replace(" ", "_"), str(row.measured)]
             f.write("\t".join(fields + row.args(write_yaml(directory, index, row))) + "\n")
-    subprocess.run([fitter, path, "12"] + ([only] if only else []), check=True)  # rounds: the fit settles by the 8th
+        for group, role, args in choices or []:
+            f.write("\t".join([f"{role}:{group}", f"{role}_{group}", "0"] + args) + "\n")
+    subprocess.run([fitter, path, "12"] + ([only or ""] if only or choices else []), check=True)  # rounds: the fit settles by the 8th
 
 
 def main():
@@ -421,6 +456,9 @@ def main():
     parser.add_argument("--rows", action="store_true", help="print every row's prediction")
     parser.add_argument("--fit", metavar="SPEED_FIT", help="calibrate with this speed_fit binary instead")
     parser.add_argument("--fit-only", metavar="KNOB,KNOB", help="with --fit: move only these constants")
+    parser.add_argument("--fit-choices", type=int, metavar="N",
+                        help="with --fit: also learn from NVIDIA's choices on the calibration rows (the published "
+                             "layout against the plan's top N others; speed_fit's SPEED_FIT_CHOICE_WEIGHT)")
     parser.add_argument("--plan", type=int, metavar="N",
                         help="also run `mblint plan --top N` on the modelled held-back rows (all with --plan-all)")
     parser.add_argument("--plan-all", action="store_true")
@@ -440,7 +478,8 @@ def main():
     rows = load_rows(args.shared)
     with tempfile.TemporaryDirectory(prefix="perf-eval-") as directory:
         if args.fit:
-            fit(args.fit, rows, directory, args.fit_only)
+            choices = choice_rows(args.mblint, rows, directory, args.jobs, args.fit_choices) if args.fit_choices else None
+            fit(args.fit, rows, directory, args.fit_only, choices)
             return 0
         estimate(args.mblint, rows, directory, args.jobs)
         if args.plan:

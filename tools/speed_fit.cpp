@@ -7,7 +7,9 @@
 // of the rows of set "fit", and prints the constants and every row's error.
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
+#include <map>
 #include <iostream>
 #include <sstream>
 
@@ -70,7 +72,39 @@ double log_error(const Row& row, const SpeedConstants& c) {
   return std::abs(std::log(e->tokens_per_sec_per_gpu / row.measured));
 }
 
-double loss(const std::vector<Row>& rows, const SpeedConstants& c) {
+double predicted(const Row& row, const SpeedConstants& c) {
+  auto e = estimate_step(row.model, row.settings, *row.gpu, c);
+  return e ? e->tokens_per_sec_per_gpu : 0;
+}
+
+// NVIDIA's choices as revealed preferences (perf_eval.py --fit-choices):
+// rows "pub:G" (a calibration row's published layout as the plan writes it)
+// and "alt:G" (the plan's other layouts for it). Each group adds how far its
+// best other layout is predicted above the published one, beyond `margin`
+// (a hinge on the log ratio): a tuned layout should not rank far below the
+// model's favourites. Weight 0 (the default) leaves the fit as it was.
+struct Choices {
+  double weight = 0, margin = 0;
+  std::map<std::string, std::pair<const Row*, std::vector<const Row*>>> groups;
+};
+
+double choice_loss(const Choices& choices, const SpeedConstants& c) {
+  double sum = 0;
+  int n = 0;
+  for (const auto& [group, members] : choices.groups) {
+    const auto& [published, others] = members;
+    if (!published || others.empty()) continue;
+    double mine = predicted(*published, c);
+    double best = 0;
+    for (const Row* r : others) best = std::max(best, predicted(*r, c));
+    if (mine <= 0 || best <= 0) continue;
+    sum += std::max(0.0, std::log(best / mine) - choices.margin);
+    ++n;
+  }
+  return n ? sum / n : 0;
+}
+
+double accuracy_loss(const std::vector<Row>& rows, const SpeedConstants& c) {
   double sum = 0;
   int n = 0;
   for (const Row& r : rows) {
@@ -79,6 +113,12 @@ double loss(const std::vector<Row>& rows, const SpeedConstants& c) {
     ++n;
   }
   return n ? sum / n : 0;
+}
+
+double loss(const std::vector<Row>& rows, const Choices& choices, const SpeedConstants& c) {
+  double l = accuracy_loss(rows, c);
+  if (choices.weight > 0) l += choices.weight * choice_loss(choices, c);
+  return l;
 }
 
 struct Knob {
@@ -98,7 +138,7 @@ int main(int argc, char** argv) {
   int rounds = argc > 2 ? std::stoi(argv[2]) : 3;
   // Only these constants move (all when not given): a new term is fitted
   // without disturbing the calibrated ones.
-  std::string only = argc > 3 ? fmt::format(",{},", argv[3]) : "";
+  std::string only = argc > 3 && *argv[3] ? fmt::format(",{},", argv[3]) : "";
   std::vector<Row> rows;
   std::string line;
   while (std::getline(in, line)) {
@@ -109,6 +149,16 @@ int main(int argc, char** argv) {
     } else {
       std::cerr << "skipped: " << fields[1] << "\n";
     }
+  }
+  Choices choices;
+  if (const char* w = std::getenv("SPEED_FIT_CHOICE_WEIGHT")) choices.weight = std::stod(w);
+  if (const char* m = std::getenv("SPEED_FIT_CHOICE_MARGIN")) choices.margin = std::stod(m);
+  for (const Row& r : rows) {
+    size_t colon = r.set.find(':');
+    if (colon == std::string::npos) continue;
+    auto& group = choices.groups[r.set.substr(colon + 1)];
+    if (r.set.rfind("pub", 0) == 0) group.first = &r;
+    else group.second.push_back(&r);
   }
   SpeedConstants c = default_speed_constants();
   const Knob knobs[] = {
@@ -138,16 +188,19 @@ int main(int argc, char** argv) {
       {"step_fixed_s", &SpeedConstants::step_fixed_s, 1e-3, 10},
   };
   for (const Knob& k : knobs) c.*k.field = std::clamp(c.*k.field, k.lo, k.hi);  // start inside the bounds
-  std::cout << fmt::format("{} rows read; start: mean |log error| {:.4f}\n", rows.size(), loss(rows, c));
+  std::cout << fmt::format("{} rows read ({} choice groups, weight {}); start: mean |log error| {:.4f}, choice "
+                           "loss {:.4f}\n",
+                           rows.size(), choices.groups.size(), choices.weight, accuracy_loss(rows, c),
+                           choice_loss(choices, c));
   for (int round = 0; round < rounds; ++round) {
     for (const Knob& k : knobs) {
       if (!only.empty() && only.find(fmt::format(",{},", k.name)) == std::string::npos) continue;
-      double best = c.*k.field, best_loss = loss(rows, c);
+      double best = c.*k.field, best_loss = loss(rows, choices, c);
       for (int i = 0; i <= 40; ++i) {
         double value = k.lo == 0 ? k.hi * i / 40.0 : k.lo * std::pow(k.hi / k.lo, i / 40.0);
         SpeedConstants trial = c;
         trial.*k.field = value;
-        double l = loss(rows, trial);
+        double l = loss(rows, choices, trial);
         if (l < best_loss - 1e-9) {
           best_loss = l;
           best = value;
@@ -155,10 +208,12 @@ int main(int argc, char** argv) {
       }
       c.*k.field = best;
     }
-    std::cout << fmt::format("round {}: mean |log error| {:.4f}\n", round + 1, loss(rows, c));
+    std::cout << fmt::format("round {}: mean |log error| {:.4f}, choice loss {:.4f}\n", round + 1,
+                             accuracy_loss(rows, c), choice_loss(choices, c));
   }
   for (const Knob& k : knobs) std::cout << fmt::format("    .{} = {:.4g},\n", k.name, c.*k.field);
   for (const Row& r : rows) {
+    if (r.set.find(':') != std::string::npos) continue;
     auto e = estimate_step(r.model, r.settings, *r.gpu, c);
     double predicted = e ? e->tokens_per_sec_per_gpu : 0;
     std::cout << fmt::format("row\t{}\t{}\t{:.1f}\t{:.1f}\t{:+.3f}\n", r.set, r.label, r.measured, predicted,
