@@ -112,6 +112,31 @@ void check_divides(const Derived& d, const Quantity& pattern, std::vector<Diagno
          set_value_fixes(pp, choices));
 }
 
+// Megatron Bridge passes the virtual pipeline size as written (None for a
+// hybrid language model: hybrid-virtual-pipeline), and Megatron-Core builds
+// segment v x PP + rank for each virtual stage v of a rank: segments beyond
+// PP x VPP are never built, and nothing checks that they were. (Megatron-LM
+// derives VPP from the segments instead.)
+void check_all_built(const Job& job, const Derived& d, const Quantity& pattern, std::vector<Diagnostic>& out) {
+  const Quantity& pp = d.pipeline_parallel;
+  Quantity vpp = raw_virtual_pipeline(job);
+  if (job.dialect != Dialect::Bridge || !pp.known() || *pp <= 0 || !vpp.known() || *pattern % *pp != 0) return;
+  int64_t built = *pp * std::max<int64_t>(1, *vpp);
+  if (*pattern <= built) return;
+  std::string message = fmt::format(
+      "the hybrid layer pattern has {} '|' pipeline segments, but pipeline_model_parallel_size {}{} builds {}: "
+      "Megatron-Core builds segment v x PP + rank for each virtual stage v of a rank, so segments {} to {} are never "
+      "built and the model trains without their layers (nothing checks it)",
+      *pattern, *pp, *vpp > 1 ? fmt::format(" x virtual_pipeline_model_parallel_size {}", *vpp) : "", built,
+      built + 1, *pattern);
+  Diagnostic diag = *vpp > 0 ? finding(kHybridPipelineSegments, std::move(message), {&pp, &pattern, &vpp})
+                             : finding(kHybridPipelineSegments, std::move(message), {&pp, &pattern});
+  report(out, std::move(diag),
+         fmt::format("cut the pattern into {} segments (Megatron Bridge builds hybrid language models without a "
+                     "virtual pipeline), or set pipeline_model_parallel_size {}",
+                     built, *pattern));
+}
+
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   const Job& job = context.job;
   if (job.dialect != Dialect::Bridge && job.dialect != Dialect::MegatronLM) return;
@@ -122,6 +147,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   size_t before = out.size();
   check_stage_counts(context.derived, *pattern, out);
   if (out.size() == before) check_divides(context.derived, *pattern, out);
+  if (out.size() == before) check_all_built(job, context.derived, *pattern, out);
 }
 
 }  // namespace
@@ -131,8 +157,8 @@ extern const RuleInfo kHybridPipelineSegments = {
     .name = "hybrid-pipeline-segments",
     .group = RuleGroup::Pipeline,
     .severity = Severity::Error,
-    .summary = "a hybrid layer pattern places the pipeline itself: its '|' segments must divide over PP, and no "
-               "other split option may compete",
+    .summary = "a hybrid layer pattern places the pipeline itself: its '|' segments must divide over PP, all be "
+               "built, and no other split option may compete",
     .doc = R"md(A hybrid (Mamba) layer pattern may cut its layers into pipeline segments with `|`
 ("M-M*|M-M-|M*M-|M-M-"): Megatron-Core's `select_pipeline_segment`
 (`megatron/core/models/hybrid/hybrid_layer_allocation.py` at 2a75ac12c54b, the commit Megatron
@@ -141,6 +167,13 @@ Bridge 067f987df03b pins; `mamba_hybrid_layer_allocation.py` in core_v0.17.0) gi
 raises ValueError when the segment count is not a multiple of `pipeline_model_parallel_size`, and when
 `num_layers_in_first_pipeline_stage` or `num_layers_in_last_pipeline_stage` is given as well. The
 model is built after the job's start-up, on every rank.
+
+Megatron Bridge does not derive the virtual pipeline from the segments: it passes
+`virtual_pipeline_model_parallel_size` as written, and its hybrid language-model provider asserts
+that it is None (`hybrid-virtual-pipeline`). Each rank then builds only segment `rank` (segment
+`v x PP + rank` of each of its virtual stages for the multimodal providers), so a pattern with more
+segments than PP x VPP trains a model without the layers of the others, and nothing reports it:
+the rule reports it as an error when PP and the virtual pipeline size are known.
 
 Megatron-LM's `validate_args` (`megatron/training/arguments.py` at 2a75ac12c54b) asserts the same
 divisibility earlier ("The number of hybrid pipeline segments ... must be evenly divisible by
