@@ -456,7 +456,14 @@ bool split_hybrid(const Reader& r, const std::vector<std::string>& segments, Mem
     return true;
   }
   if (m.vpp > 1) {
-    if (why_not) *why_not = "a hybrid pattern without '|' pipeline segments runs no virtual pipeline (Megatron-Core raises)";
+    if (why_not) {
+      *why_not = r.megatron_lm
+                     ? "a virtual pipeline with --hybrid-layer-pattern (Megatron-LM asserts the virtual-stage flags off: "
+                       "hybrid-pipeline-segments)"
+                     : "a virtual pipeline on a hybrid stack whose pattern has no '|' pipeline segments (Megatron-Core "
+                       "raises; Megatron Bridge builds hybrid language models without a virtual pipeline: "
+                       "hybrid-virtual-pipeline)";
+    }
     return false;
   }
   const std::string& layers = segments.front();
