@@ -192,7 +192,7 @@ The rule reads the pattern the job writes (`hybrid_layer_pattern`, or the older
             "model:\n  hybrid_layer_pattern: \"M-M*|M-M-|M*M-\"\n  pipeline_model_parallel_size: 2\n  "
             "hidden_size: 1024\n  num_attention_heads: 8\ntrain:\n  micro_batch_size: 1\n  global_batch_size: 16\n",
             "config.yaml --nodes 1 --gpus-per-node 8"},
-    .good = {.content = "model:\n  hybrid_layer_pattern: \"M-M*|M-M-|M*M-|M-M-\"\n  pipeline_model_parallel_size: 2\n  "
+    .good = {.content = "model:\n  hybrid_layer_pattern: \"M-M*M-M-|M*M-M-M-\"\n  pipeline_model_parallel_size: 2\n  "
                         "hidden_size: 1024\n  num_attention_heads: 8\ntrain:\n  micro_batch_size: 1\n  "
                         "global_batch_size: 16\n"},
     .check = check,
