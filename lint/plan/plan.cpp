@@ -864,9 +864,12 @@ PlanResult make_plan(const Job& base, const PlanOptions& options, RuleSet config
   double walked_below = 1e300;
   for (const Pending& p : order) {
     // A layout in the tie class of the last listed one may still rank above it.
-    // Below a layout the estimate does not back, any layout it backs still ranks higher.
     double worst = accepted.size() >= options.top ? accepted[options.top - 1].score : 1e9;
-    if (accepted.size() >= options.top && memory_tier(accepted[options.top - 1]) > 0) worst = 1e300;
+    // Below a layout the estimate could not judge, any layout it judges still
+    // ranks higher (when it judges this model's layouts at all).
+    if (result.memory_known && accepted.size() >= options.top && memory_tier(accepted[options.top - 1]) > 0) {
+      worst = 1e300;
+    }
     if (p.base_score > std::max(worst, target) && accepted.size() >= options.top) {
       exhausted = false;
       break;
