@@ -327,6 +327,32 @@ TEST_CASE("plan sizes a hybrid stack as the memory estimate counts it", "[plan]"
   CHECK(active < 13);
 }
 
+TEST_CASE("plan splits a hybrid stack without interleaving, as Megatron Bridge builds it", "[plan]") {
+  // HybridModelProvider.provide asserts the virtual pipeline is None
+  // (hybrid-virtual-pipeline), and the hybrid allocation reads neither a
+  // pipeline layout nor the account_for_* options. Before, the plan's #1 for
+  // Nemotron 3 Super on 64 GB200 was PP 2 x VPP 22 with its memory not
+  // estimated.
+  Run planned = run(source_dir(), {"plan", "--recipe", "nemotron_3_super_pretrain_64gpu_gb200_fp8mx_config", "--gpus",
+                                   "64", "--gpu", "gb200", "--top", "10", "--format", "json"});
+  REQUIRE(planned.exit == 0);
+  nlohmann::json j = nlohmann::json::parse(planned.out);
+  REQUIRE(j["layouts"].size() == 10);
+  bool pipelined = false;
+  for (const auto& layout : j["layouts"]) {
+    INFO(layout.dump());
+    CHECK(layout["vpp"].is_null());
+    CHECK(!layout["memory"].is_null());
+    pipelined = pipelined || layout["pp"].get<int>() > 1;
+    for (const char* key : {"model.pipeline_model_parallel_layout", "model.account_for_embedding_in_pipeline_split",
+                            "model.account_for_loss_in_pipeline_split"}) {
+      CHECK((!layout["settings"].contains(key) || layout["settings"][key] == "null" ||
+             layout["settings"][key] == "false"));
+    }
+  }
+  CHECK(pipelined);  // pipeline stages are still searched, without interleaving
+}
+
 TEST_CASE("plan keeps DeepSeek V4 at TP 1 and CP 1 and sizes it as the estimate counts it", "[plan][dsv4]") {
   // Megatron-LM dev d48bd6be0a85: DSv4's hybrid attention asserts TP 1
   // (transformer_config.py:1760-1762) and refuses CP > 1 with the default
