@@ -160,12 +160,6 @@ constexpr KnownBroken kKnownBroken[] = {
      "get_num_layers_to_build asserts \"num_layers=94 should be divisible by "
      "config.pipeline_model_parallel_size=16\" (the B200 and GB200 perf recipes built on it set 10 first and 12 "
      "last layers: (94 - 22) / 6 = 12 builds) (seen since the Qwen3-VL 235B-A22B shape is recorded)"},
-    {"qwen3_vl_235b_a22b_sft_32gpu_h100_bf16_config", "moe-tp-requires-sequence-parallel",
-     "recipes/qwen_vl/h100/qwen3_vl.py:503,509 sets tensor_model_parallel_size 4 and sequence_parallel False for "
-     "a MoE language model (128 experts in every one of its 94 layers, data/model_dims.csv); "
-     "megatron/core/transformer/moe/moe_layer.py:636 (at the 2a75ac12c5 Bridge pins) raises ValueError in "
-     "training when the attention TP group is larger than 1 without sequence parallelism, as for the GLM-4.5 "
-     "recipes above (seen since the Qwen3-VL 235B-A22B shape is recorded)"},
     {"nemotronh_4b_sft_1gpu_h100_bf16_config", "packed-sequences-unfused-mamba",
      "recipes/nemotronh/h100/nemotronh.py:620 builds the HybridModelProvider with use_mamba_mem_eff_path=False, and "
      "_sft_common turns offline packing on (recipes/common.py:165, default_squad_config with a PackedSequenceSpecs of "

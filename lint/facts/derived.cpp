@@ -86,6 +86,30 @@ void resolve_expert_tensor_parallel(const Job& job, Derived& d) {
   etp.where = node ? node->where : Provenance{};
 }
 
+// Megatron Bridge's Qwen3VLMoEModelProvider.finalize turns sequence
+// parallelism on whenever tensor_model_parallel_size > 1
+// (models/qwen_vl/qwen3_vl_provider.py, every release from v0.2.0 to
+// 067f987df03b; no other provider forces it). The provider builds the
+// Qwen3-VL MoE models: the catalog's qwen3_vl_* models with experts, or a
+// dump's _target_.
+bool provider_forces_sequence_parallel(const Job& job) {
+  if (job.dialect != Dialect::Bridge) return false;
+  if (std::optional<std::string> target = config_text(job, "model._target_").value) {
+    return target->find("Qwen3VLMoEModelProvider") != std::string::npos;
+  }
+  const ModelDims* dims = job.recipe ? job.recipe->dims : nullptr;
+  return dims && std::string_view(dims->key).rfind("qwen3_vl_", 0) == 0 && dims->num_moe_experts > 0;
+}
+
+void resolve_sequence_parallel(const Job& job, Derived& d) {
+  Setting& sp = d.sequence_parallel;
+  if (!sp.value || *sp.value || !d.tensor_parallel.known() || *d.tensor_parallel <= 1) return;
+  if (!provider_forces_sequence_parallel(job)) return;
+  sp.value = true;
+  sp.where.origin = "Megatron Bridge's Qwen3VLMoEModelProvider.finalize sets sequence_parallel = true because "
+                    "tensor_model_parallel_size > 1";
+}
+
 void derive_resources(const Job& job, Derived& d) {
   d.nodes = from_located(job.cluster.nodes, "nodes");
   d.gpus_per_node = from_located(job.cluster.gpus_per_node, "GPUs per node");
@@ -207,6 +231,7 @@ Derived derive(const Job& job) {
   d.virtual_pipeline = read_optional_size(job, "model.virtual_pipeline_model_parallel_size");
   d.sequence_parallel = config_bool(job, "model.sequence_parallel");
   resolve_expert_tensor_parallel(job, d);
+  resolve_sequence_parallel(job, d);
 
   d.num_layers = config_int(job, "model.num_layers");
   d.hidden_size = config_int(job, "model.hidden_size");

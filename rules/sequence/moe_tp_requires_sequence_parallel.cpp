@@ -41,7 +41,11 @@ extern const RuleInfo kMoeTpRequiresSequenceParallel = {
 is on (TP > 1) and sequence parallelism is off — whatever the expert-parallel size. The job
 starts, loads data and fails at the first step. (`ModelParallelConfig` only warns when EP > 1
 and TP > 1 without SP; the layer is stricter.) NVIDIA's MoE recipes pair TP = 1 with
-`sequence_parallel = False` and TP > 1 with `sequence_parallel = True`.)md",
+`sequence_parallel = False` and TP > 1 with `sequence_parallel = True`.
+
+Megatron Bridge's `Qwen3VLMoEModelProvider` (the Qwen3-VL MoE models) turns sequence parallelism on
+itself when TP > 1 (`finalize`, `models/qwen_vl/qwen3_vl_provider.py`, every release from v0.2.0):
+mblint applies that rewrite when it resolves the job, so such a job is not reported.)md",
     .bad = {"override.yaml",
      "model:\n  tensor_model_parallel_size: 2\n  sequence_parallel: false\n",
      "override.yaml --recipe qwen3_30b_a3b_pretrain_16gpu_h100_bf16_config --nodes 4 --gpus-per-node 8"},
