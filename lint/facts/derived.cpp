@@ -92,19 +92,30 @@ void resolve_expert_tensor_parallel(const Job& job, Derived& d) {
 // 067f987df03b; no other provider forces it). The provider builds the
 // Qwen3-VL MoE models: the catalog's qwen3_vl_* models with experts, or a
 // dump's _target_.
-bool provider_forces_sequence_parallel(const Job& job) {
+
+// The provider class a Bridge job's model is built by matches `provider`
+// ("Qwen3VL"): a dump's _target_ names it; a recipe's catalog model key
+// starts with `model_prefix` ("qwen3_vl_").
+bool built_by(const Job& job, std::string_view provider, std::string_view model_prefix) {
   if (job.dialect != Dialect::Bridge) return false;
   if (std::optional<std::string> target = config_text(job, "model._target_").value) {
-    return target->find("Qwen3VLMoEModelProvider") != std::string::npos;
+    return target->find(provider) != std::string::npos;
   }
   const ModelDims* dims = job.recipe ? job.recipe->dims : nullptr;
-  return dims && std::string_view(dims->key).rfind("qwen3_vl_", 0) == 0 && dims->num_moe_experts > 0;
+  return dims && std::string_view(dims->key).rfind(model_prefix, 0) == 0;
 }
 
+// Megatron Bridge's Qwen3VLMoEModelProvider.finalize turns sequence
+// parallelism on whenever tensor_model_parallel_size > 1
+// (models/qwen_vl/qwen3_vl_provider.py, every release from v0.2.0 to
+// 067f987df03b; no other provider forces it).
 void resolve_sequence_parallel(const Job& job, Derived& d) {
   Setting& sp = d.sequence_parallel;
   if (!sp.value || *sp.value || !d.tensor_parallel.known() || *d.tensor_parallel <= 1) return;
-  if (!provider_forces_sequence_parallel(job)) return;
+  // A catalog qwen3_vl_* model with experts is built by the MoE provider.
+  const ModelDims* dims = job.recipe ? job.recipe->dims : nullptr;
+  bool moe = find_path(job.config, "model._target_") || (dims && dims->num_moe_experts > 0);
+  if (!moe || !built_by(job, "Qwen3VLMoEModelProvider", "qwen3_vl_")) return;
   sp.value = true;
   sp.where.origin = "Megatron Bridge's Qwen3VLMoEModelProvider.finalize sets sequence_parallel = true because "
                     "tensor_model_parallel_size > 1";
@@ -300,6 +311,11 @@ void apply_config_nvlink_domain(const ProjectConfig& config, const LintOptions& 
   derived.nvlink_domain.where.statement = config.nvlink_domain->span;
   derived.nvlink_domain.how.clear();  // the note reads "NVLink domain set to N here"
   derived.nvlink_domain.defaulted = false;
+}
+
+bool provider_sets_per_token_loss_with_cp(const Job& job) {
+  if (job.versions.bridge < Version{0, 5, 0}) return false;
+  return built_by(job, "Qwen3VL", "qwen3_vl_") || built_by(job, "Qwen35VL", "qwen35_vl_");
 }
 
 }  // namespace mblint

@@ -77,6 +77,13 @@ struct Derived {
 
 Derived derive(const Job& job);
 
+// Whether Megatron Bridge's model provider turns calculate_per_token_loss on
+// in its finalize when context_parallel_size > 1: the Qwen3-VL and Qwen3.5-VL
+// providers (models/qwen_vl/qwen3_vl_provider.py, qwen35_vl_provider.py;
+// from v0.5.0). ConfigContainer.validate finalizes the model before its own
+// checks, so they see the rewritten value.
+bool provider_sets_per_token_loss_with_cp(const Job& job);
+
 // The pipeline bubble of the 1F1B schedule with `chunks` model chunks per
 // rank (the virtual stages; 1 without interleaving) and `microbatches` per
 // step (Narayanan et al. 2021): it lasts (PP−1)/(chunks·m) of the ideal,

@@ -37,7 +37,8 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   if (!dataset) return;
   Setting per_token = config_bool(job, "model.calculate_per_token_loss");
   Setting in_collective = config_bool(job, "ddp.average_in_collective");
-  bool loss_wrong = per_token.value && !*per_token.value;
+  // The Qwen3-VL / Qwen3.5-VL providers set it themselves before validate checks it.
+  bool loss_wrong = per_token.value && !*per_token.value && !provider_sets_per_token_loss_with_cp(job);
   bool average_wrong = in_collective.value && *in_collective.value;
   if (!loss_wrong && !average_wrong) return;
   const Setting& culprit = loss_wrong ? per_token : in_collective;
@@ -84,7 +85,12 @@ fine-tuning dataset configs (`GPTSFTDatasetConfig` and its subclasses, `DirectHF
 example scripts that take `--config-file` are.
 
 The dataset kind comes from a full dump's `dataset._target_` or from an SFT/PEFT recipe; the
-settings must be known to be wrong (written, or a dump's defaults).)md",
+settings must be known to be wrong (written, or a dump's defaults).
+
+The Qwen3-VL and Qwen3.5-VL model providers turn `calculate_per_token_loss` on themselves when
+`context_parallel_size > 1` (`finalize` in `models/qwen_vl/qwen3_vl_provider.py` and
+`qwen35_vl_provider.py`, from Megatron Bridge v0.5.0), and `ConfigContainer.validate` finalizes the
+model before this check, so for them only `average_in_collective` can fail it.)md",
     .bad = {"override.yaml",
      "model:\n  sequence_parallel: true\n  context_parallel_size: 2\n  calculate_per_token_loss: false\n",
      "override.yaml --recipe llama3_8b_sft_config --nodes 1 --gpus-per-node 4"},
