@@ -1,7 +1,8 @@
 // Megatron Bridge builds a hybrid (Mamba) language model without virtual
 // pipeline stages: its provider asserts the virtual pipeline size is None.
-// The multimodal Nemotron providers build the hybrid stack themselves, where
-// Megatron-Core takes virtual stages only from the pattern's '|' segments.
+// Falcon-H1's provider asserts the same. The multimodal Nemotron providers
+// build the hybrid stack themselves, where Megatron-Core takes virtual stages
+// only from the pattern's '|' segments.
 #include "rules/support/pipeline_support.h"
 
 #include "lint/facts/estimate_vision.h"
@@ -35,7 +36,15 @@ bool multimodal(const Job& job) {
                           target.value->find("OmniModelProvider") != std::string::npos);
 }
 
+// A dump of a Falcon-H1 model: its provider (models/falcon_h1/falconh1_provider.py,
+// v0.5.0 on) asserts the same and carries no hybrid layer pattern.
+bool falcon_h1(const Job& job) {
+  std::optional<std::string> target = config_text(job, "model._target_").value;
+  return target && target->find("FalconH1ModelProvider") != std::string::npos;
+}
+
 std::string provider_name(const Job& job) {
+  if (falcon_h1(job)) return "FalconH1ModelProvider";
   return job.versions.bridge < kHybridProviderSince ? "MambaModelProvider" : "HybridModelProvider";
 }
 
@@ -45,12 +54,12 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   Quantity vpp = raw_virtual_pipeline(job);
   if (!vpp.known() || *vpp <= 0) return;
   std::optional<HybridPatternSetting> pattern = hybrid_layer_pattern(job);
-  if (!pattern) return;
+  if (!pattern && !falcon_h1(job)) return;
   const Quantity& pp = context.derived.pipeline_parallel;
-  bool pipes = pattern->text.find('|') != std::string::npos;
+  bool pipes = pattern && pattern->text.find('|') != std::string::npos;
   std::string message;
   std::string help;
-  if (!multimodal(job)) {
+  if (!pattern || !multimodal(job)) {
     message = fmt::format(
         "virtual_pipeline_model_parallel_size {} on a hybrid (Mamba) model: Megatron Bridge's {}.provide asserts "
         "that the virtual pipeline size is None (\"Virtual pipeline model parallelism is temporarily unsupported\"), "
@@ -71,7 +80,9 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
     return;
   }
   Diagnostic diag = finding(kHybridVirtualPipeline, std::move(message), {&vpp, &pp});
-  if (std::optional<Note> note = catalog_pattern_note(job, *pattern)) diag.notes.push_back(*note);
+  if (std::optional<Note> note = pattern ? catalog_pattern_note(job, *pattern) : std::nullopt) {
+    diag.notes.push_back(*note);
+  }
   std::vector<Fix> fixes;
   if (vpp.path == "model.virtual_pipeline_model_parallel_size") fixes.push_back(set_null_fix(vpp));
   report(out, std::move(diag), std::move(help), std::move(fixes));
@@ -94,6 +105,12 @@ parallelism is temporarily unsupported in Hybrid models" (`models/hybrid/hybrid_
 v0.2.0 to v0.5.x, "...in SSM/Mamaba models"). Any value fails, 1 included: Bridge passes the field as
 written. The job stops on every rank while the model is built, after the queue wait and the
 start-up.
+
+Falcon-H1's provider (`models/falcon_h1/falconh1_provider.py`, v0.5.0 on) asserts the same; mblint
+recognises it by a dump's `model._target_`.
+
+Falcon-H1's provider (`models/falcon_h1/falconh1_provider.py`, v0.5.0 on) asserts the same; mblint
+recognises it by a dump's `model._target_`.
 
 The multimodal Nemotron providers (Nemotron VL, Nemotron Omni) do not call that `provide`: they
 build the hybrid language model inside a LLaVA model themselves, and there Megatron-Core decides.
