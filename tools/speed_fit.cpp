@@ -66,15 +66,15 @@ std::optional<Row> read_row(const std::vector<std::string>& fields) {
   return row;
 }
 
-double log_error(const Row& row, const SpeedConstants& c) {
-  auto e = estimate_step(row.model, row.settings, *row.gpu, c);
-  if (!e) return 10;
-  return std::abs(std::log(e->tokens_per_sec_per_gpu / row.measured));
-}
-
 double predicted(const Row& row, const SpeedConstants& c) {
   auto e = estimate_step(row.model, row.settings, *row.gpu, c);
   return e ? e->tokens_per_sec_per_gpu : 0;
+}
+
+double log_error(const Row& row, const SpeedConstants& c) {
+  double tokens = predicted(row, c);
+  if (tokens <= 0) return 10;
+  return std::abs(std::log(tokens / row.measured));
 }
 
 // NVIDIA's choices as revealed preferences (perf_eval.py --fit-choices):
@@ -214,10 +214,9 @@ int main(int argc, char** argv) {
   for (const Knob& k : knobs) std::cout << fmt::format("    .{} = {:.4g},\n", k.name, c.*k.field);
   for (const Row& r : rows) {
     if (r.set.find(':') != std::string::npos) continue;
-    auto e = estimate_step(r.model, r.settings, *r.gpu, c);
-    double predicted = e ? e->tokens_per_sec_per_gpu : 0;
-    std::cout << fmt::format("row\t{}\t{}\t{:.1f}\t{:.1f}\t{:+.3f}\n", r.set, r.label, r.measured, predicted,
-                             predicted / r.measured - 1);
+    double tokens = predicted(r, c);
+    std::cout << fmt::format("row\t{}\t{}\t{:.1f}\t{:.1f}\t{:+.3f}\n", r.set, r.label, r.measured, tokens,
+                             tokens / r.measured - 1);
   }
   return 0;
 }

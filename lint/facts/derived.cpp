@@ -112,10 +112,10 @@ bool built_by(const Job& job, std::string_view provider, std::string_view model_
 void resolve_sequence_parallel(const Job& job, Derived& d) {
   Setting& sp = d.sequence_parallel;
   if (!sp.value || *sp.value || !d.tensor_parallel.known() || *d.tensor_parallel <= 1) return;
-  // A catalog qwen3_vl_* model with experts is built by the MoE provider.
+  if (!built_by(job, "Qwen3VLMoEModelProvider", "qwen3_vl_")) return;
+  // Of the catalog's qwen3_vl_* models, those with experts are the MoE provider's (a dump names its class).
   const ModelDims* dims = job.recipe ? job.recipe->dims : nullptr;
-  bool moe = find_path(job.config, "model._target_") || (dims && dims->num_moe_experts > 0);
-  if (!moe || !built_by(job, "Qwen3VLMoEModelProvider", "qwen3_vl_")) return;
+  if (!find_path(job.config, "model._target_") && !(dims && dims->num_moe_experts > 0)) return;
   sp.value = true;
   sp.where.origin = "Megatron Bridge's Qwen3VLMoEModelProvider.finalize sets sequence_parallel = true because "
                     "tensor_model_parallel_size > 1";

@@ -412,12 +412,12 @@ TextSetting config_text(const Job& job, std::string_view path) {
 
 std::optional<HybridPatternSetting> hybrid_layer_pattern(const Job& job) {
   for (const char* path : {"model.hybrid_layer_pattern", "model.hybrid_override_pattern"}) {
-    std::optional<std::string> text = config_text(job, path).value;
-    if (text && !text->empty()) return HybridPatternSetting{*text, false};
+    TextSetting written = config_text(job, path);
+    if (written.value && !written.value->empty()) return HybridPatternSetting{*written.value, false, path, written.where};
   }
   const ModelDims* dims = job.recipe ? job.recipe->dims : nullptr;
   if (dims && dims->hybrid_layer_pattern && *dims->hybrid_layer_pattern) {
-    return HybridPatternSetting{dims->hybrid_layer_pattern, true};
+    return HybridPatternSetting{dims->hybrid_layer_pattern, true, "", {}};
   }
   return std::nullopt;
 }

@@ -156,12 +156,15 @@ Setting config_bool(const Job& job, std::string_view path);
 Setting read_flag(const Job& job, std::string_view path);
 TextSetting config_text(const Job& job, std::string_view path);
 // The hybrid (Mamba) layer pattern the job's model runs: the first non-empty
-// of model.hybrid_layer_pattern and the deprecated model.hybrid_override_pattern,
-// else the catalog's record of the recipe's model (`from_catalog`). nullopt
-// for a transformer, or a pattern mblint does not know.
+// of model.hybrid_layer_pattern and the deprecated model.hybrid_override_pattern
+// (`path`, written at `where`), else the catalog's record of the recipe's
+// model (`from_catalog`, no path). nullopt for a transformer, or a pattern
+// mblint does not know.
 struct HybridPatternSetting {
   std::string text;
   bool from_catalog = false;
+  std::string path;
+  Provenance where;
 };
 std::optional<HybridPatternSetting> hybrid_layer_pattern(const Job& job);
 // A choice: a string, or None (null and false read as None).

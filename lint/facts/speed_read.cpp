@@ -22,17 +22,15 @@ std::string lower(std::string text) {
 // "fp8_cs", "nvfp4"); MixedPrecisionConfig.setup writes them over the
 // model's fp8/fp4 fields, so a preset wins over those.
 GemmPrecision read_gemm_precision(const Job& job, const MemoryModel& m) {
+  if (m.fp4) return GemmPrecision::NVFP4;  // the memory model's reading of the preset or model.fp4
   std::optional<std::string> preset = config_text(job, "mixed_precision").value;
   if (!preset && job.recipe && job.dialect != Dialect::MegatronLM) preset = job.recipe->precision;
   if (preset && !preset->empty()) {
     std::string p = lower(*preset);
-    if (p.find("fp4") != std::string::npos) return GemmPrecision::NVFP4;
     if (p.find("mx") != std::string::npos) return GemmPrecision::MXFP8;
     if (p.find("fp8") != std::string::npos) return GemmPrecision::FP8;
     return GemmPrecision::BF16;
   }
-  std::optional<std::string> fp4 = config_text(job, "model.fp4").value;
-  if (fp4 && !fp4->empty()) return GemmPrecision::NVFP4;
   if (!m.fp8) return GemmPrecision::BF16;
   std::optional<std::string> recipe = config_text(job, "model.fp8_recipe").value;
   return recipe && lower(*recipe) == "mxfp8" ? GemmPrecision::MXFP8 : GemmPrecision::FP8;

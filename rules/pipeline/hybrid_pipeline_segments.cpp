@@ -3,8 +3,6 @@
 // first/last stage layer count may compete with them.
 #include "rules/support/pipeline_support.h"
 
-#include <algorithm>
-
 #include "lint/model/hybrid_pattern.h"
 
 namespace mblint {
@@ -13,27 +11,50 @@ extern const RuleInfo kHybridPipelineSegments;
 
 namespace {
 
-// The job's own pattern, valued by its segment count, where it is written.
-std::string kebab(std::string text) {
-  std::replace(text.begin(), text.end(), '_', '-');
-  return text;
+// The pattern the job writes (the catalog's recipes use none with
+// segments), valued by its segment count, located where it is written.
+std::optional<Quantity> written_pattern(const Job& job) {
+  std::optional<HybridPatternSetting> pattern = hybrid_layer_pattern(job);
+  if (!pattern || pattern->from_catalog) return std::nullopt;
+  auto segments = static_cast<int64_t>(split_hybrid_pattern(pattern->text).segments.size());
+  Quantity q = quantity_at(pattern->path, segments, pattern->where);
+  q.display = fmt::format("\"{}\" ({} pipeline segment{})", pattern->text, segments, segments == 1 ? "" : "s");
+  return q;
 }
 
-std::optional<Quantity> written_pattern(const Job& job) {
-  for (const char* path : {"model.hybrid_layer_pattern", "model.hybrid_override_pattern"}) {
-    TextSetting pattern = config_text(job, path);
-    if (!pattern.value || pattern.value->empty()) continue;
-    auto segments = static_cast<int64_t>(split_hybrid_pattern(*pattern.value).segments.size());
-    Quantity q = quantity_at(path, segments, pattern.where);
-    q.display = fmt::format("\"{}\" ({} pipeline segment{})", *pattern.value, segments, segments == 1 ? "" : "s");
-    return q;
-  }
-  return std::nullopt;
+// Megatron-LM flags validate_args asserts off with --hybrid-layer-pattern,
+// under the keys the argument reader stores them at.
+struct SplitFlag {
+  const char* path;
+  const char* flag;
+  const char* why;  // what the pattern does instead
+};
+constexpr SplitFlag kVirtualStageFlags[] = {
+    {"model.num_layers_per_virtual_pipeline_stage", "--num-layers-per-virtual-pipeline-stage",
+     "the virtual pipeline comes from the pattern's '|' segments"},
+    {"model.num_virtual_stages_per_pipeline_rank", "--num-virtual-stages-per-pipeline-rank",
+     "the virtual pipeline comes from the pattern's '|' segments"},
+};
+constexpr SplitFlag kAccountForFlags[] = {
+    {"model.account_for_embedding_in_pipeline_split", "--account-for-embedding-in-pipeline-split",
+     "the pattern places every layer"},
+    {"model.account_for_loss_in_pipeline_split", "--account-for-loss-in-pipeline-split", "the pattern places every layer"},
+};
+
+void report_split_flag(const SplitFlag& f, const Quantity& value, const Quantity& pattern, std::string help,
+                       std::vector<Diagnostic>& out) {
+  report(out,
+         finding_at(kHybridPipelineSegments,
+                    fmt::format("{} with --hybrid-layer-pattern: Megatron-LM's validate_args asserts it is not given "
+                                "({})",
+                                f.flag, f.why),
+                    value, {&value, &pattern}),
+         std::move(help));
 }
 
 // Megatron-LM's validate_args: with --hybrid-layer-pattern the pattern alone
-// places the layers, so --pipeline-model-parallel-layout and the
-// --account-for-*-in-pipeline-split flags are asserted off.
+// places the layers, so --pipeline-model-parallel-layout, the virtual-stage
+// flags and the --account-for-*-in-pipeline-split flags are asserted off.
 bool check_megatron_lm_split_flags(const Job& job, const Quantity& pattern, std::vector<Diagnostic>& out) {
   if (job.dialect != Dialect::MegatronLM) return false;
   TextSetting layout = config_text(job, "model.pipeline_model_parallel_layout");
@@ -48,31 +69,20 @@ bool check_megatron_lm_split_flags(const Job& job, const Quantity& pattern, std:
            "drop --pipeline-model-parallel-layout and cut the pattern into pipeline segments with '|'");
     return true;
   }
-  for (const char* path : {"model.num_layers_per_virtual_pipeline_stage", "model.num_virtual_stages_per_pipeline_rank"}) {
-    Quantity flag = config_int(job, path);
+  for (const SplitFlag& f : kVirtualStageFlags) {
+    Quantity flag = config_int(job, f.path);
     if (!flag.known() || flag.defaulted) continue;
-    std::string name = kebab(last_segment(path));
-    report(out,
-           finding_at(kHybridPipelineSegments,
-                      fmt::format("--{} with --hybrid-layer-pattern: Megatron-LM's validate_args asserts it is not "
-                                  "given (the virtual pipeline comes from the pattern's '|' segments)",
-                                  name),
-                      flag, {&flag, &pattern}),
-           fmt::format("drop --{} and cut the pattern into pipeline_model_parallel_size x the virtual stages "
-                       "segments with '|'",
-                       name));
+    report_split_flag(f, flag, pattern,
+                      fmt::format("drop {} and cut the pattern into pipeline_model_parallel_size x the virtual stages "
+                                  "segments with '|'",
+                                  f.flag),
+                      out);
     return true;
   }
-  for (const char* path : {"model.account_for_embedding_in_pipeline_split", "model.account_for_loss_in_pipeline_split"}) {
-    Quantity on = as_quantity(read_flag(job, path));
+  for (const SplitFlag& f : kAccountForFlags) {
+    Quantity on = as_quantity(read_flag(job, f.path));
     if (!on.known() || *on != 1 || on.defaulted) continue;
-    report(out,
-           finding_at(kHybridPipelineSegments,
-                      fmt::format("--{} with --hybrid-layer-pattern: Megatron-LM's validate_args asserts it is not "
-                                  "given (the pattern places every layer)",
-                                  kebab(last_segment(path))),
-                      on, {&on, &pattern}),
-           fmt::format("drop --{}", kebab(last_segment(path))));
+    report_split_flag(f, on, pattern, fmt::format("drop {}", f.flag), out);
     return true;
   }
   return false;
