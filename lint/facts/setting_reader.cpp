@@ -10,6 +10,7 @@
 #include "lint/load/dialects/megatron_lm_args.h"
 #include "lint/model/catalog.h"
 #include "lint/model/config_fields.h"
+#include "lint/model/hybrid_pattern.h"
 #include "lint/model/schema.h"
 
 namespace mblint {
@@ -410,14 +411,24 @@ TextSetting config_text(const Job& job, std::string_view path) {
   return t;
 }
 
+namespace {
+
+int64_t pipeline_segments(std::string_view pattern) {
+  return static_cast<int64_t>(split_hybrid_pattern(pattern).segments.size());
+}
+
+}  // namespace
+
 std::optional<HybridPatternSetting> hybrid_layer_pattern(const Job& job) {
   for (const char* path : {"model.hybrid_layer_pattern", "model.hybrid_override_pattern"}) {
     TextSetting written = config_text(job, path);
-    if (written.value && !written.value->empty()) return HybridPatternSetting{*written.value, false, path, written.where};
+    if (written.value && !written.value->empty()) {
+      return HybridPatternSetting{*written.value, false, path, written.where, pipeline_segments(*written.value)};
+    }
   }
   const ModelDims* dims = job.recipe ? job.recipe->dims : nullptr;
   if (dims && dims->hybrid_layer_pattern && *dims->hybrid_layer_pattern) {
-    return HybridPatternSetting{dims->hybrid_layer_pattern, true, "", {}};
+    return HybridPatternSetting{dims->hybrid_layer_pattern, true, "", {}, pipeline_segments(dims->hybrid_layer_pattern)};
   }
   return std::nullopt;
 }

@@ -165,6 +165,7 @@ struct HybridPatternSetting {
   bool from_catalog = false;
   std::string path;
   Provenance where;
+  int64_t segments = 1;  // the main stack's '|' pipeline segments (split_hybrid_pattern)
 };
 std::optional<HybridPatternSetting> hybrid_layer_pattern(const Job& job);
 // A choice: a string, or None (null and false read as None).

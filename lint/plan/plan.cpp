@@ -455,7 +455,7 @@ Shape shape_of(const Job& job) {
   s.account_loss = d.account_for_loss.value.value_or(false);
   if (std::optional<HybridPatternSetting> pattern = hybrid_layer_pattern(job)) {
     s.hybrid = true;
-    s.hybrid_segments = pattern->text.find('|') != std::string::npos;
+    s.hybrid_segments = pattern->segments > 1;
   }
   return s;
 }

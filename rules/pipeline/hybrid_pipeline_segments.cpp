@@ -3,8 +3,6 @@
 // first/last stage layer count may compete with them.
 #include "rules/support/pipeline_support.h"
 
-#include "lint/model/hybrid_pattern.h"
-
 namespace mblint {
 
 extern const RuleInfo kHybridPipelineSegments;
@@ -16,9 +14,9 @@ namespace {
 std::optional<Quantity> written_pattern(const Job& job) {
   std::optional<HybridPatternSetting> pattern = hybrid_layer_pattern(job);
   if (!pattern || pattern->from_catalog) return std::nullopt;
-  auto segments = static_cast<int64_t>(split_hybrid_pattern(pattern->text).segments.size());
-  Quantity q = quantity_at(pattern->path, segments, pattern->where);
-  q.display = fmt::format("\"{}\" ({} pipeline segment{})", pattern->text, segments, segments == 1 ? "" : "s");
+  Quantity q = quantity_at(pattern->path, pattern->segments, pattern->where);
+  q.display = fmt::format("\"{}\" ({} pipeline segment{})", pattern->text, pattern->segments,
+                          pattern->segments == 1 ? "" : "s");
   return q;
 }
 

@@ -56,7 +56,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   std::optional<HybridPatternSetting> pattern = hybrid_layer_pattern(job);
   if (!pattern && !falcon_h1(job)) return;
   const Quantity& pp = context.derived.pipeline_parallel;
-  bool pipes = pattern && pattern->text.find('|') != std::string::npos;
+  bool pipes = pattern && pattern->segments > 1;
   std::string message;
   std::string help;
   if (!pattern || !multimodal(job)) {
