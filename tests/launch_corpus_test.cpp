@@ -238,12 +238,17 @@ TEST_CASE("resolve on the launch-script corpus, per field", "[shared][launch-cor
   // sft.sh's num_layers and hidden_size the same way: 62 guessed.
   // (wip/shapes): the Ministral 3 3B shape (26 layers, hidden 3072) gives
   // examples/models/mistral/ministral3/sft_unpacked.sh's the same way: 64
-  // guessed. Raise the floors as more launches are followed; the issue's
-  // targets are in the header.
+  // guessed. Then: an array or string the script appends to (`ALL_PARAMS+=(...)`)
+  // without ever setting it, after a `source` mblint could not read, holds
+  // what that file set (llm-jp's v4 template: its layout was Megatron-LM's
+  // defaults before, which truth.json leaves null): 862 correct, 38 unknown,
+  // 0 wrong, 58 guessed (T5's layer count from --encoder-num-layers, as
+  // validate_args takes it, is one more correct value). Raise the floors as more launches are followed; the
+  // issue's targets are in the header.
   CHECK(found >= 91);
-  CHECK(total.correct >= 861);
+  CHECK(total.correct >= 862);
   CHECK(total.wrong == 0);
-  CHECK(total.guessed <= 64);
+  CHECK(total.guessed <= 58);
   CHECK(negatives_with_job <= 1);
   CHECK(percent(total.wrong, total.known) <= 2.0);  // the issue's target, met today
 }

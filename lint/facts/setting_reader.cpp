@@ -238,6 +238,11 @@ constexpr std::array kMegatronLmDefaults = {
     KnownDefault{"model.tp_comm_overlap", "false"},
     KnownDefault{"model.gradient_accumulation_fusion", "true"},
     KnownDefault{"model.share_embeddings_and_output_weights", "true"},
+    // validate_args requires these (_check_arg_is_not_none): argparse leaves them None.
+    KnownDefault{"model.num_layers", "null"},
+    KnownDefault{"model.hidden_size", "null"},
+    KnownDefault{"model.num_attention_heads", "null"},
+    KnownDefault{"model.max_position_embeddings", "null"},
     KnownDefault{"ddp.use_distributed_optimizer", "false"},
     KnownDefault{"optimizer.use_distributed_optimizer", "false"},
     KnownDefault{"ddp.overlap_grad_reduce", "false"},

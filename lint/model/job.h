@@ -113,6 +113,10 @@ struct Job {
   EntryPoint entry = EntryPoint::None;
   Span launch_span;          // the launcher command as written
   std::vector<FileId> files;  // every file the job read
+  // The Megatron-LM script whose own argparse and validate_args take the
+  // flags as written ("pretrain_gpt.py", "the test's script (gpt family)");
+  // empty under a wrapper (slime, deepspeed) or a program mblint does not know.
+  std::string megatron_lm_script;
 
   // The recipe, when one was selected. `recipe` is null when the name is not
   // in mblint's catalog.

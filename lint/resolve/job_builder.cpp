@@ -452,7 +452,7 @@ void keep_script_models(Job& job, const FlagParser& parser) {
 void take_flag_check(Job& job, FlagCheck check) {
   for (Diagnostic& d : check.diagnostics) job.problems.push_back(std::move(d));
   for (const FlagCheck::Intended& intended : check.intended) {
-    const MegatronLmFlag* spec = find_megatron_lm_flag(intended.flag);
+    const MegatronLmFlag* spec = megatron_lm_flag_kept(intended.flag);
     if (!spec) continue;
     Provenance where;
     where.layer = Layer::Override;
@@ -477,6 +477,7 @@ void apply_megatron_lm_arguments(Job& job, const Launch& launch, const ScriptCon
   // flags are not checked against Megatron-LM's parser alone.
   if (!launch.wrapper.empty()) return;
   FlagParser parser = parser_for_program(launch.program.text);
+  if (parser.known && !megatron_deepspeed_argv(argv)) job.megatron_lm_script = parser.entry;
   keep_script_models(job, parser);
   Span program = span_of(launch.program, 0, launch.program.text.size());
   take_flag_check(job, check_megatron_lm_flags(argv, parser, flag_check_options(context.options), context.sources,
@@ -1412,6 +1413,7 @@ void build_megatron_lm_test_job(Job& job, const ConfigValue& root, const ConfigV
   for (Diagnostic& d : parsed.problems) job.problems.push_back(std::move(d));
   fs::path path = resolve_relative(sources.files[job.primary].path, options.base_dir);
   FlagParser parser = parser_for_test_config(path.string());
+  job.megatron_lm_script = parser.entry;
   keep_script_models(job, parser);
   take_flag_check(job, check_megatron_lm_flags(test.argv, parser, flag_check_options(options), sources, Span{}));
 }

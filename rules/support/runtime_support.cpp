@@ -155,6 +155,9 @@ std::string setting_name(const Job& job, std::string_view path) {
     for (const MegatronLmFlag& flag : megatron_lm_flags()) {
       if (flag.path == path && flag.constant == "true") return std::string(flag.flag);
     }
+    for (const MegatronLmFlag& flag : megatron_lm_extra_flags()) {
+      if (flag.path == path) return std::string(flag.flag);
+    }
   }
   return std::string(path);
 }

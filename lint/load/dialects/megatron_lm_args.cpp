@@ -86,7 +86,7 @@ constexpr std::array kFlags = {
     value("--seq-length", T::Int, "model.seq_length", "dataset.seq_length"),
     value("--encoder-seq-length", T::Int, ""),  // stands for --seq-length when that is absent
     value("--decoder-seq-length", T::Int, ""),
-    value("--max-position-embeddings", T::Int, ""),  // Bridge's GPT providers have no such field
+    value("--max-position-embeddings", T::Int, ""),  // Bridge's GPT providers have no such field (see kEstimateFlags)
     set("--swiglu", "model.gated_linear_unit"),
     set("--untie-embeddings-and-output-weights", "model.share_embeddings_and_output_weights", "false"),
     value("--vocab-size", T::Int, "model.vocab_size"),
@@ -247,13 +247,17 @@ constexpr std::array kFlags = {
 // (lint/facts/estimate_llava.cpp, estimate_t5.cpp): T5's encoder and decoder,
 // pretrain_vlm.py's image and tower (its add_vlm_extra_args and
 // arguments.py's vision group), examples/mimo/train.py's model (add_mimo_args),
-// and what the estimate names without counting it; and --sft, whose packed
-// batches rules/batch/packed_sequences_unfused_mamba.cpp reads. Kept apart from kFlags,
+// and what the estimate names without counting it; and flags rules read: --sft, whose packed
+// batches rules/batch/packed_sequences_unfused_mamba.cpp reads, and those below. Kept apart from kFlags,
 // whose paths are Bridge's fields and whose flags every script accepts.
 constexpr std::array kEstimateFlags = {
     value("--encoder-num-layers", T::Int, "model.encoder_num_layers"),
     value("--decoder-num-layers", T::Int, "model.decoder_num_layers"),
     value("--decoder-seq-length", T::Int, "model.decoder_seq_length"),
+    // Required by validate_args, and at least the sequence length
+    // (rules/tensor/megatron_lm_required_arguments.cpp,
+    // max_position_embeddings_below_seq_length.cpp).
+    value("--max-position-embeddings", T::Int, "model.max_position_embeddings"),
     value("--img-h", T::Int, "model.img_h"),
     value("--img-w", T::Int, "model.img_w"),
     value("--patch-dim", T::Int, "model.patch_dim"),
@@ -276,6 +280,18 @@ constexpr std::array kEstimateFlags = {
     // args.sft: pretrain_mamba.py / pretrain_hybrid.py then read packed
     // batches (cu_seqlens) and pass packed_seq_params to the model.
     set("--sft", "dataset.sft"),
+    // What rules/tensor/megatron_lm_exclusive_arguments.cpp compares: the
+    // activations core_transformer_config_from_args asserts against --swiglu,
+    // and the module spec --attention-backend local needs (nargs='*').
+    set("--squared-relu", "model.squared_relu"),
+    set("--quick-geglu", "model.quick_geglu"),
+    value("--spec", T::StringList, "model.spec"),
+    // An experimental YAML that replaces every argument (parse_args's
+    // load_yaml): the command line's flags are then not what runs.
+    value("--yaml-cfg", T::String, "megatron_lm.yaml_cfg"),
+    // Retro (up to core_r0.15): load_retro_args overrides the sequence length,
+    // the position range and the global batch from the project's config.json.
+    value("--retro-project-dir", T::String, "megatron_lm.retro_project_dir"),
 };
 
 const MegatronLmFlag* find_estimate_flag(std::string_view flag) {
@@ -446,6 +462,7 @@ class ArgvReader {
     derive_query_groups();
     derive_sequence_length();
     derive_hybrid_layers();
+    derive_encoder_layers();
     derive_recompute_activations();
     return std::move(result_);
   }
@@ -528,7 +545,8 @@ class ArgvReader {
     for (std::string_view path :
          {"model.tensor_model_parallel_size", "model.pipeline_model_parallel_size", "model.context_parallel_size",
           "model.expert_model_parallel_size", "model.virtual_pipeline_model_parallel_size",
-          "model.sequence_parallel", "model.num_moe_experts", "model.num_query_groups", "train.global_batch_size"}) {
+          "model.sequence_parallel", "model.num_moe_experts", "model.num_query_groups", "train.global_batch_size",
+          "model.num_layers", "model.hidden_size", "model.num_attention_heads", "model.max_position_embeddings"}) {
       if (flags && !may_write(*flags, path)) continue;
       if (!find_path(result_.config, path))
         assign_path(result_.config, split_path(path), make_unknown(opaque_word_->text, where));
@@ -543,10 +561,7 @@ class ArgvReader {
     }
     size_t eq = word.text.find('=');
     std::string_view name = std::string_view(word.text).substr(0, eq);
-    const MegatronLmFlag* spec = find_megatron_lm_flag(name);
-    const MegatronLmFlag* estimate = find_estimate_flag(name);
-    if (spec && spec->path.empty() && estimate) spec = estimate;  // the estimate reads what kFlags only checks
-    if (!spec) spec = estimate;
+    const MegatronLmFlag* spec = megatron_lm_flag_kept(name);
     if (!spec) return skip_values(i + 1);
     if (has_unknown(word, 0, name.size())) return skip_values(i + 1);
     Occurrence occurrence;
@@ -587,7 +602,8 @@ class ArgvReader {
           fmt::format("{} takes no value: write it alone", spec.flag)));
       return false;
     }
-    size_t wanted = spec.flag == "--rampup-batch-size" ? 3 : 1;
+    // --spec is nargs='*': it may stand alone.
+    size_t wanted = spec.flag == "--rampup-batch-size" ? 3 : spec.flag == "--spec" ? 0 : 1;
     if (spec.type != ArgType::Flag && o.values.size() < wanted) {
       std::string expected = wanted == 3                                  ? "expected 3 arguments"
                              : spec.type == ArgType::IntList ||
@@ -853,6 +869,19 @@ class ArgvReader {
     assign_path(result_.config, {"dataset", "seq_length"}, *value);
   }
 
+  // validate_args: without --num-layers, num_layers is --encoder-num-layers
+  // (T5's encoder, pretrain_vlm.py's vision tower).
+  void derive_encoder_layers() {
+    const Occurrence* encoder = seen("--encoder-num-layers");
+    if (!encoder || find_path(result_.config, "model.num_layers")) return;
+    Provenance where = provenance(*encoder);
+    where.layer = Layer::Rewrite;  // validate_args's, not a flag of the command line
+    where.origin = "--num-layers is unset: validate_args takes --encoder-num-layers";
+    if (auto value = scalar(*encoder, encoder->values.front(), where)) {
+      assign_path(result_.config, {"model", "num_layers"}, *value);
+    }
+  }
+
   // A hybrid (Mamba) layer pattern fixes the layer count and places the
   // layers on the pipeline itself; --num-layers is ignored.
   // validate_args (arguments.py, core_v0.17.0 onward): num_layers is the
@@ -909,16 +938,16 @@ class ArgvReader {
 
 // Model fields --use-checkpoint-args takes from the checkpoint even when the
 // command line sets them (load_args_from_checkpoint with force=True).
-constexpr std::array<std::string_view, 12> kForcedFromCheckpoint = {
+constexpr std::array<std::string_view, 14> kForcedFromCheckpoint = {
     "model.num_query_groups", "model.num_moe_experts", "model.moe_layer_freq", "model.moe_ffn_hidden_size",
     "model.moe_router_topk", "model.moe_shared_expert_intermediate_size", "model.mtp_num_layers",
     "model.gated_linear_unit", "model.share_embeddings_and_output_weights", "model.position_embedding_type",
-    "model.add_bias_linear", "model.normalization"};
+    "model.add_bias_linear", "model.normalization", "model.squared_relu", "model.spec"};
 
 // ...and those it fills only when the command line leaves them out.
-constexpr std::array<std::string_view, 6> kFilledFromCheckpoint = {
+constexpr std::array<std::string_view, 7> kFilledFromCheckpoint = {
     "model.num_layers", "model.hidden_size", "model.ffn_hidden_size", "model.seq_length",
-    "model.num_attention_heads", "model.kv_channels"};
+    "model.num_attention_heads", "model.kv_channels", "model.max_position_embeddings"};
 
 constexpr std::array<std::string_view, 4> kParallelFromCheckpoint = {
     "model.tensor_model_parallel_size", "model.pipeline_model_parallel_size",
@@ -945,6 +974,22 @@ void apply_checkpoint_args(Job& job) {
   for (std::string_view path : kFilledFromCheckpoint) mark_from_checkpoint(job, path, false, flag_where);
   if (flag_on(job, "checkpoint.use_mp_args_from_checkpoint_args")) {
     for (std::string_view path : kParallelFromCheckpoint) mark_from_checkpoint(job, path, true, flag_where);
+  }
+}
+
+// validate_args's load_retro_args (megatron/training/arguments.py, core_v0.6
+// to core_r0.15): with --retro-project-dir the project's config.json sets
+// these, whatever the command line says.
+void apply_retro_args(Job& job) {
+  const ConfigValue* dir = find_path(job.config, "megatron_lm.retro_project_dir");
+  if (!dir) return;
+  Provenance where = dir->where;
+  where.layer = Layer::Rewrite;
+  where.value = {};
+  where.origin = "taken from the Retro project's config.json (--retro-project-dir)";
+  for (std::string_view path : {"model.seq_length", "dataset.seq_length", "model.max_position_embeddings",
+                                "train.global_batch_size"}) {
+    assign_path(job.config, split_path(path), make_unknown("the Retro project's value", where));
   }
 }
 
@@ -992,6 +1037,7 @@ void default_global_batch(Job& job) {
 }  // namespace
 
 std::span<const MegatronLmFlag> megatron_lm_flags() { return kFlags; }
+std::span<const MegatronLmFlag> megatron_lm_extra_flags() { return kEstimateFlags; }
 
 namespace {
 
@@ -1010,6 +1056,7 @@ const FlagIndex& flag_index() {
       if (!spec.path.empty()) built.paths.insert(spec.path);
       if (!spec.also.empty()) built.paths.insert(spec.also);
     }
+    for (const MegatronLmFlag& spec : kEstimateFlags) built.paths.insert(spec.path);
     return built;
   }();
   return index;
@@ -1021,6 +1068,12 @@ const MegatronLmFlag* find_megatron_lm_flag(std::string_view flag) {
   const FlagIndex& index = flag_index();
   auto it = index.by_flag.find(flag);
   return it == index.by_flag.end() ? nullptr : it->second;
+}
+
+const MegatronLmFlag* megatron_lm_flag_kept(std::string_view flag) {
+  const MegatronLmFlag* spec = find_megatron_lm_flag(flag);
+  const MegatronLmFlag* estimate = find_estimate_flag(flag);
+  return spec && (!spec->path.empty() || !estimate) ? spec : estimate;
 }
 
 bool megatron_lm_flag_writes(std::string_view path) {
@@ -1035,6 +1088,7 @@ std::optional<std::vector<int64_t>> evaluate_layer_pattern(std::string_view expr
 
 void apply_megatron_lm_defaults(Job& job) {
   apply_checkpoint_args(job);
+  apply_retro_args(job);
   const std::string kDefault = "the Megatron-LM default";
   for (std::string_view path : {"model.tensor_model_parallel_size", "model.pipeline_model_parallel_size",
                                 "model.context_parallel_size", "model.expert_model_parallel_size"}) {

@@ -46,6 +46,14 @@ struct MegatronLmFlag {
 // The mapped flags, in argparse's groups.
 std::span<const MegatronLmFlag> megatron_lm_flags();
 const MegatronLmFlag* find_megatron_lm_flag(std::string_view flag);
+// Flags with no Megatron Bridge field whose values the estimate and the
+// rules still read (--encoder-num-layers, --max-position-embeddings, ...).
+std::span<const MegatronLmFlag> megatron_lm_extra_flags();
+// The entry that says where a flag's value is kept: the mapped flag's, or,
+// for a flag it only type-checks, that of the flags with no Megatron Bridge
+// field that the estimate and the rules read (--encoder-num-layers,
+// --max-position-embeddings under model.*); nullptr for a flag not read.
+const MegatronLmFlag* megatron_lm_flag_kept(std::string_view flag);
 // Some flag sets this config path (as its path or its `also`).
 bool megatron_lm_flag_writes(std::string_view path);
 

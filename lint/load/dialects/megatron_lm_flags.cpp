@@ -346,6 +346,8 @@ std::optional<std::string> deepspeed_flag(const MegatronArgv& argv) {
 
 }  // namespace
 
+bool megatron_deepspeed_argv(const MegatronArgv& argv) { return deepspeed_flag(argv).has_value(); }
+
 std::span<const MegatronLmRelease> megatron_lm_releases() { return kMegatronLmReleases; }
 std::span<const MegatronLmKnownFlag> megatron_lm_base_flags() { return kMegatronLmBaseFlags; }
 

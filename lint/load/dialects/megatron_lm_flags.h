@@ -67,6 +67,10 @@ struct FlagParser {
   std::string entry;  // how the messages name it: "pretrain_gpt.py", "the test's script (gpt family)"
 };
 
+// Whether the flags are Megatron-DeepSpeed's (--deepspeed*, --zero-stage):
+// its pretrain_gpt.py has Megatron-LM's name and a parser of its own.
+bool megatron_deepspeed_argv(const MegatronArgv& argv);
+
 // The entry script a launch runs (`/opt/megatron-lm/pretrain_gpt.py`),
 // matched by its path in the repository, the longest match first.
 FlagParser parser_for_program(std::string_view program);

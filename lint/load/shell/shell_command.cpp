@@ -63,6 +63,8 @@ void assign_array(Walker& w, const Word& word, const AssignmentTarget& target, S
   std::vector<MappedString> elements;
   const VarState* old = find_var(w, target.name);
   if (target.append) {
+    // `ARGS+=(...)` on an array only an unread sourced file can have set.
+    if (!old && w.after_unfollowed_source) return set_var(w, target.name, opaque_var(definition, exported));
     if (old && old->presence == Presence::Set && old->opaque)
       return set_var(w, target.name, opaque_var(definition, exported));
     if (old && old->presence == Presence::Environment)
@@ -157,6 +159,9 @@ void assign_word(Walker& w, const Word& word, const AssignmentTarget& target,
   }
   if (target.subscript) return assign_element(w, target, std::move(value), definition, exported);
   old = find_var(w, target.name);  // expansion may have assigned it (${X:=...})
+  if (target.append && !old && w.after_unfollowed_source) {
+    return set_var(w, target.name, opaque_var(definition, exported));  // as for an array above
+  }
   if (target.append && old && old->presence != Presence::Unset) {
     if (!usable(old)) return set_var(w, target.name, opaque_var(definition, exported));
     if (old->var.is_array) {

@@ -115,7 +115,10 @@ std::vector<MappedString> arguments_after(const std::vector<MappedString>& argv,
 Outcome follow_source(Walker& w, size_t index, bool certain) {
   std::vector<MappedString> argv = recorded(w, index).argv;
   std::optional<ShellFile> file = read_named(w, index, argv[1]);
-  if (!file) return {Flow::Normal, Status::Unknown};
+  if (!file) {
+    w.after_unfollowed_source = true;
+    return {Flow::Normal, Status::Unknown};
+  }
   recorded(w, index).followed = true;
   std::optional<std::vector<MappedString>> arguments;
   if (argv.size() > 2) arguments = arguments_after(argv, 2);

@@ -101,6 +101,9 @@ struct Walker {
   size_t simple_commands = 0;  // commands recorded, against limits.max_commands
   size_t work = 0;             // characters produced, against kWorkBudget
   bool stopped = false;        // a limit was hit: nothing more is walked
+  // A `source` mblint could not read ran before: it may have set any
+  // variable (an append to one the script never set then extends its value).
+  bool after_unfollowed_source = false;
   std::set<std::string, std::less<>> reported;
   // Following `source`, `bash FILE` and `eval` (shell_source.cpp).
   const ShellFiles* files = nullptr;
