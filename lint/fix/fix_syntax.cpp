@@ -150,9 +150,19 @@ std::optional<TextEdit> fit_shell(TextEdit edit, std::string_view text) {
     // Dropping a flag word: with the blanks that separated it.
     return TextEdit{flag_removal(text, edit.where, edit.where.begin), ""};
   }
-  if (!old.empty() && old.front() == '-' && !std::isdigit(static_cast<unsigned char>(old.size() > 1 ? old[1] : 'x'))) {
-    return std::nullopt;  // a flag, not a value: a value edit cannot turn it off
+  bool old_is_flag = !old.empty() && old.front() == '-' &&
+                     !std::isdigit(static_cast<unsigned char>(old.size() > 1 ? old[1] : 'x'));
+  if (old_is_flag && starts_with(old, "--") && starts_with(edit.replacement, "--") &&
+      old.find_first_of(" \t\n=") == std::string_view::npos) {
+    // A flag renamed (--batch-size -> --micro-batch-size): inert words only.
+    for (std::string_view words = edit.replacement; !words.empty();) {
+      size_t end = std::min(words.find(' '), words.size());
+      if (end == 0 || !shell_inert(words.substr(0, end))) return std::nullopt;
+      words.remove_prefix(std::min(end + 1, words.size()));
+    }
+    return edit;
   }
+  if (old_is_flag) return std::nullopt;  // a flag, not a value: a value edit cannot turn it off
   std::optional<uint32_t> flag = flag_before(text, edit.where.begin);
   if (flag && edit.replacement == "null") {
     // argparse has no `null`: leaving the flag out gives its default, None.

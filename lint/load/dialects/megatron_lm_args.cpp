@@ -292,6 +292,12 @@ constexpr std::array kEstimateFlags = {
     // Retro (up to core_r0.15): load_retro_args overrides the sequence length,
     // the position range and the global batch from the project's config.json.
     value("--retro-project-dir", T::String, "megatron_lm.retro_project_dir"),
+    // Replaced long ago but still parsed, so that validate_args can stop the
+    // job with the new name (rules/config/megatron_lm_removed_arguments.cpp).
+    value("--batch-size", T::Int, "megatron_lm.batch_size"),
+    value("--warmup", T::Int, "megatron_lm.warmup"),
+    value("--model-parallel-size", T::Int, "megatron_lm.model_parallel_size"),
+    set("--checkpoint-activations", "megatron_lm.checkpoint_activations"),
 };
 
 const MegatronLmFlag* find_estimate_flag(std::string_view flag) {
