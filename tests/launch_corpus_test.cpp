@@ -243,10 +243,14 @@ TEST_CASE("resolve on the launch-script corpus, per field", "[shared][launch-cor
   // what that file set (llm-jp's v4 template: its layout was Megatron-LM's
   // defaults before, which truth.json leaves null): 862 correct, 38 unknown,
   // 0 wrong, 58 guessed (T5's layer count from --encoder-num-layers, as
-  // validate_args takes it, is one more correct value). Raise the floors as more launches are followed; the
-  // issue's targets are in the header.
+  // validate_args takes it, is one more correct value). Then: a plain
+  // `python pretrain_gpt.py` no longer counts as one process (scripts that an
+  // outer mpirun or srun starts once per rank look the same, and got a false
+  // world-size error): Megatron-LM's examples/pretrain_gpt.sh loses its 1 x 1
+  // (2 values, now unknown): 860 correct, 40 unknown. Raise the floors as more
+  // launches are followed; the issue's targets are in the header.
   CHECK(found >= 91);
-  CHECK(total.correct >= 862);
+  CHECK(total.correct >= 860);
   CHECK(total.wrong == 0);
   CHECK(total.guessed <= 58);
   CHECK(negatives_with_job <= 1);

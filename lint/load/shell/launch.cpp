@@ -592,9 +592,15 @@ Cluster resolve_cluster(const Context& context, const Torchrun& torchrun, Span p
     cluster.nodes.where.statement = cluster.gpus_per_node.where.statement = context.ray_span;
     return cluster;
   }
-  // A bare `python script.py`: one process, whatever the allocation.
-  cluster.nodes = launcher_default(1, python_span, "a plain python command runs a single process");
-  cluster.gpus_per_node = launcher_default(1, python_span, "a plain python command runs a single process");
+  // A bare `python script.py`: its processes are what runs the script. Run
+  // alone it is one process, but scripts that an outer mpirun or srun starts
+  // once per rank (llm-jp's train.sh under `mpirun -np 128 bash train.sh`)
+  // look the same: the trainer then takes WORLD_SIZE from that environment.
+  cluster.nodes.unknown_because =
+      "a plain python command is as many processes as whatever runs this script starts (WORLD_SIZE in its "
+      "environment)";
+  cluster.gpus_per_node.unknown_because = cluster.nodes.unknown_because;
+  cluster.nodes.where.statement = cluster.gpus_per_node.where.statement = python_span;
   return cluster;
 }
 
