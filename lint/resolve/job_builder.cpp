@@ -466,6 +466,31 @@ void take_flag_check(Job& job, FlagCheck check) {
   }
 }
 
+// slime's train.py overrides Megatron-LM's parsed arguments before
+// validate_args (slime/backends/megatron_utils/arguments.py,
+// set_default_megatron_args): the distributed optimizer for Adam (every
+// release; Muon and the other optimizers shard themselves), bf16 unless fp16.
+void apply_slime_defaults(Job& job, const Launch& launch) {
+  Provenance where;
+  where.layer = Layer::Rewrite;
+  where.statement = span_of(launch.program, 0, launch.program.text.size());
+  const ConfigValue* optimizer = find_path(job.config, "optimizer.optimizer");
+  bool adam = !optimizer || (optimizer->kind == ValueKind::String && optimizer->text == "adam");
+  if (adam || (optimizer && optimizer->kind == ValueKind::Unknown)) {
+    where.origin = "slime's set_default_megatron_args uses the distributed optimizer with Adam";
+    for (std::string_view path : {"ddp.use_distributed_optimizer", "optimizer.use_distributed_optimizer"}) {
+      assign_path(job.config, split_path(path), adam ? make_bool(true, where) : make_unknown(optimizer->text, where));
+    }
+  }
+  const ConfigValue* fp16 = find_path(job.config, "model.fp16");
+  if (!fp16 || (fp16->kind == ValueKind::Bool && !fp16->boolean)) {
+    where.origin = "slime's set_default_megatron_args trains in bf16 unless --fp16";
+    for (std::string_view path : {"model.bf16", "optimizer.bf16"}) {
+      assign_path(job.config, split_path(path), make_bool(true, where));
+    }
+  }
+}
+
 void apply_megatron_lm_arguments(Job& job, const Launch& launch, const ScriptContext& context) {
   MegatronArgv argv;
   argv.words = launch.arguments;
@@ -473,6 +498,7 @@ void apply_megatron_lm_arguments(Job& job, const Launch& launch, const ScriptCon
   MegatronLmArgs args = read_megatron_lm_args(argv);
   merge_into(job.config, args.config);
   for (Diagnostic& d : args.problems) job.problems.push_back(std::move(d));
+  if (launch.wrapper == "slime train.py") apply_slime_defaults(job, launch);
   // A wrapper (deepspeed, slime, ms-swift) adds options of its own: the
   // flags are not checked against Megatron-LM's parser alone.
   if (!launch.wrapper.empty()) return;

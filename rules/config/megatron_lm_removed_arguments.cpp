@@ -10,6 +10,10 @@ extern const RuleInfo kMegatronLmRemovedArguments;
 
 namespace {
 
+// mblint's Megatron-LM releases before core_v0.12.0 form one group
+// (v2.0 to core_v0.11.0), which holds releases on both sides of v2.6.
+constexpr Version kFirstSplitRelease{0, 12, 0};
+
 struct RemovedArgument {
   const char* path;         // where the reader keeps it
   const char* flag;         // as written
@@ -69,6 +73,15 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
     std::string help = fmt::format("write {} instead", removed.replacement);
     if (std::string_view(removed.flag) == "--checkpoint-activations") {
       help += " (what the flag did), or --recompute-activations for selective recompute";
+      // Megatron-LM v2.0 and v2.5 still ran it (the exit came in v2.6), and
+      // so do forks of that age (Megatron-DeepSpeed): judged as an error only
+      // for a release known to be newer than mblint's group of old releases.
+      if (!job.versions.megatron_core_given || job.versions.megatron_core < kFirstSplitRelease) {
+        diag.severity = Severity::Warning;
+        diag.message += fmt::format(
+            " (Megatron-LM from v2.6; v2.0, v2.5 and forks of them such as Megatron-DeepSpeed still take the flag{})",
+            job.versions.megatron_core_given ? "" : ": pass --megatron-core-version to have it judged");
+      }
     }
     report(out, std::move(diag), std::move(help), {rename_fix(job, removed, *value)});
   }
@@ -92,7 +105,7 @@ Megatron-Core release to 2a75ac12c54b):
 | `--batch-size` | assert: "--batch-size argument is no longer valid, use --micro-batch-size instead" | `--micro-batch-size` |
 | `--warmup` | assert: "use --lr-warmup-fraction instead" | `--lr-warmup-fraction` (or `--lr-warmup-iters` / `--lr-warmup-samples`) |
 | `--model-parallel-size` | assert: "use --tensor-model-parallel-size instead" | `--tensor-model-parallel-size` |
-| `--checkpoint-activations` | prints a message and calls `exit()`: every rank ends with status 0 before training, so the launcher reports success | `--recompute-granularity full --recompute-method uniform --recompute-num-layers 1` (what it did, one layer per checkpoint), or `--recompute-activations` |
+| `--checkpoint-activations` | since v2.6: prints a message and calls `exit()`: every rank ends with status 0 before training, so the launcher reports success (an error with `--megatron-core-version` 0.12 or newer; a warning otherwise, as v2.0, v2.5 and forks of them such as Megatron-DeepSpeed take the flag) | `--recompute-granularity full --recompute-method uniform --recompute-num-layers 1` (what it did, one layer per checkpoint), or `--recompute-activations` |
 
 `unknown-flag` cannot report them (the parser knows them); scripts copied from older examples
 still carry them. Only Megatron-LM's own scripts and functional-test configs are checked.)md",
