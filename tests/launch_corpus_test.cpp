@@ -247,12 +247,16 @@ TEST_CASE("resolve on the launch-script corpus, per field", "[shared][launch-cor
   // `python pretrain_gpt.py` no longer counts as one process (scripts that an
   // outer mpirun or srun starts once per rank look the same, and got a false
   // world-size error): Megatron-LM's examples/pretrain_gpt.sh loses its 1 x 1
-  // (2 values, now unknown): 860 correct, 40 unknown. Raise the floors as more
+  // (2 values, now unknown): 860 correct, 40 unknown. Then: a Hugging Face id
+  // is matched to the catalog without its variant marks (-Instruct-2507-FP8,
+  // -Thinking, a release date), so 6 more launches get their model's shape
+  // from the catalog where truth.json leaves it to the model's config: 70
+  // guessed, each checked by hand against the model. Raise the floors as more
   // launches are followed; the issue's targets are in the header.
   CHECK(found >= 91);
   CHECK(total.correct >= 860);
   CHECK(total.wrong == 0);
-  CHECK(total.guessed <= 58);
+  CHECK(total.guessed <= 70);
   CHECK(negatives_with_job <= 1);
   CHECK(percent(total.wrong, total.known) <= 2.0);  // the issue's target, met today
 }

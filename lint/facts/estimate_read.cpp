@@ -270,6 +270,12 @@ void read_precision(const Reader& r, MemoryModel& m) {
       if (!preset && recipe_precision.empty()) r.assumptions.push_back("precision: bf16 mixed precision assumed");
     }
   }
+  // A Megatron-LM job whose precision a wrapper takes from the checkpoint's
+  // torch_dtype (ms-swift): not known here.
+  if (!bf16 && !fp16 && r.megatron_lm && (!r.flag("model.bf16") || !r.flag("model.fp16"))) {
+    bf16 = true;
+    r.assumptions.push_back("precision: not known (the model's torch_dtype): bf16 mixed precision assumed");
+  }
   m.param_bytes = bf16 || fp16 ? 2 : 4;
   std::optional<std::string> fp8 = r.text("model.fp8");
   m.fp8 = fp8.has_value() && !fp8->empty();

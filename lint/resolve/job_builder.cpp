@@ -491,6 +491,46 @@ void apply_slime_defaults(Job& job, const Launch& launch) {
   }
 }
 
+// ms-swift's `megatron` CLI fills Megatron-LM's arguments from its own
+// dataclass (swift/megatron/arguments/megatron_args.py, MegatronArguments, at
+// modelscope/ms-swift 3602360a5), whose defaults differ from Megatron-LM's
+// argparse: these stand where the launch does not set them. Precision comes
+// from the model's torch_dtype (its Hugging Face config): unknown.
+void apply_ms_swift_defaults(Job& job) {
+  Provenance where;
+  where.layer = Layer::SchemaDefault;
+  auto put = [&](std::string_view path, ConfigValue value, const char* origin) {
+    if (find_path(job.config, path)) return;
+    value.where = where;
+    value.where.origin = origin;
+    assign_path(job.config, split_path(path), std::move(value));
+  };
+  const char* zero = "ms-swift's default: the distributed optimizer";
+  put("ddp.use_distributed_optimizer", make_bool(true, where), zero);
+  put("optimizer.use_distributed_optimizer", make_bool(true, where), zero);
+  put("model.expert_tensor_parallel_size", make_int(1, where),
+      "ms-swift's default since 3.9 (September 2025; before, tensor_model_parallel_size)");
+  put("model.moe_token_dispatcher_type", make_string("alltoall", where), "ms-swift's default");
+  put("model.attention_backend", make_string("flash", where), "ms-swift's default");
+  put("model.moe_router_dtype", make_string("fp32", where), "ms-swift's default");
+  put("model.moe_grouped_gemm", make_bool(true, where), "ms-swift's default");
+  put("model.hidden_dropout", make_float(0.0, where), "ms-swift's default");
+  put("model.attention_dropout", make_float(0.0, where), "ms-swift's default");
+  if (!find_path(job.config, "model.recompute_granularity")) {
+    put("model.recompute_granularity", make_string("selective", where), "ms-swift's default");
+    ConfigValue modules = make_list();
+    modules.items.push_back(make_string("core_attn", where));
+    put("model.recompute_modules", std::move(modules), "ms-swift's default: selective recompute of core_attn");
+  }
+  where.layer = Layer::Launcher;
+  for (std::string_view path : {"model.bf16", "model.fp16", "optimizer.bf16", "optimizer.fp16"}) {
+    if (find_path(job.config, path)) continue;
+    Provenance unknown = where;
+    unknown.origin = "ms-swift takes the precision from the model's torch_dtype, which mblint does not read";
+    assign_path(job.config, split_path(path), make_unknown("the model's torch_dtype", unknown));
+  }
+}
+
 void apply_megatron_lm_arguments(Job& job, const Launch& launch, const ScriptContext& context) {
   MegatronArgv argv;
   argv.words = launch.arguments;
@@ -555,17 +595,37 @@ std::string lowercase(std::string_view text) {
 // name is compared without case and without the suffixes of a variant with
 // the same shape (-Instruct, -Base, -mcore, _torch_dist); null unless exactly
 // one catalogued model matches.
+// A model's name without the marks of a variant of the same shape, in any
+// order: `Qwen3-30B-A3B-Instruct-2507-FP8` is `qwen3-30b-a3b`.
+std::string base_model_name(std::string_view text) {
+  std::string name = lowercase(text.substr(text.rfind('/') == std::string_view::npos ? 0 : text.rfind('/') + 1));
+  for (bool stripped = true; stripped;) {
+    stripped = false;
+    for (std::string_view suffix : {"_torch_dist", "-torch-dist", "-mcore", "-instruct", "-thinking", "-base", "-chat",
+                                    "-fp8"}) {
+      if (name.size() > suffix.size() && ends_with(name, suffix)) {
+        name.resize(name.size() - suffix.size());
+        stripped = true;
+      }
+    }
+    // A release date (`-2507`: July 2025).
+    if (name.size() > 5 && name[name.size() - 5] == '-' &&
+        std::all_of(name.end() - 4, name.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
+      name.resize(name.size() - 5);
+      stripped = true;
+    }
+  }
+  return name;
+}
+
 const ModelDims* model_named(std::string_view text) {
   while (!text.empty() && text.back() == '/') text.remove_suffix(1);
-  std::string name = lowercase(text.substr(text.rfind('/') == std::string_view::npos ? 0 : text.rfind('/') + 1));
-  for (std::string_view suffix : {"_torch_dist", "-torch-dist", "-mcore", "-instruct", "-base", "-chat"}) {
-    if (name.size() > suffix.size() && ends_with(name, suffix)) name.resize(name.size() - suffix.size());
-  }
+  std::string name = base_model_name(text);
   const ModelDims* found = nullptr;
   for (const ModelDims& model : all_models()) {
     if (!model.hf_id || !*model.hf_id) continue;
     std::string_view id = model.hf_id;
-    if (lowercase(id.substr(id.rfind('/') + 1)) != name) continue;
+    if (base_model_name(id) != name) continue;
     if (found && std::string_view(found->hf_id) != id) return nullptr;  // two models of that name
     found = &model;
   }
@@ -907,6 +967,52 @@ void hf_model_shape_unknown(Job& job, const Launch& launch) {
   }
 }
 
+// verl's Megatron actor, ms-swift and NeMo-RL build the model's transformer
+// config from its Hugging Face config (verl's and mbridge's converters,
+// ms-swift's, Megatron Bridge's AutoBridge), not from Megatron-LM's parser:
+// what the launch does not set is the checkpoint's, never argparse's default
+// (add_bias_linear true, no QK norm, LayerNorm, learned positions). A model
+// mblint's catalog knows gives the switches the catalog records.
+void hf_model_architecture(Job& job, const Launch& launch) {
+  const std::string& wrapper = launch.wrapper;
+  bool from_hf = wrapper == "verl main_ppo (Megatron actor)" || wrapper.rfind("ms-swift", 0) == 0 ||
+                 wrapper.rfind("NeMo-RL", 0) == 0;
+  if (!from_hf) return;
+  const ModelDims* model =
+      launch.named_model && !has_unknown(*launch.named_model) ? model_named(launch.named_model->text) : nullptr;
+  Provenance where;
+  where.layer = Layer::Launcher;
+  where.statement = launch.named_model ? launch.named_model_statement : launch.span;
+  where.origin = "the model's Hugging Face config, which mblint does not read";
+  Provenance catalog = where;
+  catalog.layer = Layer::Recipe;
+  if (model) {
+    catalog.origin = fmt::format("{} in mblint's catalog (the launch names the model `{}`)", model->hf_id,
+                                 launch.named_model->text);
+  }
+  auto put = [&](std::string_view path, std::optional<bool> known) {
+    if (find_path(job.config, path)) return;
+    assign_path(job.config, split_path(path),
+                known ? make_bool(*known, catalog) : make_unknown(std::string(path), where));
+  };
+  put("model.gated_linear_unit", model ? std::optional<bool>(model->gated_linear_unit) : std::nullopt);
+  put("model.share_embeddings_and_output_weights", model ? std::optional<bool>(model->tied_embeddings) : std::nullopt);
+  put("model.multi_latent_attention", model ? std::optional<bool>(model->multi_latent_attention) : std::nullopt);
+  for (std::string_view path : {"model.add_bias_linear", "model.qk_layernorm", "model.normalization",
+                                "model.position_embedding_type"}) {
+    put(path, std::nullopt);
+  }
+  // The checkpoint's own tokenizer, not pretrain_gpt.py's GPT-2 default.
+  if (!find_path(job.config, "tokenizer.tokenizer_type")) {
+    Provenance tokenizer = where;
+    tokenizer.origin = "the model's Hugging Face tokenizer";
+    assign_path(job.config, {"tokenizer", "tokenizer_type"}, make_string("HuggingFaceTokenizer", tokenizer));
+  }
+  if (model && model->vocab_size > 0 && !find_path(job.config, "model.vocab_size")) {
+    assign_path(job.config, {"model", "vocab_size"}, make_int(model->vocab_size, catalog));
+  }
+}
+
 // ChatLearn: --config-file (read next to the script, where the run script
 // starts it) with the overrides applied; a file mblint cannot read may set
 // anything.
@@ -1125,7 +1231,11 @@ Job job_from_launch(const Launch& launch, FileId script, ScriptContext& context)
   else apply_launch_layers(job, read, context);
   mark_unknown_flags(job, unknown_flags, read.config_file_statement.valid() ? read.config_file_statement : read.span);
   apply_named_model(job, read);
-  if (read.wrapper.rfind("ms-swift", 0) == 0) hf_model_shape_unknown(job, read);
+  if (read.wrapper.rfind("ms-swift", 0) == 0) {
+    hf_model_shape_unknown(job, read);
+    apply_ms_swift_defaults(job);
+  }
+  hf_model_architecture(job, read);
   finish_job(job, context.options, context.sources);
   return job;
 }
