@@ -973,11 +973,13 @@ void hf_model_shape_unknown(Job& job, const Launch& launch) {
 // what the launch does not set is the checkpoint's, never argparse's default
 // (add_bias_linear true, no QK norm, LayerNorm, learned positions). A model
 // mblint's catalog knows gives the switches the catalog records.
-void hf_model_architecture(Job& job, const Launch& launch) {
+bool model_from_hf_config(const Launch& launch) {
   const std::string& wrapper = launch.wrapper;
-  bool from_hf = wrapper == "verl main_ppo (Megatron actor)" || wrapper.rfind("ms-swift", 0) == 0 ||
-                 wrapper.rfind("NeMo-RL", 0) == 0;
-  if (!from_hf) return;
+  return wrapper == "verl main_ppo (Megatron actor)" || wrapper.rfind("ms-swift", 0) == 0 ||
+         wrapper.rfind("NeMo-RL", 0) == 0;
+}
+
+void hf_model_architecture(Job& job, const Launch& launch) {
   const ModelDims* model =
       launch.named_model && !has_unknown(*launch.named_model) ? model_named(launch.named_model->text) : nullptr;
   Provenance where;
@@ -1231,11 +1233,11 @@ Job job_from_launch(const Launch& launch, FileId script, ScriptContext& context)
   else apply_launch_layers(job, read, context);
   mark_unknown_flags(job, unknown_flags, read.config_file_statement.valid() ? read.config_file_statement : read.span);
   apply_named_model(job, read);
-  if (read.wrapper.rfind("ms-swift", 0) == 0) {
+  if (model_from_hf_config(read)) {
     hf_model_shape_unknown(job, read);
-    apply_ms_swift_defaults(job);
+    hf_model_architecture(job, read);
   }
-  hf_model_architecture(job, read);
+  if (read.wrapper.rfind("ms-swift", 0) == 0) apply_ms_swift_defaults(job);
   finish_job(job, context.options, context.sources);
   return job;
 }
