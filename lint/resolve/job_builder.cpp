@@ -537,7 +537,24 @@ void apply_megatron_lm_arguments(Job& job, const Launch& launch, const ScriptCon
   argv.layer = Layer::Override;
   MegatronLmArgs args = read_megatron_lm_args(argv);
   merge_into(job.config, args.config);
-  for (Diagnostic& d : args.problems) job.problems.push_back(std::move(d));
+  // Megatron-DeepSpeed's parser has choices of its own (--normalization
+  // rmsnorm, --position-embedding-type alibi): Megatron-LM's are not its.
+  bool deepspeed = launch.wrapper == "deepspeed" || megatron_deepspeed_argv(argv);
+  for (Diagnostic& d : args.problems) {
+    if (deepspeed && d.message.find(": invalid choice: ") != std::string::npos) continue;
+    job.problems.push_back(std::move(d));
+  }
+  if (deepspeed) {
+    // DeepSpeed's ZeRO shards what Megatron-LM's distributed optimizer would
+    // (and more from stage 2): not Megatron-LM's default of no sharding.
+    Provenance where;
+    where.layer = Layer::Launcher;
+    where.statement = launch.span;
+    where.origin = "Megatron-DeepSpeed: DeepSpeed's ZeRO stage decides how the optimizer is sharded";
+    for (std::string_view path : {"ddp.use_distributed_optimizer", "optimizer.use_distributed_optimizer"}) {
+      if (!find_path(job.config, path)) assign_path(job.config, split_path(path), make_unknown("ZeRO", where));
+    }
+  }
   if (launch.wrapper == "slime train.py") apply_slime_defaults(job, launch);
   // A wrapper (deepspeed, slime, ms-swift) adds options of its own: the
   // flags are not checked against Megatron-LM's parser alone.

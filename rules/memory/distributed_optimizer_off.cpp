@@ -18,8 +18,9 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   const Job& job = context.job;
   const Derived& d = context.derived;
   if (!d.data_parallel.known() || *d.data_parallel * d.context_parallel.value.value_or(1) <= 1) return;
-  if (read_flag(job, "ddp.use_distributed_optimizer").value.value_or(false) ||
-      read_flag(job, "optimizer.use_distributed_optimizer").value.value_or(false) ||
+  // Unknown (Megatron-DeepSpeed's ZeRO, a value mblint cannot read) may be on.
+  if (read_flag(job, "ddp.use_distributed_optimizer").value.value_or(true) ||
+      read_flag(job, "optimizer.use_distributed_optimizer").value.value_or(true) ||
       read_flag(job, "ddp.use_megatron_fsdp").value.value_or(false) ||
       read_flag(job, "dist.use_megatron_fsdp").value.value_or(false)) {
     return;
