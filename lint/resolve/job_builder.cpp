@@ -990,6 +990,24 @@ void hf_model_shape_unknown(Job& job, const Launch& launch) {
 // what the launch does not set is the checkpoint's, never argparse's default
 // (add_bias_linear true, no QK norm, LayerNorm, learned positions). A model
 // mblint's catalog knows gives the switches the catalog records.
+// verl's transformer config (verl/models/mcore/config_converter.py,
+// _get_base_transformer_config): sequence parallelism exactly when TP > 1,
+// whatever actor.megatron.sequence_parallel says, and the alltoall dispatcher.
+void apply_verl_rewrites(Job& job, const Launch& launch) {
+  Provenance where;
+  where.layer = Layer::Rewrite;
+  where.statement = launch.span;
+  where.origin = "verl's config converter: sequence_parallel = tensor_model_parallel_size > 1";
+  const ConfigValue* tp = find_path(job.config, "model.tensor_model_parallel_size");
+  std::optional<int64_t> size = tp ? as_int(tp) : std::optional<int64_t>(1);  // verl's default TP 1
+  assign_path(job.config, {"model", "sequence_parallel"},
+              size ? make_bool(*size > 1, where) : make_unknown("tensor_model_parallel_size > 1", where));
+  if (!find_path(job.config, "model.moe_token_dispatcher_type")) {
+    where.origin = "verl's config converter uses the alltoall dispatcher";
+    assign_path(job.config, {"model", "moe_token_dispatcher_type"}, make_string("alltoall", where));
+  }
+}
+
 bool model_from_hf_config(const Launch& launch) {
   const std::string& wrapper = launch.wrapper;
   return wrapper == "verl main_ppo (Megatron actor)" || wrapper.rfind("ms-swift", 0) == 0 ||
@@ -1018,7 +1036,7 @@ void hf_model_architecture(Job& job, const Launch& launch) {
   put("model.share_embeddings_and_output_weights", model ? std::optional<bool>(model->tied_embeddings) : std::nullopt);
   put("model.multi_latent_attention", model ? std::optional<bool>(model->multi_latent_attention) : std::nullopt);
   for (std::string_view path : {"model.add_bias_linear", "model.qk_layernorm", "model.normalization",
-                                "model.position_embedding_type"}) {
+                                "model.position_embedding_type", "model.moe_router_dtype"}) {
     put(path, std::nullopt);
   }
   // The checkpoint's own tokenizer, not pretrain_gpt.py's GPT-2 default.
@@ -1250,11 +1268,12 @@ Job job_from_launch(const Launch& launch, FileId script, ScriptContext& context)
   else apply_launch_layers(job, read, context);
   mark_unknown_flags(job, unknown_flags, read.config_file_statement.valid() ? read.config_file_statement : read.span);
   apply_named_model(job, read);
+  if (read.wrapper.rfind("ms-swift", 0) == 0) apply_ms_swift_defaults(job);
+  if (read.wrapper == "verl main_ppo (Megatron actor)") apply_verl_rewrites(job, read);
   if (model_from_hf_config(read)) {
     hf_model_shape_unknown(job, read);
     hf_model_architecture(job, read);
   }
-  if (read.wrapper.rfind("ms-swift", 0) == 0) apply_ms_swift_defaults(job);
   finish_job(job, context.options, context.sources);
   return job;
 }

@@ -1232,7 +1232,9 @@ Launch launch_verl(const std::vector<MappedString>& argv, size_t i, const Mapped
     launch.arguments.push_back(word_at(flag, o->statement));
     launch.arguments.push_back(o->value);
   }
-  for (std::string_view key : {"sequence_parallel", "use_distributed_optimizer"}) {  // on unless turned off
+  // (sequence_parallel is not read from verl's config: its converter sets it
+  // to TP > 1, lint/resolve/job_builder.cpp apply_verl_rewrites.)
+  for (std::string_view key : {"use_distributed_optimizer"}) {  // on unless turned off
     const VerlOverride* o = find_override(overrides, prefix + std::string(key));
     if (o && !is_true_word(o->value.text) && o->value.text != "true") continue;
     std::string flag = "--" + std::string(key);
