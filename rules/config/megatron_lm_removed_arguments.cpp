@@ -60,8 +60,7 @@ Fix rename_fix(const Job& job, const RemovedArgument& removed, const ConfigValue
 
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   const Job& job = context.job;
-  if (!megatron_lm_command_line(job) || job.megatron_lm_script.empty()) return;
-  if (config_node(job, "megatron_lm.yaml_cfg")) return;  // --yaml-cfg replaces every argument
+  if (!megatron_lm_validates_flags(job)) return;
   for (const RemovedArgument& removed : kRemoved) {
     const ConfigValue* value = config_node(job, removed.path);
     if (!value) continue;

@@ -23,6 +23,11 @@ Setting either_flag(const Job& job, std::string_view first, std::string_view sec
   return unknown;
 }
 
+bool megatron_lm_validates_flags(const Job& job) {
+  return megatron_lm_command_line(job) && !job.megatron_lm_script.empty() &&
+         !config_node(job, "megatron_lm.yaml_cfg");  // --yaml-cfg replaces every argument
+}
+
 Setting megatron_fsdp(const Job& job) {
   Setting s = either_flag(job, "dist.use_megatron_fsdp", "ddp.use_megatron_fsdp");
   s.name = "use_megatron_fsdp";

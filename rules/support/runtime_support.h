@@ -23,6 +23,12 @@ namespace mblint {
 // either is true, false when both are known false.
 Setting either_flag(const Job& job, std::string_view first, std::string_view second);
 
+// A Megatron-LM command line that Megatron-LM's own script parses and
+// validates as written: one of its entry scripts or a functional-test
+// config, not a wrapper with a parser of its own (slime, Megatron-DeepSpeed),
+// and no --yaml-cfg replacing the flags. The argument rules judge only these.
+bool megatron_lm_validates_flags(const Job& job);
+
 // Megatron-FSDP as configured (dist.use_megatron_fsdp or ddp.use_megatron_fsdp).
 Setting megatron_fsdp(const Job& job);
 

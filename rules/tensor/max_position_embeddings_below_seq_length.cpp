@@ -10,8 +10,7 @@ namespace {
 
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   const Job& job = context.job;
-  if (!megatron_lm_command_line(job) || job.megatron_lm_script.empty()) return;
-  if (config_node(job, "megatron_lm.yaml_cfg")) return;  // --yaml-cfg replaces every argument
+  if (!megatron_lm_validates_flags(job)) return;
   Quantity positions = config_int(job, "model.max_position_embeddings");
   if (!positions.known()) return;
   // --seq-length (or --encoder-seq-length standing in for it), then T5's decoder.

@@ -72,8 +72,7 @@ void check_local_backend(const Job& job, std::vector<Diagnostic>& out) {
 
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   const Job& job = context.job;
-  if (!megatron_lm_command_line(job) || job.megatron_lm_script.empty()) return;
-  if (config_node(job, "megatron_lm.yaml_cfg")) return;  // --yaml-cfg replaces every argument
+  if (!megatron_lm_validates_flags(job)) return;
   check_layer_counts(job, out);
   size_t before = out.size();
   check_both_on(job, kMegatronLmExclusiveArguments, kSquaredRelu, out);

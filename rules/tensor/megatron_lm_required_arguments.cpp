@@ -33,8 +33,7 @@ bool left_none(const Job& job, std::string_view path) {
 
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   const Job& job = context.job;
-  if (!megatron_lm_command_line(job) || job.megatron_lm_script.empty()) return;
-  if (config_node(job, "megatron_lm.yaml_cfg")) return;  // --yaml-cfg replaces every argument
+  if (!megatron_lm_validates_flags(job)) return;
   std::vector<std::string> missing;
   for (const RequiredArgument& required : kRequired) {
     if (!left_none(job, required.path)) continue;
