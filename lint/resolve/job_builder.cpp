@@ -555,6 +555,20 @@ void apply_megatron_lm_arguments(Job& job, const Launch& launch, const ScriptCon
       if (!find_path(job.config, path)) assign_path(job.config, split_path(path), make_unknown("ZeRO", where));
     }
   }
+  if (args.outside_word) {
+    // Read as empty (bash's value when nothing gives it), and said.
+    const MappedString& word = *args.outside_word;
+    bool positional = word.text.find("$@") != std::string::npos || word.text.find("$*") != std::string::npos ||
+                      word.text.find("${@") != std::string::npos;
+    job.unresolved.push_back(Unresolved{
+        fmt::format("arguments `{}`", word.text),
+        fmt::format("`{}` among the flags comes from {}, not known here: read as empty, so a flag it may hold is "
+                    "not seen (its setting takes Megatron-LM's default)",
+                    word.text, positional ? "the script's own arguments" : "the environment"),
+        positional ? "give the script's arguments after `--` (mblint check SCRIPT -- ARG...)"
+                   : "set it in the script, or pass --set KEY=VALUE for the settings it holds",
+        span_of(word, 0, word.text.size())});
+  }
   if (launch.wrapper == "slime train.py") apply_slime_defaults(job, launch);
   // A wrapper (deepspeed, slime, ms-swift) adds options of its own: the
   // flags are not checked against Megatron-LM's parser alone.

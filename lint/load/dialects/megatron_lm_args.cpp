@@ -464,6 +464,7 @@ class ArgvReader {
     size_t i = 0;
     while (i < argv_.words.size()) i = read_word(i);
     hide_defaults_behind_opaque_word();
+    hide_required_behind_outside_word();
     derive_virtual_pipeline();
     derive_query_groups();
     derive_sequence_length();
@@ -493,6 +494,15 @@ class ArgvReader {
     if (word.text.empty() || !has_unknown(word, 0, 1)) return false;
     return std::any_of(word.expansions.begin(), word.expansions.end(), [](const Expansion& e) {
       return !e.known && e.begin == 0 && e.definition.valid();
+    });
+  }
+
+  // A word the script's arguments or environment give (no definition in the
+  // script): `"$@"`, `$EXTRA_ARGS`.
+  static bool outside_script_word(const MappedString& word) {
+    if (word.text.empty() || !has_unknown(word, 0, 1)) return false;
+    return std::any_of(word.expansions.begin(), word.expansions.end(), [](const Expansion& e) {
+      return !e.known && e.begin == 0 && !e.definition.valid();
     });
   }
 
@@ -559,10 +569,28 @@ class ArgvReader {
     }
   }
 
+  // Behind `"$@"` the settings Megatron-LM defaults keep their defaults (as
+  // bash reads it when the script gets no arguments); those it requires
+  // (validate_args's required_args) are not known to be missing.
+  void hide_required_behind_outside_word() {
+    if (!result_.outside_word || opaque_word_) return;
+    const MappedString& word = *result_.outside_word;
+    Provenance where;
+    where.layer = argv_.layer;
+    where.value = word_span(word);
+    where.statement = where.value;
+    where.origin = fmt::format("`{}` is not known here and may set it", word.text);
+    for (std::string_view path :
+         {"model.num_layers", "model.hidden_size", "model.num_attention_heads", "model.max_position_embeddings"}) {
+      if (!find_path(result_.config, path)) assign_path(result_.config, split_path(path), make_unknown(word.text, where));
+    }
+  }
+
   size_t read_word(size_t i) {
     const MappedString& word = argv_.words[i];
     if (!is_flag_word(word)) {  // a value of a flag mblint does not know
       if (!opaque_word_ && opaque_script_word(word)) opaque_word_ = word;
+      else if (!result_.outside_word && outside_script_word(word)) result_.outside_word = word;
       return i + 1;
     }
     size_t eq = word.text.find('=');

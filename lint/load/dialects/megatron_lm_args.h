@@ -71,6 +71,10 @@ struct MegatronArgv {
 struct MegatronLmArgs {
   ConfigValue config;  // a Map in Bridge's key space
   std::vector<Diagnostic> problems;  // entry-point-argument: what argparse would reject
+  // The first word among the flags that the script's arguments or its
+  // environment fill (`"$@"`, `$EXTRA_ARGS` never set in the script): read as
+  // empty, as bash does when they are, but it may hold flags.
+  std::optional<MappedString> outside_word;
 };
 
 // Read an argv the way Megatron-LM's argparse does (allow_abbrev=False, the
