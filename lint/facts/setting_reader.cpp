@@ -243,6 +243,7 @@ constexpr std::array kMegatronLmDefaults = {
     KnownDefault{"model.hidden_size", "null"},
     KnownDefault{"model.num_attention_heads", "null"},
     KnownDefault{"model.max_position_embeddings", "null"},
+    KnownDefault{"checkpoint.save_interval", "null"},  // also required, with --save
     KnownDefault{"ddp.use_distributed_optimizer", "false"},
     KnownDefault{"optimizer.use_distributed_optimizer", "false"},
     KnownDefault{"ddp.overlap_grad_reduce", "false"},

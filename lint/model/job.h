@@ -115,7 +115,8 @@ struct Job {
   std::vector<FileId> files;  // every file the job read
   // The Megatron-LM script whose own argparse and validate_args take the
   // flags as written ("pretrain_gpt.py", "the test's script (gpt family)");
-  // empty under a wrapper (slime, deepspeed) or a program mblint does not know.
+  // empty under a wrapper (slime, deepspeed), a program mblint does not know,
+  // or flags no Megatron-LM release has (a fork's).
   std::string megatron_lm_script;
 
   // The recipe, when one was selected. `recipe` is null when the name is not

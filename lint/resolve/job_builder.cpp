@@ -451,6 +451,8 @@ void keep_script_models(Job& job, const FlagParser& parser) {
 
 void take_flag_check(Job& job, FlagCheck check) {
   for (Diagnostic& d : check.diagnostics) job.problems.push_back(std::move(d));
+  // A fork's validate_args may differ: the argument rules do not judge it.
+  if (check.fork_flags) job.megatron_lm_script.clear();
   for (const FlagCheck::Intended& intended : check.intended) {
     const MegatronLmFlag* spec = megatron_lm_flag_kept(intended.flag);
     if (!spec) continue;

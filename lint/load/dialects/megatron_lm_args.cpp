@@ -236,6 +236,8 @@ constexpr std::array kFlags = {
     set("--use-mp-args-from-checkpoint-args", "checkpoint.use_mp_args_from_checkpoint_args"),
     value("--load", T::String, "checkpoint.load"),
     value("--save", T::String, "checkpoint.save"),
+    value("--save-interval", T::Int, "checkpoint.save_interval"),
+    value("--persistent-save-interval", T::Int, "checkpoint.save_interval"),
     value("--pretrained-checkpoint", T::String, "checkpoint.pretrained_checkpoint"),
     set("--finetune", "checkpoint.finetune"),
     choice("--ckpt-format", "checkpoint.ckpt_format", "torch|torch_dist|torch_dcp|fsdp_dtensor"),
@@ -298,6 +300,9 @@ constexpr std::array kEstimateFlags = {
     value("--warmup", T::Int, "megatron_lm.warmup"),
     value("--model-parallel-size", T::Int, "megatron_lm.model_parallel_size"),
     set("--checkpoint-activations", "megatron_lm.checkpoint_activations"),
+    // validate_args's checks of saving (rules/config/megatron_lm_save_settings.cpp).
+    value("--save-retain-interval", T::Int, "megatron_lm.save_retain_interval"),
+    value("--save-params-interval", T::Int, "megatron_lm.save_params_interval"),
 };
 
 const MegatronLmFlag* find_estimate_flag(std::string_view flag) {
@@ -562,7 +567,8 @@ class ArgvReader {
          {"model.tensor_model_parallel_size", "model.pipeline_model_parallel_size", "model.context_parallel_size",
           "model.expert_model_parallel_size", "model.virtual_pipeline_model_parallel_size",
           "model.sequence_parallel", "model.num_moe_experts", "model.num_query_groups", "train.global_batch_size",
-          "model.num_layers", "model.hidden_size", "model.num_attention_heads", "model.max_position_embeddings"}) {
+          "model.num_layers", "model.hidden_size", "model.num_attention_heads", "model.max_position_embeddings",
+          "checkpoint.save_interval"}) {
       if (flags && !may_write(*flags, path)) continue;
       if (!find_path(result_.config, path))
         assign_path(result_.config, split_path(path), make_unknown(opaque_word_->text, where));
@@ -580,8 +586,8 @@ class ArgvReader {
     where.value = word_span(word);
     where.statement = where.value;
     where.origin = fmt::format("`{}` is not known here and may set it", word.text);
-    for (std::string_view path :
-         {"model.num_layers", "model.hidden_size", "model.num_attention_heads", "model.max_position_embeddings"}) {
+    for (std::string_view path : {"model.num_layers", "model.hidden_size", "model.num_attention_heads",
+                                  "model.max_position_embeddings", "checkpoint.save_interval"}) {
       if (!find_path(result_.config, path)) assign_path(result_.config, split_path(path), make_unknown(word.text, where));
     }
   }

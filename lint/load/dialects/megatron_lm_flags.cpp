@@ -260,7 +260,8 @@ std::string parser_name(const FlagParser& parser, size_t at) {
 }
 
 void report(const Unrecognized& u, const FlagParser& parser, const FlagCheckOptions& options, size_t at,
-            const std::optional<Suggestion>& suggestion, const SourceSet& sources, std::vector<Diagnostic>& out) {
+            const std::optional<Suggestion>& suggestion, const SourceSet& sources, std::vector<Diagnostic>& out,
+            bool* fork) {
   const std::string& name = u.name.text;
   Span where = name_span(u);
   if (u.releases == 0) {
@@ -279,6 +280,7 @@ void report(const Unrecognized& u, const FlagParser& parser, const FlagCheckOpti
     Diagnostic d = unknown_flag(std::move(message), where);
     // A flag no release knows may still come from a fork of Megatron-LM.
     if (!certain) d = demoted(std::move(d), Severity::Warning);
+    if (!certain) *fork = true;
     add_suggestion(d, u, suggestion, sources);
     if (d.help.empty()) {
       d.help = certain ? fmt::format("remove {}, or check its spelling against the entry script's --help", name)
@@ -423,7 +425,7 @@ FlagCheck check_megatron_lm_flags(const MegatronArgv& argv, const FlagParser& pa
         out.intended.push_back(FlagCheck::Intended{suggestion->flag, name_span(flags[i])});
       }
     }
-    report(flags[i], parser, options, *at, suggestion, sources, out.diagnostics);
+    report(flags[i], parser, options, *at, suggestion, sources, out.diagnostics, &out.fork_flags);
   }
   return out;
 }

@@ -95,6 +95,9 @@ struct FlagCheck {
     Span at;
   };
   std::vector<Intended> intended;
+  // A flag no Megatron-LM release has, and no misspelling of one: the
+  // script most likely runs a fork, whose validate_args may differ.
+  bool fork_flags = false;
 };
 
 // Check one command line. `sources` is read to offer a rename only where the
