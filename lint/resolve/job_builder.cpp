@@ -533,6 +533,33 @@ void apply_ms_swift_defaults(Job& job) {
   }
 }
 
+// Megatron-DeepSpeed: DeepSpeed's ZeRO shards what Megatron-LM's distributed
+// optimizer would (and more from stage 2), not Megatron-LM's default of none.
+void deepspeed_zero_sharding(Job& job, const Launch& launch) {
+  Provenance where;
+  where.layer = Layer::Launcher;
+  where.statement = launch.span;
+  where.origin = "Megatron-DeepSpeed: DeepSpeed's ZeRO stage decides how the optimizer is sharded";
+  for (std::string_view path : {"ddp.use_distributed_optimizer", "optimizer.use_distributed_optimizer"}) {
+    if (!find_path(job.config, path)) assign_path(job.config, split_path(path), make_unknown("ZeRO", where));
+  }
+}
+
+// `"$@"` or `$EXTRA_ARGS` among the flags: read as empty (bash's value when
+// nothing gives it), and said, with how to give it.
+void note_outside_arguments(Job& job, const MappedString& word) {
+  bool positional = word.text.find("$@") != std::string::npos || word.text.find("$*") != std::string::npos ||
+                    word.text.find("${@") != std::string::npos;
+  job.unresolved.push_back(Unresolved{
+      fmt::format("arguments `{}`", word.text),
+      fmt::format("`{}` among the flags comes from {}, not known here: read as empty, so a flag it may hold is "
+                  "not seen (its setting takes Megatron-LM's default)",
+                  word.text, positional ? "the script's own arguments" : "the environment"),
+      positional ? "give the script's arguments after `--` (mblint check SCRIPT -- ARG...)"
+                 : "set it in the script, or pass --set KEY=VALUE for the settings it holds",
+      span_of(word, 0, word.text.size())});
+}
+
 void apply_megatron_lm_arguments(Job& job, const Launch& launch, const ScriptContext& context) {
   MegatronArgv argv;
   argv.words = launch.arguments;
@@ -546,31 +573,8 @@ void apply_megatron_lm_arguments(Job& job, const Launch& launch, const ScriptCon
     if (deepspeed && d.message.find(": invalid choice: ") != std::string::npos) continue;
     job.problems.push_back(std::move(d));
   }
-  if (deepspeed) {
-    // DeepSpeed's ZeRO shards what Megatron-LM's distributed optimizer would
-    // (and more from stage 2): not Megatron-LM's default of no sharding.
-    Provenance where;
-    where.layer = Layer::Launcher;
-    where.statement = launch.span;
-    where.origin = "Megatron-DeepSpeed: DeepSpeed's ZeRO stage decides how the optimizer is sharded";
-    for (std::string_view path : {"ddp.use_distributed_optimizer", "optimizer.use_distributed_optimizer"}) {
-      if (!find_path(job.config, path)) assign_path(job.config, split_path(path), make_unknown("ZeRO", where));
-    }
-  }
-  if (args.outside_word) {
-    // Read as empty (bash's value when nothing gives it), and said.
-    const MappedString& word = *args.outside_word;
-    bool positional = word.text.find("$@") != std::string::npos || word.text.find("$*") != std::string::npos ||
-                      word.text.find("${@") != std::string::npos;
-    job.unresolved.push_back(Unresolved{
-        fmt::format("arguments `{}`", word.text),
-        fmt::format("`{}` among the flags comes from {}, not known here: read as empty, so a flag it may hold is "
-                    "not seen (its setting takes Megatron-LM's default)",
-                    word.text, positional ? "the script's own arguments" : "the environment"),
-        positional ? "give the script's arguments after `--` (mblint check SCRIPT -- ARG...)"
-                   : "set it in the script, or pass --set KEY=VALUE for the settings it holds",
-        span_of(word, 0, word.text.size())});
-  }
+  if (deepspeed) deepspeed_zero_sharding(job, launch);
+  if (args.outside_word) note_outside_arguments(job, *args.outside_word);
   if (launch.wrapper == "slime train.py") apply_slime_defaults(job, launch);
   // A wrapper (deepspeed, slime, ms-swift) adds options of its own: the
   // flags are not checked against Megatron-LM's parser alone.
