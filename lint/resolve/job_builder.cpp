@@ -564,23 +564,21 @@ void apply_megatron_lm_arguments(Job& job, const Launch& launch, const ScriptCon
   MegatronArgv argv;
   argv.words = launch.arguments;
   argv.layer = Layer::Override;
+  // Megatron-DeepSpeed's parser has choices of its own (--normalization
+  // rmsnorm, --position-embedding-type alibi).
+  bool deepspeed = launch.wrapper == kDeepSpeedWrapper || megatron_deepspeed_argv(argv);
+  argv.own_choices = deepspeed;
   MegatronLmArgs args = read_megatron_lm_args(argv);
   merge_into(job.config, args.config);
-  // Megatron-DeepSpeed's parser has choices of its own (--normalization
-  // rmsnorm, --position-embedding-type alibi): Megatron-LM's are not its.
-  bool deepspeed = launch.wrapper == "deepspeed" || megatron_deepspeed_argv(argv);
-  for (Diagnostic& d : args.problems) {
-    if (deepspeed && d.message.find(": invalid choice: ") != std::string::npos) continue;
-    job.problems.push_back(std::move(d));
-  }
+  for (Diagnostic& d : args.problems) job.problems.push_back(std::move(d));
   if (deepspeed) deepspeed_zero_sharding(job, launch);
   if (args.outside_word) note_outside_arguments(job, *args.outside_word);
-  if (launch.wrapper == "slime train.py") apply_slime_defaults(job, launch);
+  if (launch.wrapper == kSlimeWrapper) apply_slime_defaults(job, launch);
   // A wrapper (deepspeed, slime, ms-swift) adds options of its own: the
   // flags are not checked against Megatron-LM's parser alone.
   if (!launch.wrapper.empty()) return;
   FlagParser parser = parser_for_program(launch.program.text);
-  if (parser.known && !megatron_deepspeed_argv(argv)) job.megatron_lm_script = parser.entry;
+  if (parser.known && !deepspeed) job.megatron_lm_script = parser.entry;
   keep_script_models(job, parser);
   Span program = span_of(launch.program, 0, launch.program.text.size());
   take_flag_check(job, check_megatron_lm_flags(argv, parser, flag_check_options(context.options), context.sources,
@@ -627,13 +625,9 @@ std::string lowercase(std::string_view text) {
   return out;
 }
 
-// The catalogued model a Hugging Face id or checkpoint directory names:
-// `Qwen/Qwen3-8B`, `/root/Qwen3-4B`, `ZhipuAI/GLM-4.5-Air-Base-mcore`. The
-// name is compared without case and without the suffixes of a variant with
-// the same shape (-Instruct, -Base, -mcore, _torch_dist); null unless exactly
-// one catalogued model matches.
-// A model's name without the marks of a variant of the same shape, in any
-// order: `Qwen3-30B-A3B-Instruct-2507-FP8` is `qwen3-30b-a3b`.
+// A model's name without its path, its case and the marks of a variant of
+// the same shape, in any order: `Qwen/Qwen3-30B-A3B-Instruct-2507-FP8` is
+// `qwen3-30b-a3b`.
 std::string base_model_name(std::string_view text) {
   std::string name = lowercase(text.substr(text.rfind('/') == std::string_view::npos ? 0 : text.rfind('/') + 1));
   for (bool stripped = true; stripped;) {
@@ -655,6 +649,10 @@ std::string base_model_name(std::string_view text) {
   return name;
 }
 
+// The catalogued model a Hugging Face id or checkpoint directory names:
+// `Qwen/Qwen3-8B`, `/root/Qwen3-4B`, `ZhipuAI/GLM-4.5-Air-Base-mcore`,
+// compared by base_model_name; null unless exactly one catalogued model
+// matches.
 const ModelDims* model_named(std::string_view text) {
   while (!text.empty() && text.back() == '/') text.remove_suffix(1);
   std::string name = base_model_name(text);
@@ -989,27 +987,6 @@ Launch with_ms_swift_config(const Launch& launch, Job& job, ScriptContext& conte
   return expanded;
 }
 
-// ms-swift builds the model from its Hugging Face config: whether it has
-// experts or grouped-query attention is that config's, not Megatron-LM's
-// defaults (a dense model, multi-head attention), unless the launch says so
-// or the catalog knows the model.
-void hf_model_shape_unknown(Job& job, const Launch& launch) {
-  if (launch.named_model && model_named(launch.named_model->text)) return;
-  Provenance where;
-  where.layer = Layer::Launcher;
-  where.statement = launch.named_model ? launch.named_model_statement : launch.span;
-  where.origin = "the model's Hugging Face config, which mblint does not read";
-  for (std::string_view path : {"model.num_moe_experts", "model.num_query_groups"}) {
-    if (!find_path(job.config, path)) assign_path(job.config, split_path(path), make_unknown(std::string(path), where));
-  }
-}
-
-// verl's Megatron actor, ms-swift and NeMo-RL build the model's transformer
-// config from its Hugging Face config (verl's and mbridge's converters,
-// ms-swift's, Megatron Bridge's AutoBridge), not from Megatron-LM's parser:
-// what the launch does not set is the checkpoint's, never argparse's default
-// (add_bias_linear true, no QK norm, LayerNorm, learned positions). A model
-// mblint's catalog knows gives the switches the catalog records.
 // verl's transformer config (verl/models/mcore/config_converter.py,
 // _get_base_transformer_config): sequence parallelism exactly when TP > 1,
 // whatever actor.megatron.sequence_parallel says, and the alltoall dispatcher.
@@ -1028,12 +1005,19 @@ void apply_verl_rewrites(Job& job, const Launch& launch) {
   }
 }
 
+// verl's Megatron actor, ms-swift and NeMo-RL build the model's transformer
+// config from its Hugging Face config (verl's and mbridge's converters,
+// ms-swift's, Megatron Bridge's AutoBridge), not from Megatron-LM's parser.
 bool model_from_hf_config(const Launch& launch) {
   const std::string& wrapper = launch.wrapper;
-  return wrapper == "verl main_ppo (Megatron actor)" || wrapper.rfind("ms-swift", 0) == 0 ||
-         wrapper.rfind("NeMo-RL", 0) == 0;
+  return wrapper == kVerlWrapper || starts_with(wrapper, kMsSwiftWrapperPrefix) ||
+         starts_with(wrapper, kNemoRlWrapperPrefix);
 }
 
+// What such a launch does not set is the checkpoint's, never argparse's
+// default (a dense model, multi-head attention, add_bias_linear true, no QK
+// norm, LayerNorm, learned positions, GPT-2's tokenizer): unknown, or what
+// mblint's catalog records when it knows the model.
 void hf_model_architecture(Job& job, const Launch& launch) {
   const ModelDims* model =
       launch.named_model && !has_unknown(*launch.named_model) ? model_named(launch.named_model->text) : nullptr;
@@ -1041,6 +1025,11 @@ void hf_model_architecture(Job& job, const Launch& launch) {
   where.layer = Layer::Launcher;
   where.statement = launch.named_model ? launch.named_model_statement : launch.span;
   where.origin = "the model's Hugging Face config, which mblint does not read";
+  if (!model) {  // a known model's experts and groups come with its shape (apply_named_model)
+    for (std::string_view path : {"model.num_moe_experts", "model.num_query_groups"}) {
+      if (!find_path(job.config, path)) assign_path(job.config, split_path(path), make_unknown(std::string(path), where));
+    }
+  }
   Provenance catalog = where;
   catalog.layer = Layer::Recipe;
   if (model) {
@@ -1288,12 +1277,9 @@ Job job_from_launch(const Launch& launch, FileId script, ScriptContext& context)
   else apply_launch_layers(job, read, context);
   mark_unknown_flags(job, unknown_flags, read.config_file_statement.valid() ? read.config_file_statement : read.span);
   apply_named_model(job, read);
-  if (read.wrapper.rfind("ms-swift", 0) == 0) apply_ms_swift_defaults(job);
-  if (read.wrapper == "verl main_ppo (Megatron actor)") apply_verl_rewrites(job, read);
-  if (model_from_hf_config(read)) {
-    hf_model_shape_unknown(job, read);
-    hf_model_architecture(job, read);
-  }
+  if (starts_with(read.wrapper, kMsSwiftWrapperPrefix)) apply_ms_swift_defaults(job);
+  if (read.wrapper == kVerlWrapper) apply_verl_rewrites(job, read);
+  if (model_from_hf_config(read)) hf_model_architecture(job, read);
   finish_job(job, context.options, context.sources);
   return job;
 }

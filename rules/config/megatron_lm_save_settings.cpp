@@ -11,9 +11,9 @@ namespace {
 
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   const Job& job = context.job;
-  if (!megatron_lm_validates_flags(job) || !config_node(job, "checkpoint.save")) return;
+  if (!megatron_lm_validates_flags(job)) return;
   const ConfigValue* save = config_node(job, "checkpoint.save");
-  if (save->is_null()) return;
+  if (!save || save->is_null()) return;
   Span save_span = first_span(job, {primary_span(save->where), save->where.key});
   SettingValue interval_setting = read_setting(job, "checkpoint.save_interval");
   const ConfigValue* interval_node = interval_setting.node();
@@ -40,7 +40,6 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   }
   Quantity retain = config_int(job, "megatron_lm.save_retain_interval");
   if (retain.known() && (*retain <= 0 || *retain % *interval != 0)) {
-    retain.name = "save_retain_interval";
     report(out,
            finding_at(kMegatronLmSaveSettings,
                       fmt::format("--save-retain-interval {} is not a positive multiple of --save-interval {}: "
@@ -52,7 +51,6 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   Quantity params = config_int(job, "megatron_lm.save_params_interval");
   Setting overlap = read_flag(job, "ddp.overlap_param_gather");
   if (params.known() && overlap.value.value_or(false)) {
-    params.name = "save_params_interval";
     Diagnostic diag = finding_at(kMegatronLmSaveSettings,
                                  "--save-params-interval with --overlap-param-gather: validate_args asserts "
                                  "`not args.overlap_param_gather` when it saves the parameters alone",

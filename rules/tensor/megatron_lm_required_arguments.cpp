@@ -2,6 +2,7 @@
 // None; validate_args then stops the job before anything is built.
 #include <algorithm>
 
+#include "lint/load/dialects/megatron_lm_args.h"
 #include "rules/support/runtime_support.h"
 
 namespace mblint {
@@ -9,19 +10,6 @@ namespace mblint {
 extern const RuleInfo kMegatronLmRequiredArguments;
 
 namespace {
-
-struct RequiredArgument {
-  const char* path;
-  const char* flag;
-};
-
-// validate_args's required_args, in its order.
-constexpr RequiredArgument kRequired[] = {
-    {"model.num_layers", "--num-layers"},
-    {"model.hidden_size", "--hidden-size"},
-    {"model.num_attention_heads", "--num-attention-heads"},
-    {"model.max_position_embeddings", "--max-position-embeddings"},
-};
 
 // Argparse's None: no flag, no opaque word that may hold it, no checkpoint
 // that fills it (--use-checkpoint-args).
@@ -34,12 +22,11 @@ bool left_none(const Job& job, std::string_view path) {
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   const Job& job = context.job;
   if (!megatron_lm_validates_flags(job)) return;
+  // validate_args's required_args, in its order (T5's --encoder-num-layers
+  // already stands for --num-layers in the resolved job).
   std::vector<std::string> missing;
-  for (const RequiredArgument& required : kRequired) {
-    if (!left_none(job, required.path)) continue;
-    // T5's layer count: validate_args takes --encoder-num-layers for --num-layers.
-    if (std::string_view(required.path) == "model.num_layers" && config_node(job, "model.encoder_num_layers")) continue;
-    missing.emplace_back(required.flag);
+  for (std::string_view path : megatron_lm_required_paths()) {
+    if (left_none(job, path)) missing.push_back(setting_name(job, path));
   }
   if (missing.empty()) return;
   std::string names = join_names(missing);

@@ -460,6 +460,9 @@ Diagnostic argument_problem(std::string message, Span where, std::string help) {
   return input_finding(input_rule::kEntryPointArgument, std::move(message), where, std::move(help));
 }
 
+constexpr std::array<std::string_view, 4> kRequiredPaths = {
+    "model.num_layers", "model.hidden_size", "model.num_attention_heads", "model.max_position_embeddings"};
+
 class ArgvReader {
  public:
   explicit ArgvReader(const MegatronArgv& argv) : argv_(argv) {}
@@ -566,13 +569,24 @@ class ArgvReader {
     for (std::string_view path :
          {"model.tensor_model_parallel_size", "model.pipeline_model_parallel_size", "model.context_parallel_size",
           "model.expert_model_parallel_size", "model.virtual_pipeline_model_parallel_size",
-          "model.sequence_parallel", "model.num_moe_experts", "model.num_query_groups", "train.global_batch_size",
-          "model.num_layers", "model.hidden_size", "model.num_attention_heads", "model.max_position_embeddings",
-          "checkpoint.save_interval"}) {
+          "model.sequence_parallel", "model.num_moe_experts", "model.num_query_groups", "train.global_batch_size"}) {
       if (flags && !may_write(*flags, path)) continue;
       if (!find_path(result_.config, path))
         assign_path(result_.config, split_path(path), make_unknown(opaque_word_->text, where));
     }
+    hide_required_behind(*opaque_word_, where, flags);
+  }
+
+  // What validate_args requires (and --save-interval, required with --save)
+  // is not known to be missing behind a word that may hold any flag.
+  void hide_required_behind(const MappedString& word, const Provenance& where,
+                            const std::optional<std::vector<std::string_view>>& flags) {
+    auto hide = [&](std::string_view path) {
+      if (flags && !may_write(*flags, path)) return;
+      if (!find_path(result_.config, path)) assign_path(result_.config, split_path(path), make_unknown(word.text, where));
+    };
+    for (std::string_view path : kRequiredPaths) hide(path);
+    hide("checkpoint.save_interval");
   }
 
   // Behind `"$@"` the settings Megatron-LM defaults keep their defaults (as
@@ -586,10 +600,7 @@ class ArgvReader {
     where.value = word_span(word);
     where.statement = where.value;
     where.origin = fmt::format("`{}` is not known here and may set it", word.text);
-    for (std::string_view path : {"model.num_layers", "model.hidden_size", "model.num_attention_heads",
-                                  "model.max_position_embeddings", "checkpoint.save_interval"}) {
-      if (!find_path(result_.config, path)) assign_path(result_.config, split_path(path), make_unknown(word.text, where));
-    }
+    hide_required_behind(word, where, std::nullopt);
   }
 
   size_t read_word(size_t i) {
@@ -705,6 +716,7 @@ class ArgvReader {
       default: break;
     }
     if (!spec.choices.empty() && !in_choices(word.text, spec.choices)) {
+      if (argv_.own_choices) return make_unknown(word.text, where);
       result_.problems.push_back(argument_problem(
           fmt::format("argument {}: invalid choice: '{}' (choose from {})", spec.flag, word.text,
                       choices_display(spec.choices)),
@@ -1115,6 +1127,8 @@ const MegatronLmFlag* megatron_lm_flag_kept(std::string_view flag) {
   const MegatronLmFlag* estimate = find_estimate_flag(flag);
   return spec && (!spec->path.empty() || !estimate) ? spec : estimate;
 }
+
+std::span<const std::string_view> megatron_lm_required_paths() { return kRequiredPaths; }
 
 bool megatron_lm_flag_writes(std::string_view path) {
   return !path.empty() && flag_index().paths.count(path) > 0;

@@ -56,6 +56,9 @@ std::span<const MegatronLmFlag> megatron_lm_extra_flags();
 const MegatronLmFlag* megatron_lm_flag_kept(std::string_view flag);
 // Some flag sets this config path (as its path or its `also`).
 bool megatron_lm_flag_writes(std::string_view path);
+// validate_args's required_args, in its order: argparse leaves them None and
+// validate_args asserts each is given (megatron/training/arguments.py).
+std::span<const std::string_view> megatron_lm_required_paths();
 
 // The argument words of one Megatron-LM launch, each mapped to where it was
 // written.
@@ -66,6 +69,10 @@ struct MegatronArgv {
   // script's (then the statement is the flag and its values).
   std::vector<Span> entries;
   Layer layer = Layer::Override;
+  // The program's parser has choices of its own (Megatron-DeepSpeed's
+  // --normalization rmsnorm): a value outside Megatron-LM's is unknown, not
+  // an error.
+  bool own_choices = false;
 };
 
 struct MegatronLmArgs {

@@ -715,7 +715,7 @@ bool is_nemo_rl(std::string_view name, const std::vector<MappedString>& argv, si
 Launch launch_nemo_rl(const std::vector<MappedString>& argv, size_t i, const MappedString& program,
                       const Context& context) {
   Launch launch = make_launch(EntryPoint::MegatronLM, program, context, Torchrun{});
-  launch.wrapper = fmt::format("NeMo-RL {}", basename(program.text));
+  launch.wrapper = fmt::format("{} {}", kNemoRlWrapperPrefix, basename(program.text));
   launch.reads = LaunchConfig::NemoRl;
   while (i < argv.size()) {
     const MappedString& word = argv[i];
@@ -1066,7 +1066,7 @@ bool scan_ms_swift(const std::vector<MappedString>& argv, size_t i, const Contex
       !ends_with(argv[i + 1].text, ".json"))
     return false;
   Launch launch = make_launch(EntryPoint::MegatronLM, argv[i - 1], context, Torchrun{});
-  launch.wrapper = fmt::format("ms-swift megatron {}", command);
+  launch.wrapper = fmt::format("{} megatron {}", kMsSwiftWrapperPrefix, command);
   if (config) {
     launch.reads = LaunchConfig::MsSwift;
     launch.config_file = argv[i + 1];
@@ -1139,7 +1139,7 @@ void add_slime_global_batch(const std::vector<MappedString>& argv, size_t i, Lau
 Launch launch_slime(const std::vector<MappedString>& argv, size_t i, const MappedString& program,
                     const Context& context) {
   Launch launch = make_launch(EntryPoint::MegatronLM, program, context, Torchrun{});
-  launch.wrapper = "slime train.py";
+  launch.wrapper = kSlimeWrapper;
   launch.arguments = megatron_lm_words(argv, i, [](std::string&) {});
   add_slime_global_batch(argv, i, launch);
   read_named_model(argv, i, launch, {"--hf-checkpoint", "--load"});
@@ -1223,7 +1223,7 @@ Launch launch_verl(const std::vector<MappedString>& argv, size_t i, const Mapped
       {"virtual_pipeline_model_parallel_size", "--num-virtual-stages-per-pipeline-rank"},
   }};
   Launch launch = make_launch(EntryPoint::MegatronLM, module, context, Torchrun{});
-  launch.wrapper = "verl main_ppo (Megatron actor)";
+  launch.wrapper = kVerlWrapper;
   std::vector<VerlOverride> overrides = verl_overrides(argv, i);
   const std::string prefix = "actor_rollout_ref.actor.megatron.";
   for (const auto& [key, flag] : kSizes) {
@@ -1307,7 +1307,7 @@ void scan_deepspeed(const std::vector<MappedString>& argv, size_t i, Context con
       options.skip();
     }
   }
-  context.wrapper = "deepspeed";
+  context.wrapper = kDeepSpeedWrapper;
   skip_unknown_launcher_words(argv, i, resources);
   scan_program(argv, i, context, resources, out);
 }

@@ -45,6 +45,14 @@ enum class LaunchConfig : uint8_t {
   ChatLearn,
 };
 
+// Launch::wrapper names that later stages act on (each framework's own
+// defaults and rewrites, lint/resolve/job_builder.cpp): one spelling each.
+inline constexpr std::string_view kSlimeWrapper = "slime train.py";
+inline constexpr std::string_view kVerlWrapper = "verl main_ppo (Megatron actor)";
+inline constexpr std::string_view kDeepSpeedWrapper = "deepspeed";
+inline constexpr std::string_view kMsSwiftWrapperPrefix = "ms-swift";  // "ms-swift megatron sft"
+inline constexpr std::string_view kNemoRlWrapperPrefix = "NeMo-RL";    // "NeMo-RL run_dpo.py"
+
 struct Launch {
   EntryPoint entry = EntryPoint::Unknown;
   Span span;           // the launching command as written
