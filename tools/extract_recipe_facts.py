@@ -176,6 +176,18 @@ RULE_FIELDS = (
     "dataset.enable_offline_packing",
     "dataset.enable_in_batch_packing",
 )
+# The model's shape, recorded only where nothing in Bridge sets any of it
+# (status `default`): a recipe that builds a bare provider (vanilla_gpt's
+# GPTModelProvider()) leaves TransformerConfig's 0 (no experts, no head
+# dimension: None) until the launch sets it.
+# A shape a provider or a Hugging Face config gives is data/model_dims.csv's.
+SHAPE_FIELDS = (
+    "model.num_layers",
+    "model.hidden_size",
+    "model.num_attention_heads",
+    "model.num_moe_experts",
+    "model.kv_channels",
+)
 # Written as one row per key (env_vars) or per field the recipe writes (comm_overlap).
 SECTIONS = ("env_vars", "comm_overlap")
 
@@ -721,6 +733,10 @@ def recipe_rows(interp: ri.Interpreter, name: str, kind: str, cfg: object) -> li
         except FactError:
             continue  # not a field of this recipe's config objects (a provider without it)
         if status == "set" and ri.contains_unknown(value) is None:
+            row(field, status, value, where)
+    shape = [(field, *reader.read(cfg, field)) for field in SHAPE_FIELDS]
+    if all(status == "default" and ri.contains_unknown(value) is None for _, status, value, _ in shape):
+        for field, status, value, where in shape:
             row(field, status, value, where)
     # A function the recipe leaves on the model to rebuild its pipeline layout
     # when the command line changes PP or VPP (scripts/training/recipe_runner.py

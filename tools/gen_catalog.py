@@ -368,6 +368,11 @@ MEMORY_FIELDS = (
     "peft.dim",
 )
 
+# The model's shape where nothing in Bridge sets it (tools/extract_recipe_facts.py
+# SHAPE_FIELDS): the recipe layer writes TransformerConfig's defaults (0, None).
+SHAPE_FIELDS = ("model.num_layers", "model.hidden_size", "model.num_attention_heads", "model.num_moe_experts",
+                "model.kv_channels")
+
 # torch dtypes of the precision-aware optimizer, as mblint spells them.
 DTYPES = {"torch.float32": "fp32", "torch.bfloat16": "bf16", "torch.float16": "fp16", "torch.uint8": "fp8"}
 
@@ -521,6 +526,18 @@ class FactReader:
                 raise self.fail(field, f"{value!r} is not a setting mblint can record")
         return out
 
+    def shape_at_defaults(self) -> bool:
+        """The recipe's provider leaves the model's shape at TransformerConfig's
+        0, no experts and no head dimension (tools/extract_recipe_facts.py
+        SHAPE_FIELDS: a bare GPTModelProvider)."""
+        rows = [self.facts.get(field) for field in SHAPE_FIELDS]
+        if not any(rows):
+            return False
+        expected = (0, 0, 0, None, None)
+        if not all(r is not None and r.status == "default" and r.value == v for r, v in zip(rows, expected)):
+            raise self.fail(SHAPE_FIELDS[0], "the shape is recorded only in part, or not at 0")
+        return True
+
     def memory_settings(self) -> list[tuple[str, str, str]]:
         """(path, kind, text) of the settings tools/extract_recipe_facts.py
         records beyond its FIELDS for the memory estimate (MEMORY_FIELDS there:
@@ -627,6 +644,7 @@ def build_recipe(name: str, kind: str, row: dict[str, str] | None, facts: Facts,
         "comm_overlap_fields": comm,
         "env_vars": env,
         "memory_settings": read.memory_settings(),
+        "shape_at_defaults": read.shape_at_defaults(),
         "dims": model if model in models else None,
     }
 
@@ -886,6 +904,7 @@ def emit_recipe(r: dict, model_index: dict[str, int], settings_at: dict[str, int
         f" .exp_avg_dtype = {c_str(r['exp_avg_dtype'])}, .exp_avg_sq_dtype = {c_str(r['exp_avg_sq_dtype'])},\n"
         f"        .comm_overlap = {r['comm_overlap']}, .comm_overlap_fields = {comm}, .env_vars = {env},\n"
         f"        .memory_settings = {memory},\n"
+        f"        .shape_at_defaults = {c_bool(r['shape_at_defaults'])},\n"
         f"        .consistency_note = {c_str(r['consistency_note'])},\n"
         f"        .dims = {dims},\n"
         "    },\n"

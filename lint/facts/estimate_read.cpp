@@ -653,15 +653,24 @@ bool read_shape(const Reader& r, MemoryModel& m, std::string* why_not) {
   auto hidden = known(d.hidden_size, dims ? dims->hidden_size : 0);
   auto heads = known(d.num_attention_heads, dims ? dims->num_attention_heads : 0);
   auto seq = d.seq_length.value;
-  std::vector<std::string> missing;
-  if (!layers || *layers <= 0) missing.push_back("num_layers");
-  if (!hidden || *hidden <= 0) missing.push_back("hidden_size");
-  if (!heads || *heads <= 0) missing.push_back("num_attention_heads");
-  if (!seq || *seq <= 0) missing.push_back("seq_length");
-  if (!missing.empty()) {
+  // Known but 0 is a shape the job never set (model-shape-unset).
+  std::vector<std::string> missing, zero;
+  auto sort = [&](const std::optional<int64_t>& v, const char* name) {
+    if (!v) missing.push_back(name);
+    else if (*v <= 0) zero.push_back(name);
+  };
+  sort(layers, "num_layers");
+  sort(hidden, "hidden_size");
+  sort(heads, "num_attention_heads");
+  sort(seq, "seq_length");
+  if (!missing.empty() || !zero.empty()) {
     if (why_not) {
-      *why_not = "the model shape is not known: ";
-      for (size_t i = 0; i < missing.size(); ++i) *why_not += (i ? ", " : "") + missing[i];
+      if (missing.empty()) {
+        *why_not = fmt::format("the model shape is not set: {} {} 0", join_names(zero), zero.size() == 1 ? "is" : "are");
+      } else {
+        *why_not = "the model shape is not known: ";
+        for (size_t i = 0; i < missing.size(); ++i) *why_not += (i ? ", " : "") + missing[i];
+      }
       const Recipe* recipe = r.job.recipe;
       if (recipe && !dims) {
         *why_not += fmt::format(" (the recipe's model {} has no dimensions in mblint's catalog, data/model_dims.csv",

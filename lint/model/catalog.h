@@ -152,6 +152,10 @@ struct Recipe {
   // FP8 parameters, offloading), keyed by path ("ddp.data_parallel_sharding_strategy"),
   // where the recipe sets it (tools/extract_recipe_facts.py MEMORY_FIELDS).
   std::span<const RecipeSetting> memory_settings;
+  // The recipe's provider sets no shape (vanilla_gpt's bare GPTModelProvider):
+  // num_layers, hidden_size and num_attention_heads stay TransformerConfig's 0
+  // (num_moe_experts and kv_channels None) until the launch sets them.
+  bool shape_at_defaults;
   const char* consistency_note;  // non-empty when NVIDIA's own recipe is inconsistent
   const ModelDims* dims;         // nullptr when mblint does not know the model
 };

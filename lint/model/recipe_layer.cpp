@@ -132,6 +132,21 @@ struct LayerWriter {
     put("ddp.grad_reduce_in_fp32", make_bool(recipe.grad_reduce_in_fp32 == 1, where(std::move(origin))));
   }
 
+  // TransformerConfig's dataclass defaults for the shape the recipe's bare
+  // provider leaves alone: 0 for the sizes, None for experts and head width.
+  void shape_defaults() {
+    for (const char* path : {"model.num_layers", "model.hidden_size", "model.num_attention_heads"}) {
+      put(path, make_int(0, where(fmt::format("recipe {} builds a model provider that sets no shape: {} stays "
+                                              "TransformerConfig's default 0",
+                                              recipe.name, split_path(path).back()))));
+    }
+    for (const char* path : {"model.num_moe_experts", "model.kv_channels"}) {
+      put(path, make_null(where(fmt::format("recipe {} builds a model provider that sets no shape: {} stays "
+                                            "TransformerConfig's default None",
+                                            recipe.name, split_path(path).back()))));
+    }
+  }
+
   void dimension(const char* path, long long value, const ModelDims& dims) {
     const char* model = dims.hf_id && *dims.hf_id ? dims.hf_id : dims.key;
     put(path, make_int(value, where(fmt::format("recipe {} builds {}: {} = {}", recipe.name, model,
@@ -229,6 +244,7 @@ ConfigValue recipe_layer(const Recipe& recipe, const Provenance& selected_at) {
   w.env_vars();
   w.memory_settings();
   if (recipe.dims) w.model_dimensions(*recipe.dims);
+  if (recipe.shape_at_defaults) w.shape_defaults();
   return std::move(w.root);
 }
 

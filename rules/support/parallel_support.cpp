@@ -118,6 +118,15 @@ bool multi_latent_attention(const Job& job) {
   return as_bool(find_path(job.config, "model.multi_latent_attention")).value_or(false);
 }
 
+std::optional<Provenance> kv_channels_unset(const Job& job) {
+  SettingValue kv_channels = read_setting(job, "model.kv_channels");
+  if (const ConfigValue* node = kv_channels.node()) {
+    return node->is_null() ? std::optional<Provenance>(node->where) : std::nullopt;
+  }
+  if (job.recipe && job.recipe->dims && job.recipe->dims->kv_channels == 0) return Provenance{};
+  return std::nullopt;
+}
+
 std::optional<HeadsPerRank> heads_per_rank(const RuleContext& context) {
   const Derived& d = context.derived;
   if (!d.tensor_parallel.known() || !d.num_attention_heads.known()) return std::nullopt;

@@ -86,6 +86,12 @@ std::optional<HeadsPerRank> heads_per_rank(const RuleContext& context);
 
 bool multi_latent_attention(const Job& job);
 
+// kv_channels is known to be unset, so the head dimension is hidden_size /
+// num_attention_heads: null where written or by default (a dump's, Megatron-LM's
+// argparse, a recipe's bare provider), or a catalog model whose provider does
+// not set it. Where it was written null, if anywhere.
+std::optional<Provenance> kv_channels_unset(const Job& job);
+
 }  // namespace mblint
 
 namespace mblint {

@@ -9,18 +9,6 @@ extern const RuleInfo kHeadDimNotWhole;
 
 namespace {
 
-// kv_channels is known to be unset: null where written or by default (a
-// dump's, Megatron-LM's argparse), or a catalog model whose head dimension
-// is hidden / heads (its provider does not set it).
-std::optional<Provenance> kv_channels_unset(const Job& job) {
-  SettingValue kv_channels = read_setting(job, "model.kv_channels");
-  if (const ConfigValue* node = kv_channels.node()) {
-    return node->is_null() ? std::optional<Provenance>(node->where) : std::nullopt;
-  }
-  if (job.recipe && job.recipe->dims && job.recipe->dims->kv_channels == 0) return Provenance{};
-  return std::nullopt;
-}
-
 // Head counts near `heads` that divide the hidden size.
 std::vector<int64_t> head_choices(int64_t hidden, int64_t heads) {
   return closest_around(divisors_above_one(hidden), heads);
