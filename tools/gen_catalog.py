@@ -170,7 +170,7 @@ CSV_DIM_COLUMNS = (
 # The tokens of data/model_dims.csv's `text_extras` column (appended after
 # dsa_indexer), the layer features lint/facts/estimate_read.cpp reads.
 TEXT_EXTRAS = ("rmsnorm", "post_norms", "no_pre_norms", "qk_norm", "unfused_glu", "logit_softcap", "softcap_attention",
-               "unfused_attention", "swiglu_clamp")
+               "unfused_attention", "swiglu_clamp", "gemma4_norms")
 
 
 # Abbreviations of data/model_dims.csv's `source` column (see its header),
@@ -218,7 +218,7 @@ def load_models(path: Path) -> dict[str, dict]:
                        "text_extras": row.get("text_extras") or "",
                        "gated_delta_net": row.get("gated_delta_net") or "",
                        "dsv4": row.get("dsv4") or "", "csa_compress_ratios": row.get("csa_compress_ratios") or "",
-                       "dit": row.get("dit") or ""}
+                       "dit": row.get("dit") or "", "global_attention": row.get("global_attention") or ""}
         model["bias_activation_fusion"] = bias_activation_fusion(row.get("bias_activation_fusion") or "", key, path.name)
         for name in MODEL_INT_FIELDS + MLA_INT_FIELDS:
             model[name] = int(row[name])
@@ -281,6 +281,12 @@ def check_model(m: dict, where: str) -> None:
     need(not gdn or not dsa, "gated_delta_net and dsa_indexer are both set")
     check_dsv4(m, need)
     check_dit(m, need)
+    glob = re.fullmatch(r"([1-9]\d*)/([1-9]\d*)/([1-9]\d*)", m["global_attention"])
+    need(not m["global_attention"] or glob is not None, "global_attention is not every/kv_channels/query_groups")
+    need(not glob or (int(glob[1]) <= m["num_layers"] and m["num_attention_heads"] % int(glob[3]) == 0),
+         "global_attention: no global layer, or heads not divisible by its query groups")
+    need(not glob or not (m["multi_latent_attention"] or m["hybrid_layer_pattern"] or m["gated_delta_net"] or m["dsv4"]),
+         "global_attention on an MLA, hybrid, gated delta net or DeepSeek V4 model")
 
 
 def check_dit(m: dict, need) -> None:
@@ -853,7 +859,7 @@ def emit_model(m: dict) -> str:
         f" .gated_delta_net = {c_str(m['gated_delta_net'])},"
         f" .bias_activation_fusion = {m['bias_activation_fusion']},\n"
         f"        .dsv4 = {c_str(m['dsv4'])}, .csa_compress_ratios = {c_str(m['csa_compress_ratios'])},"
-        f" .dit = {c_str(m['dit'])},\n"
+        f" .dit = {c_str(m['dit'])}, .global_attention = {c_str(m['global_attention'])},\n"
         f"        .source = {c_str(m['source'])},\n"
         "    },\n"
     )

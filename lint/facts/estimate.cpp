@@ -173,6 +173,10 @@ void attention_block(const MemoryModel& m, double tokens, double rep, Terms& t) 
     // fused QKV output (not contiguous, so the norm reshapes them into a
     // copy) keeps that input and an fp32 rstd per head and token.
     if (m.qk_norm) t.add("Q, K norm inputs + rstd (fp32)", (ab(m) * d + 4) * tokens * (heads_local + groups_local));
+    // [G4] v_norm (Gemma4SelfAttention.get_query_key_value_tensors): V in
+    // fp32, which the square and the division keep, and the normalised V
+    // the core attention keeps in its place.
+    if (m.gemma4_norms) t.add("v_norm: fp32 V + normalised V", (4 + ab(m)) * tokens * d * groups_local);
     value_dim = d;
     // attention_output_gate (attention.py _apply_output_gate, Megatron-LM
     // 2a75ac12c54b): linear_qkv also projects a gate per head; the output is
@@ -470,12 +474,28 @@ std::pair<double, double> dense_and_moe_layers(const MemoryModel& m, int stage) 
   return {n * (1 - share), n * share};
 }
 
+// A Gemma 4 full-attention layer's view of the model: Gemma4SelfAttention
+// builds it from a copy of the config with the global head width and KV
+// group count.
+MemoryModel global_view(const MemoryModel& m) {
+  MemoryModel g = m;
+  g.kv_channels = m.global_kv_channels;
+  g.query_groups = m.global_query_groups;
+  return g;
+}
+
 // The layer kinds of stage `stage`: the hybrid stack's, or a transformer's
 // (every layer attention, plus its dense or MoE MLP).
 LayerKinds layer_kinds(const MemoryModel& m, int stage) {
   if (!m.hybrid_stages.empty()) return m.hybrid_stages[static_cast<size_t>(stage)];
   auto [dense, moe] = dense_and_moe_layers(m, stage);
-  return {0, dense + moe, dense, moe, dsa_indexers_on_stage(m, stage), gdn_layers_on_stage(m, stage)};
+  return {0,
+          dense + moe,
+          dense,
+          moe,
+          dsa_indexers_on_stage(m, stage),
+          gdn_layers_on_stage(m, stage),
+          marked_layers_on_stage(m, m.global_attention, stage)};
 }
 
 double layer_count(const MemoryModel& m, const LayerKinds& k) {
@@ -498,7 +518,8 @@ double mlp_layer_bytes(const MemoryModel& m, bool moe);
 
 // The activation bytes of the layers `k` counts, per micro-batch.
 double kinds_bytes(const MemoryModel& m, const LayerKinds& k) {
-  double bytes = (k.attention - k.linear) * attention_layer_bytes(m) + k.mlp * mlp_layer_bytes(m, false);
+  double bytes = (k.attention - k.linear - k.global) * attention_layer_bytes(m) + k.mlp * mlp_layer_bytes(m, false);
+  if (k.global > 0) bytes += k.global * attention_layer_bytes(global_view(m));
   if (k.linear > 0) bytes += k.linear * gdn_layer_bytes(m);
   if (k.moe > 0) bytes += k.moe * mlp_layer_bytes(m, true);
   if (k.mamba > 0) bytes += k.mamba * mamba_layer_bytes(m);
@@ -529,7 +550,8 @@ StageParams stage_params(const MemoryModel& m, int stage) {
   LayerKinds k = layer_kinds(m, stage);
   double dense = k.mlp, moe = k.moe;
   double h = static_cast<double>(m.hidden);
-  add_attention_params(m, k.attention - k.linear, p);
+  add_attention_params(m, k.attention - k.linear - k.global, p);
+  if (k.global > 0) add_attention_params(global_view(m), k.global, p);
   if (k.linear > 0) {  // gated delta net blocks in place of attention
     GdnParams g = gdn_layer_params(m);
     p.sharded += k.linear * g.sharded;
@@ -546,12 +568,15 @@ StageParams stage_params(const MemoryModel& m, int stage) {
     p.adapter_params = gdn_model_lora_params(m, k);
   } else if (m.lora_rank > 0) {
     // LoRA on linear_qkv, linear_proj, linear_fc1, linear_fc2 of every layer.
-    double qkv_out = static_cast<double>(m.heads + 2 * m.query_groups) * m.kv_channels;
     double glu = m.swiglu ? 2.0 : 1.0, r = static_cast<double>(m.lora_rank), tp = static_cast<double>(m.tp);
-    double per_layer = lora_adapter_params(r, h, qkv_out, tp) +
-                       lora_adapter_params(r, static_cast<double>(m.heads * m.kv_channels), h, tp) +
-                       lora_adapter_params(r, h, m.ffn * glu, tp) + lora_adapter_params(r, static_cast<double>(m.ffn), h, tp);
-    p.adapter_params = (dense + moe) * per_layer;
+    auto per_layer = [&](const MemoryModel& a) {
+      double qkv_out = static_cast<double>(a.heads + 2 * a.query_groups) * a.kv_channels;
+      return lora_adapter_params(r, h, qkv_out, tp) +
+             lora_adapter_params(r, static_cast<double>(a.heads * a.kv_channels), h, tp) +
+             lora_adapter_params(r, h, a.ffn * glu, tp) + lora_adapter_params(r, static_cast<double>(a.ffn), h, tp);
+    };
+    p.adapter_params = (dense + moe - k.global) * per_layer(m);
+    if (k.global > 0) p.adapter_params += k.global * per_layer(global_view(m));
   }
   double embedding = static_cast<double>(m.vocab) * h / m.tp;
   bool first = stage == 0;
@@ -914,6 +939,17 @@ void mlp_part(const MemoryModel& m, bool moe, Terms& t) {
     if (m.pre_norms && !offloads(m, "mlp_norm")) t.add("pre-MLP layernorm input", ab(m) * tokens * m.hidden * rep);
   }
   if (moe && !offloads(m, "mlp_norm")) t.add("pre-MLP layernorm input", ab(m) * tokens * m.hidden * rep);
+  // [G4] Gemma4TransformerLayer._forward_mlp: the experts' input, the shared
+  // expert's input and the FFN output are normalised by _gemma4_rms_norm, a
+  // PyTorch expression that keeps two fp32 copies of its input and, when the
+  // norm's weight trains, its fp32 normalised output (12 B per element, 8 B
+  // under LoRA's frozen base); the pre-MLP term above stands for the bf16
+  // residual they read. They run outside self.mlp, so selective "moe"
+  // recompute does not reach them.
+  if (moe && m.gemma4_norms) {
+    double kept = m.lora_rank > 0 || m.frozen_gemm_inputs ? 8 : 12;
+    t.add("Gemma 4 MoE-layer norms (fp32)", 3 * kept * tokens * m.hidden * rep);
+  }
   if (m.hidden_dropout > 0) t.add("MLP dropout mask sbh", tokens * m.hidden * rep);
 }
 

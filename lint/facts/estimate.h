@@ -92,6 +92,9 @@ struct LayerKinds {
   // Of the attention layers, gated delta net ones (a linear-attention block
   // in place of softmax attention; estimate_linear_attention.cpp).
   double linear = 0;
+  // Of the attention layers, those that attend globally with their own head
+  // width and KV groups (Gemma 4's full-attention layers).
+  double global = 0;
 };
 // The kinds of the layers a hybrid pattern's symbols stand for (M, *, -, E).
 LayerKinds count_kinds(std::string_view layers);
@@ -175,6 +178,15 @@ struct MemoryModel {
   Dsv4Run dsv4_run;
   int64_t gdn_key_heads = 0, gdn_key_dim = 0, gdn_value_heads = 0, gdn_value_dim = 0, gdn_conv = 4;
   bool attention_gate = false;  // attention_output_gate: a sigmoid gate on the attention output
+  // Gemma 4 (Bridge's modeling_gemma4.py): per decoder layer, true = a
+  // full-attention layer with global_kv_channels and global_query_groups in
+  // place of kv_channels and query_groups (Gemma4SelfAttention); empty: none.
+  std::vector<bool> global_attention;
+  int64_t global_kv_channels = 0, global_query_groups = 0;
+  // Gemma 4's own norms: V normalised in fp32 in every attention (v_norm),
+  // and the MoE layer's three RMSNorms as PyTorch expressions (expert input,
+  // shared-expert input, after the FFN), which keep fp32 copies.
+  bool gemma4_norms = false;
   double capacity_factor = 0;     // 0: dropless
   bool pad_to_capacity = false;
   std::string dispatcher = "allgather";

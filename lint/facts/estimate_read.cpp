@@ -104,6 +104,31 @@ void read_text_extras(const Reader& r, MemoryModel& m) {
   };
   m.logit_softcap = capped("model.final_logit_softcapping", "logit_softcap");
   m.softcap_attention = capped("model.attn_logit_softcapping", "softcap_attention");
+  m.gemma4_norms = extra("gemma4_norms");
+}
+
+// Gemma 4's full-attention layers (ModelDims::global_attention,
+// "every/kv_channels/query_groups"): every every-th layer, 1-based, as
+// Bridge's _is_local_attn_layer reads interleaved_attn_pattern (local,
+// global) = (every - 1, 1). The job's own global_head_dim,
+// num_global_key_value_heads and two-number interleaved_attn_pattern win.
+void read_global_attention(const Reader& r, MemoryModel& m) {
+  std::vector<int64_t> catalog = slash_numbers(r.dims ? r.dims->global_attention : nullptr, 3);
+  if (catalog.size() != 3) return;
+  int64_t local = catalog[0] - 1, global = 1;
+  if (const ConfigValue* pattern = config_node(r.job, "model.interleaved_attn_pattern");
+      pattern && pattern->is_list() && pattern->items.size() == 2) {
+    auto a = as_int(&pattern->items[0]), b = as_int(&pattern->items[1]);
+    if (a && b && *a >= 0 && *b > 0) local = *a, global = *b;
+  }
+  m.global_attention.assign(static_cast<size_t>(m.layers), false);
+  for (int64_t i = 0; i < m.layers; ++i) m.global_attention[static_cast<size_t>(i)] = i % (local + global) >= local;
+  auto positive = [&](std::string_view path, int64_t recorded) {
+    auto v = r.integer(path);
+    return v && *v > 0 ? *v : recorded;
+  };
+  m.global_kv_channels = positive("model.global_head_dim", catalog[1]);
+  m.global_query_groups = positive("model.num_global_key_value_heads", catalog[2]);
 }
 
 // Which activation path a gated MLP takes (estimate.cpp [GM], dense_mlp and
@@ -701,6 +726,7 @@ bool read_shape(const Reader& r, MemoryModel& m, std::string* why_not) {
   m.tied = r.flag("model.share_embeddings_and_output_weights").value_or(dims ? dims->tied_embeddings : true);
   m.rmsnorm = r.text("model.normalization").value_or(has_extra(dims, "rmsnorm") ? "RMSNorm" : "LayerNorm") == "RMSNorm";
   read_text_extras(r, m);
+  read_global_attention(r, m);
   read_glu_path(r, m);
   // A job's own activation_func_clamp_value clamps every layer.
   if (r.number("model.activation_func_clamp_value")) m.clamped_glu = true;

@@ -97,6 +97,10 @@ struct ModelDims {
   // "wan", or "flux/joint/single/in_channels/context_dim/vec_in_dim/guidance";
   // "" for a language model's stack.
   const char* dit;
+  // Layers that attend globally with their own head width (Gemma 4: Bridge's
+  // Gemma4SelfAttention): "every/kv_channels/query_groups", every every-th
+  // layer (1-based) global; "" when all layers share kv_channels and groups.
+  const char* global_attention;
   const char* source;       // where these numbers come from
 };
 

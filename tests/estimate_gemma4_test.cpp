@@ -1,0 +1,82 @@
+// Gemma 4 26B-A4B (the Gemma 4 VL recipes' language model) in the memory
+// estimate: its full-attention layers with their own head width and KV
+// groups, and the norms Bridge writes as PyTorch expressions
+// (src/megatron/bridge/models/gemma/modeling_gemma4.py at 067f987df03b).
+// Each figure is derived by hand from the checkpoint's text_config that
+// data/model_dims.csv cites: 30 layers, hidden 2816, 16 heads; sliding layers
+// 8 KV heads of 256, every 6th layer global with 2 KV heads of 512.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+
+#include "lint/facts/estimate.h"
+#include "tests/memory_model_run.h"
+#include "tests/memory_units.h"
+
+using namespace mblint;
+
+namespace {
+
+MemoryModel whole_model() {
+  return test::estimated_recipe_model("gemma4_vl_26b_sft_8gpu_h100_bf16_config",
+                                      "model:\n  tensor_model_parallel_size: 1\n  expert_model_parallel_size: 1\n"
+                                      "  sequence_parallel: false\n");
+}
+
+}  // namespace
+
+TEST_CASE("Gemma 4: every 6th layer attends globally with 2 KV heads of 512", "[estimate]") {
+  MemoryModel m = whole_model();
+  REQUIRE(m.layers == 30);
+  REQUIRE(m.global_attention.size() == 30);
+  // interleaved_attn_pattern (5, 1): layers 6, 12, 18, 24, 30 (1-based).
+  for (size_t i = 0; i < 30; ++i) {
+    INFO("layer " << i + 1);
+    CHECK(m.global_attention[i] == ((i + 1) % 6 == 0));
+  }
+  CHECK(m.kv_channels == 256);
+  CHECK(m.query_groups == 8);
+  CHECK(m.global_kv_channels == 512);
+  CHECK(m.global_query_groups == 2);
+  CHECK(m.gemma4_norms);
+  CHECK(m.qk_norm);
+  CHECK(m.post_norms);
+}
+
+TEST_CASE("Gemma 4: the global layers' attention weights, by hand", "[estimate]") {
+  MemoryModel m = whole_model();
+  MemoryModel sliding_only = m;
+  sliding_only.global_attention.clear();
+  // Per global layer, linear_qkv h x (16 + 2 x 2) x 512 and linear_proj
+  // 16 x 512 x h, against h x (16 + 2 x 8) x 256 and 16 x 256 x h; the Q and
+  // K norms (RMSNorm, one weight each over the head) 512 wide, not 256.
+  const double h = 2816;
+  double global = h * 512 * (16 + 4) + 16 * 512 * h + 2 * 512;
+  double sliding = h * 256 * (16 + 16) + 16 * 256 * h + 2 * 256;
+  CHECK(global - sliding == 17'302'016.0);
+  double added = test::bf16_parameters(m) - test::bf16_parameters(sliding_only);
+  CHECK(added == Approx(5 * 17'302'016.0).epsilon(1e-9));
+}
+
+TEST_CASE("Gemma 4: v_norm and the MoE layer's PyTorch RMSNorms, by hand", "[estimate]") {
+  MemoryModel m = whole_model();
+  REQUIRE(m.tp == 1);
+  REQUIRE_FALSE(m.sp);
+  const double tokens = static_cast<double>(m.seq) * m.micro_batch;
+  const double h = 2816;
+  MemoryModel plain = m;
+  plain.gemma4_norms = false;
+  // A sliding layer: V (8 groups of 256) in fp32 (4 B) and normalised in
+  // bf16 (2 B); three _gemma4_rms_norm calls in the MoE block, each keeping
+  // two fp32 copies of its input and its fp32 output, 12 B per element.
+  double v_norm = 6 * tokens * 8 * 256;
+  double moe_norms = 3 * 12 * tokens * h;
+  CHECK(layer_activation_bytes(m, true) - layer_activation_bytes(plain, true) == Approx(v_norm + moe_norms));
+  // A dense layer (none in this model, but the same attention) gets v_norm only.
+  CHECK(layer_activation_bytes(m, false) - layer_activation_bytes(plain, false) == Approx(v_norm));
+  // Under LoRA the norms' weights are frozen: the product with the weight no
+  // longer keeps the fp32 normalised output, 8 B per element.
+  m.lora_rank = plain.lora_rank = 16;
+  CHECK(layer_activation_bytes(m, true) - layer_activation_bytes(plain, true) ==
+        Approx(v_norm + 3 * 8 * tokens * h));
+}
