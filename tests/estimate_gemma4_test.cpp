@@ -67,10 +67,13 @@ TEST_CASE("Gemma 4: v_norm and the MoE layer's PyTorch RMSNorms, by hand", "[est
   MemoryModel plain = m;
   plain.gemma4_norms = false;
   // A sliding layer: V (8 groups of 256) in fp32 (4 B) and normalised in
-  // bf16 (2 B); three _gemma4_rms_norm calls in the MoE block, each keeping
-  // two fp32 copies of its input and its fp32 output, 12 B per element.
+  // bf16 (2 B). In the MoE block five _gemma4_rms_norm calls with a weight
+  // (experts' input, shared expert's input, FFN output in the layer; routed
+  // and shared output in Gemma4MoELayer), each keeping two fp32 copies of
+  // its input and its fp32 output, 12 B per element, and the router's
+  // scaleless norm (8 B) whose output its trained scale keeps (2 B).
   double v_norm = 6 * tokens * 8 * 256;
-  double moe_norms = 3 * 12 * tokens * h;
+  double moe_norms = (5 * 12 + 8 + 2) * tokens * h;
   CHECK(layer_activation_bytes(m, true) - layer_activation_bytes(plain, true) == Approx(v_norm + moe_norms));
   // A dense layer (none in this model, but the same attention) gets v_norm only.
   CHECK(layer_activation_bytes(m, false) - layer_activation_bytes(plain, false) == Approx(v_norm));
@@ -78,5 +81,9 @@ TEST_CASE("Gemma 4: v_norm and the MoE layer's PyTorch RMSNorms, by hand", "[est
   // longer keeps the fp32 normalised output, 8 B per element.
   m.lora_rank = plain.lora_rank = 16;
   CHECK(layer_activation_bytes(m, true) - layer_activation_bytes(plain, true) ==
-        Approx(v_norm + 3 * 8 * tokens * h));
+        Approx(v_norm + (5 * 8 + 8) * tokens * h));
+  // "moe" recompute reruns Gemma4MoELayer's own norms; the layer's three stay.
+  m.recompute = plain.recompute = "selective";
+  m.recompute_modules = plain.recompute_modules = {"moe"};
+  CHECK(layer_activation_bytes(m, true) - layer_activation_bytes(plain, true) == Approx(v_norm + 3 * 8 * tokens * h));
 }

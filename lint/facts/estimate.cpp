@@ -923,6 +923,24 @@ void attention_part(const MemoryModel& m, Terms& t) {
   attention_block(m, tokens, m.sp ? 1.0 / m.tp : 1.0, t);
 }
 
+// [G4] The norms of a Gemma 4 MoE layer (Bridge's modeling_gemma4.py) over
+// `elements` (tokens x hidden on this rank). Each is _gemma4_rms_norm, a
+// PyTorch expression that keeps two fp32 copies of its input and, when its
+// weight trains, its fp32 normalised output: 12 B per element, 8 B under
+// LoRA's frozen base. Gemma4TransformerLayer._forward_mlp normalises the
+// experts' input, the shared expert's input and the FFN output outside
+// self.mlp, where "moe" recompute does not reach; inside Gemma4MoELayer (and
+// its recompute) the routed and the shared output are normalised, and the
+// router's input by a scaleless norm (8 B) times its learned scale, which
+// keeps the bf16 normalised input when the scale trains.
+void gemma4_moe_norms(const MemoryModel& m, double elements, Terms& t) {
+  bool frozen = m.lora_rank > 0 || m.frozen_gemm_inputs;
+  double kept = frozen ? 8 : 12;
+  t.add("Gemma 4 MoE-layer input and output norms (fp32)", 3 * kept * elements);
+  if (recomputes(m, "moe")) return;
+  t.add("Gemma 4 routed and shared output norms, router norm (fp32)", (2 * kept + 8 + (frozen ? 0 : ab(m))) * elements);
+}
+
 // The MLP or MoE block of a layer, with its pre-MLP norm and dropout mask.
 void mlp_part(const MemoryModel& m, bool moe, Terms& t) {
   double tokens = static_cast<double>(m.seq) / m.cp * m.micro_batch;
@@ -939,17 +957,7 @@ void mlp_part(const MemoryModel& m, bool moe, Terms& t) {
     if (m.pre_norms && !offloads(m, "mlp_norm")) t.add("pre-MLP layernorm input", ab(m) * tokens * m.hidden * rep);
   }
   if (moe && !offloads(m, "mlp_norm")) t.add("pre-MLP layernorm input", ab(m) * tokens * m.hidden * rep);
-  // [G4] Gemma4TransformerLayer._forward_mlp: the experts' input, the shared
-  // expert's input and the FFN output are normalised by _gemma4_rms_norm, a
-  // PyTorch expression that keeps two fp32 copies of its input and, when the
-  // norm's weight trains, its fp32 normalised output (12 B per element, 8 B
-  // under LoRA's frozen base); the pre-MLP term above stands for the bf16
-  // residual they read. They run outside self.mlp, so selective "moe"
-  // recompute does not reach them.
-  if (moe && m.gemma4_norms) {
-    double kept = m.lora_rank > 0 || m.frozen_gemm_inputs ? 8 : 12;
-    t.add("Gemma 4 MoE-layer norms (fp32)", 3 * kept * tokens * m.hidden * rep);
-  }
+  if (moe && m.gemma4_norms) gemma4_moe_norms(m, tokens * m.hidden * rep, t);
   if (m.hidden_dropout > 0) t.add("MLP dropout mask sbh", tokens * m.hidden * rep);
 }
 
