@@ -87,3 +87,74 @@ TEST_CASE("Gemma 4: v_norm and the MoE layer's PyTorch RMSNorms, by hand", "[est
   m.recompute_modules = plain.recompute_modules = {"moe"};
   CHECK(layer_activation_bytes(m, true) - layer_activation_bytes(plain, true) == Approx(v_norm + 3 * 8 * tokens * h));
 }
+
+// Gemma 4 E4B (text only; data/model_dims.csv gemma4_e4b from
+// Gemma4DenseProvider's defaults): 42 layers of 2560, 8 heads and 2 KV
+// heads of 256, every 6th layer global with 2 KV heads of 512, a 10,240 GLU
+// MLP, per-layer embeddings 262,144 x (42 x 256), Megatron's local spec.
+namespace {
+
+MemoryModel e4b(const std::string& parallel = "model:\n  tensor_model_parallel_size: 1\n") {
+  return test::estimated_recipe_model("gemma4_e4b_pretrain_2gpu_h100_bf16_config", parallel);
+}
+
+}  // namespace
+
+TEST_CASE("Gemma 4 E4B: parameters, by hand", "[estimate]") {
+  MemoryModel m = e4b();
+  REQUIRE(m.tp == 1);
+  REQUIRE(m.layers == 42);
+  CHECK(m.ple_vocab == 262144);
+  CHECK(m.ple_dim == 256);
+  CHECK(m.torch_norms);
+  CHECK(m.unfused_attention);
+  CHECK(m.local_attention);
+  // The recipe turns masked_softmax_fusion off: PyTorch's softmax, in bf16
+  // (GPTModelProvider's attention_softmax_in_fp32 False), keeps what the
+  // fused kernel keeps.
+  CHECK_FALSE(m.torch_softmax_fp32);
+  CHECK(std::count(m.global_attention.begin(), m.global_attention.end(), true) == 7);
+  const double h = 2560, f = 10240, V = 262144, P = 256;
+  // Every layer: the GLU MLP, five h-wide RMSNorms (input, post-attention,
+  // pre-MLP, post-MLP, per-layer input), the per-layer input's gate and
+  // projection (h x 256 each). Sliding attention: 8 + 2 x 2 heads of 256 in
+  // linear_qkv, 8 x 256 -> h, Q and K norms of 256; global: of 512.
+  double common = 3 * h * f + 5 * h + 2 * h * P;
+  double sliding = common + h * 256 * 12 + 8 * 256 * h + 2 * 256;
+  double global = common + h * 512 * 12 + 8 * 512 * h + 2 * 512;
+  CHECK(sliding == 93'074'432.0);
+  CHECK(global == 106'182'144.0);
+  // The tied embedding, the per-layer embedding table and its column-parallel
+  // projection h -> 42 x 256 with a 256-wide norm, the final norm.
+  double outer = V * h + V * 42 * P + h * 42 * P + P + h;
+  double total = 35 * sliding + 7 * global + outer;
+  CHECK(total == 7'518'068'992.0);
+  CHECK(test::bf16_parameters(m) == Approx(total).epsilon(1e-9));
+}
+
+TEST_CASE("Gemma 4 E4B: the local spec's norms and softmax and the per-layer inputs, by hand", "[estimate]") {
+  MemoryModel m = e4b();
+  REQUIRE_FALSE(m.sp);
+  const double t = static_cast<double>(m.seq) * m.micro_batch;
+  const double h = 2560, P = 256, d = 256, heads = 8, groups = 2;
+  MemoryModel fused = m;
+  fused.torch_norms = false;
+  fused.ple_dim = 0;
+  // PyTorch RMSNorms keep 12 B per element where a fused norm keeps its bf16
+  // input (input and pre-MLP norms: 2 B) or its input and an fp32 rstd per
+  // row (post norms, Q and K head norms); the per-layer input adds the gate's
+  // and the GELU's inputs, the GELU's output, the projection's input, and its
+  // post norm.
+  double norms = 2 * (12 - 2) * t * h + 2 * (12 * t * h - (2 * h + 4) * t) +
+                 (12 * d - (2 * d + 4)) * t * (heads + groups);
+  double per_layer_input = 2 * t * (h + 3 * P) + 12 * t * h;
+  CHECK(layer_activation_bytes(m, false) - layer_activation_bytes(fused, false) == Approx(norms + per_layer_input));
+  // With attention_softmax_in_fp32 DotProductAttention's PyTorch softmax
+  // keeps its fp32 output beside the bf16 probabilities: 4 B per score,
+  // 8 heads x s x s.
+  MemoryModel fp32_softmax = m;
+  fp32_softmax.torch_softmax_fp32 = true;
+  CHECK(layer_activation_bytes(fp32_softmax, false) - layer_activation_bytes(m, false) == Approx(4 * heads * t * t));
+  MemoryModel read = e4b("model:\n  tensor_model_parallel_size: 1\n  attention_softmax_in_fp32: true\n");
+  CHECK(read.torch_softmax_fp32);
+}

@@ -165,6 +165,15 @@ MEMORY_FIELDS = (
     # PEFT: the LoRA / DoRA rank sizes the adapters (lint/facts/estimate_peft.cpp).
     "peft.dim",
 )
+# Megatron's own layer spec (transformer_impl "local": Gemma 4 E4B) runs
+# DotProductAttention, whose softmax without masked_softmax_fusion is
+# PyTorch's, in fp32 (lint/facts/estimate.cpp core_attention). Recorded only
+# for a recipe that picks an implementation other than Transformer Engine's,
+# where they change what the estimate counts.
+LOCAL_SPEC_FIELDS = (
+    "model.transformer_impl",
+    "model.masked_softmax_fusion",
+)
 # Settings rules read that recipes write beyond FIELDS, recorded as
 # MEMORY_FIELDS are: only where a recipe, a helper or a Bridge class sets them
 # (a field the recipe's config class does not have is skipped). The Mamba
@@ -734,6 +743,12 @@ def recipe_rows(interp: ri.Interpreter, name: str, kind: str, cfg: object) -> li
             continue  # not a field of this recipe's config objects (a provider without it)
         if status == "set" and ri.contains_unknown(value) is None:
             row(field, status, value, where)
+    impl = reader.read(cfg, "model.transformer_impl")
+    if impl[0] == "set" and impl[1] != "transformer_engine":
+        for field in LOCAL_SPEC_FIELDS:
+            status, value, where = reader.read(cfg, field)
+            if status == "set" and ri.contains_unknown(value) is None:
+                row(field, status, value, where)
     shape = [(field, *reader.read(cfg, field)) for field in SHAPE_FIELDS]
     if all(status == "default" and ri.contains_unknown(value) is None for _, status, value, _ in shape):
         for field, status, value, where in shape:

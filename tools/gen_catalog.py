@@ -170,7 +170,7 @@ CSV_DIM_COLUMNS = (
 # The tokens of data/model_dims.csv's `text_extras` column (appended after
 # dsa_indexer), the layer features lint/facts/estimate_read.cpp reads.
 TEXT_EXTRAS = ("rmsnorm", "post_norms", "no_pre_norms", "qk_norm", "unfused_glu", "logit_softcap", "softcap_attention",
-               "unfused_attention", "swiglu_clamp", "gemma4_norms")
+               "unfused_attention", "swiglu_clamp", "gemma4_norms", "torch_norms")
 
 
 # Abbreviations of data/model_dims.csv's `source` column (see its header),
@@ -218,7 +218,8 @@ def load_models(path: Path) -> dict[str, dict]:
                        "text_extras": row.get("text_extras") or "",
                        "gated_delta_net": row.get("gated_delta_net") or "",
                        "dsv4": row.get("dsv4") or "", "csa_compress_ratios": row.get("csa_compress_ratios") or "",
-                       "dit": row.get("dit") or "", "global_attention": row.get("global_attention") or ""}
+                       "dit": row.get("dit") or "", "global_attention": row.get("global_attention") or "",
+                       "per_layer_embedding": row.get("per_layer_embedding") or ""}
         model["bias_activation_fusion"] = bias_activation_fusion(row.get("bias_activation_fusion") or "", key, path.name)
         for name in MODEL_INT_FIELDS + MLA_INT_FIELDS:
             model[name] = int(row[name])
@@ -287,6 +288,10 @@ def check_model(m: dict, where: str) -> None:
          "global_attention: no global layer, or heads not divisible by its query groups")
     need(not glob or not (m["multi_latent_attention"] or m["hybrid_layer_pattern"] or m["gated_delta_net"] or m["dsv4"]),
          "global_attention on an MLA, hybrid, gated delta net or DeepSeek V4 model")
+    ple = m["per_layer_embedding"]
+    need(not ple or re.fullmatch(r"[1-9]\d*/[1-9]\d*", ple) is not None, "per_layer_embedding is not vocab/dim")
+    need(not ple or not (m["num_moe_experts"] or m["hybrid_layer_pattern"] or m["multi_latent_attention"]),
+         "per_layer_embedding on a MoE, hybrid or MLA model")
 
 
 def check_dit(m: dict, need) -> None:
@@ -372,6 +377,8 @@ MEMORY_FIELDS = (
     "model.use_mamba_mem_eff_path", "dataset.enable_offline_packing", "dataset.enable_in_batch_packing",
     # PEFT's LoRA / DoRA rank (estimate_read.cpp); null where the recipe has no PEFT.
     "peft.dim",
+    # Megatron's own layer spec and its softmax path (estimate_read.cpp).
+    "model.transformer_impl", "model.masked_softmax_fusion",
 )
 
 # The model's shape where nothing in Bridge sets it (tools/extract_recipe_facts.py
@@ -859,7 +866,8 @@ def emit_model(m: dict) -> str:
         f" .gated_delta_net = {c_str(m['gated_delta_net'])},"
         f" .bias_activation_fusion = {m['bias_activation_fusion']},\n"
         f"        .dsv4 = {c_str(m['dsv4'])}, .csa_compress_ratios = {c_str(m['csa_compress_ratios'])},"
-        f" .dit = {c_str(m['dit'])}, .global_attention = {c_str(m['global_attention'])},\n"
+        f" .dit = {c_str(m['dit'])}, .global_attention = {c_str(m['global_attention'])},"
+        f" .per_layer_embedding = {c_str(m['per_layer_embedding'])},\n"
         f"        .source = {c_str(m['source'])},\n"
         "    },\n"
     )

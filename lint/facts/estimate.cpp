@@ -108,6 +108,13 @@ double gemm_input_bytes(const MemoryModel& m) {
   return quantized * (1 - edge) + ab(m) * edge;
 }
 
+// [G4] What a norm keeps per element of its input: Transformer Engine's
+// (and Megatron's fused) norms keep the input and an fp32 rstd per row
+// (counted at each site); a PyTorch-expression RMSNorm (Gemma4RMSNorm,
+// _gemma4_rms_norm) keeps two fp32 copies of its input and, when its weight
+// trains, its fp32 normalised output: 12 B, 8 B under LoRA's frozen base.
+double torch_norm_bytes(const MemoryModel& m) { return m.lora_rank > 0 || m.frozen_gemm_inputs ? 8 : 12; }
+
 // The core attention's saved state. Fused/flash attention (TE, FlashAttention)
 // recomputes the scores in the backward pass and keeps only the output and
 // the fp32 log-sum-exp per row ([MC] 4.3 item 3). Unfused ("local" impl or
@@ -129,6 +136,10 @@ void core_attention(const MemoryModel& m, double tokens, double heads_local, Ter
     if (!m.local_attention && !te_softmax_kernel(sq, sq, b * heads_local)) {
       t.add("attention softmax output in fp32 (TE's torch softmax path) 4as²b/t", 4 * heads_local * s * s * b);
     }
+    if (m.torch_softmax_fp32) {
+      t.add("attention softmax output in fp32 (PyTorch's softmax, no masked_softmax_fusion) 4as²b/t",
+            4 * heads_local * s * s * b);
+    }
     t.add("attention softmax output 2as²b/t", ab(m) * heads_local * s * s * b);
     if (m.attention_dropout > 0) {
       t.add("attention dropout mask as²b/t", heads_local * s * s * b);
@@ -144,7 +155,10 @@ void attention_block(const MemoryModel& m, double tokens, double rep, Terms& t) 
   double heads_local = static_cast<double>(m.heads) / m.tp;
   // [K]: layer-norm input 2sbh and the QKV input 2sbh, replicated over TP
   // unless sequence parallel splits them (eq. 4).
-  if (m.pre_norms && !offloads(m, "attn_norm")) t.add("input layernorm input", ab(m) * tokens * h * rep);
+  if (m.pre_norms && !offloads(m, "attn_norm")) {
+    if (m.torch_norms) t.add("input norm: fp32 copies (PyTorch RMSNorm)", torch_norm_bytes(m) * tokens * h * rep);
+    else t.add("input layernorm input", ab(m) * tokens * h * rep);
+  }
   if (!recomputes(m, "layernorm") && !offloads(m, "qkv_linear")) t.add("QKV input", gemm_input_bytes(m) * tokens * h * rep);
   double value_dim = 0;
   if (m.mla) {
@@ -172,7 +186,11 @@ void attention_block(const MemoryModel& m, double tokens, double rep, Terms& t) 
     // [GM] qk_layernorm: TE's norm over each head of the Q and K views of the
     // fused QKV output (not contiguous, so the norm reshapes them into a
     // copy) keeps that input and an fp32 rstd per head and token.
-    if (m.qk_norm) t.add("Q, K norm inputs + rstd (fp32)", (ab(m) * d + 4) * tokens * (heads_local + groups_local));
+    if (m.qk_norm && m.torch_norms) {
+      t.add("Q, K norms: fp32 copies (PyTorch RMSNorm)", torch_norm_bytes(m) * d * tokens * (heads_local + groups_local));
+    } else if (m.qk_norm) {
+      t.add("Q, K norm inputs + rstd (fp32)", (ab(m) * d + 4) * tokens * (heads_local + groups_local));
+    }
     // [G4] v_norm (Gemma4SelfAttention.get_query_key_value_tensors): V in
     // fp32, which the square and the division keep, and the normalised V
     // the core attention keeps in its place.
@@ -193,7 +211,11 @@ void attention_block(const MemoryModel& m, double tokens, double rep, Terms& t) 
   }
   // [GM] the post-attention norm on linear_proj's output (reduced over TP,
   // scattered with SP) keeps its input and an fp32 rstd per token.
-  if (m.post_norms) t.add("post-attention norm input + rstd (fp32)", (ab(m) * h + 4) * tokens * rep);
+  if (m.post_norms && m.torch_norms) {
+    t.add("post-attention norm: fp32 copies (PyTorch RMSNorm)", torch_norm_bytes(m) * tokens * h * rep);
+  } else if (m.post_norms) {
+    t.add("post-attention norm input + rstd (fp32)", (ab(m) * h + 4) * tokens * rep);
+  }
   // [K]: the dropout mask after the projection, 1 byte per element.
   if (m.hidden_dropout > 0) t.add("attention dropout mask sbh", tokens * h * rep);
 }
@@ -215,7 +237,11 @@ void dense_mlp(const MemoryModel& m, double tokens, double rep, double ffn, Term
   if (m.unfused_glu && m.swiglu && m.clamped_glu) t.add("clamped GLU: clamped gate half", ab(m) * tokens * ffn / m.tp);
   t.add("MLP activation output (fc2 input)", gemm_input_bytes(m) * tokens * ffn / m.tp);
   // [GM] the post-MLP norm on linear_fc2's output, as after the attention.
-  if (m.post_norms) t.add("post-MLP norm input + rstd (fp32)", (ab(m) * h + 4) * tokens * rep);
+  if (m.post_norms && m.torch_norms) {
+    t.add("post-MLP norm: fp32 copies (PyTorch RMSNorm)", torch_norm_bytes(m) * tokens * h * rep);
+  } else if (m.post_norms) {
+    t.add("post-MLP norm input + rstd (fp32)", (ab(m) * h + 4) * tokens * rep);
+  }
 }
 
 }  // namespace
@@ -578,6 +604,9 @@ StageParams stage_params(const MemoryModel& m, int stage) {
     p.adapter_params = (dense + moe - k.global) * per_layer(m);
     if (k.global > 0) p.adapter_params += k.global * per_layer(global_view(m));
   }
+  // [G4] Per layer, the per-layer input's gate, projection and post norm:
+  // plain nn.Linear and a norm, whole on every TP rank.
+  if (m.ple_dim > 0) p.replicated += (dense + moe) * (2 * h * m.ple_dim + (m.rmsnorm ? h : 2 * h));
   double embedding = static_cast<double>(m.vocab) * h / m.tp;
   bool first = stage == 0;
   bool last = stage == m.pp - 1;
@@ -586,6 +615,15 @@ StageParams stage_params(const MemoryModel& m, int stage) {
     p.sharded += embedding;
     p.replicated += static_cast<double>(m.positions) * h;
     p.largest = std::max(p.largest, embedding);
+    if (m.ple_dim > 0) {
+      // [G4] _attach_ple_modules: the vocab-parallel per-layer embedding, the
+      // column-parallel hidden -> layers x ple_dim projection, its norm.
+      double width = static_cast<double>(m.layers * m.ple_dim);
+      double table = static_cast<double>(m.ple_vocab) * width / m.tp;
+      p.sharded += table + h * width / m.tp;
+      p.replicated += static_cast<double>(m.ple_dim);
+      p.largest = std::max(p.largest, table);
+    }
   }
   // [MC] sec. 3: the last stage holds the output weight: its own when untied,
   // a synchronised copy of the embedding when tied and PP > 1.
@@ -714,6 +752,15 @@ StageActivations stage_activations(const MemoryModel& m, int stage) {
     // the token and position ids (int64).
     double mask = m.hidden_dropout > 0 ? tokens * h * rep : 0;
     a.edges += a.in_flight * (mask + 16 * tokens);
+    // [G4] _compute_per_layer_inputs: the projection keeps its input (the
+    // embedding output), its output's norm over ple_dim keeps what a norm
+    // keeps, and the per-layer inputs (layers x ple_dim per token) stay for
+    // every layer's product. The table lookup keeps only the token ids.
+    if (m.ple_dim > 0) {
+      double width = static_cast<double>(m.layers * m.ple_dim);
+      double norm = m.torch_norms ? torch_norm_bytes(m) : ab(m);
+      a.edges += a.in_flight * (ab(m) * tokens * h + (norm + ab(m)) * tokens * width * rep);
+    }
   }
   if (stage == m.pp - 1) {
     // [K]: the final norm input 2sbh and the output layer's input 2sbh.
@@ -923,6 +970,18 @@ void attention_part(const MemoryModel& m, Terms& t) {
   attention_block(m, tokens, m.sp ? 1.0 / m.tp : 1.0, t);
 }
 
+// [G4] A Gemma 4 E-model layer's per-layer input (Gemma4DenseTransformerLayer
+// .forward, after the MLP): gelu(gate(x)) * per_layer_input, projected back
+// and normalised. nn.Linear keeps the gate's input (x) and the projection's
+// input (the product), GELU its input, the product its GELU operand (the
+// per-layer input is a slice of the model's tensor, counted once on the first
+// stage), and the post norm what a norm keeps.
+void per_layer_input_terms(const MemoryModel& m, double tokens, Terms& t) {
+  double h = static_cast<double>(m.hidden), p = static_cast<double>(m.ple_dim);
+  t.add("per-layer input: gate input, GELU input and output, projection input", ab(m) * tokens * (h + 3 * p));
+  t.add("per-layer input norm", (m.torch_norms ? torch_norm_bytes(m) * h : ab(m) * h + 4) * tokens);
+}
+
 // [G4] The norms of a Gemma 4 MoE layer (Bridge's modeling_gemma4.py) over
 // `elements` (tokens x hidden on this rank). Each is _gemma4_rms_norm, a
 // PyTorch expression that keeps two fp32 copies of its input and, when its
@@ -954,11 +1013,16 @@ void mlp_part(const MemoryModel& m, bool moe, Terms& t) {
     if (!offloads(m, "mlp_norm")) t.add("MLP input (recomputed MLP)", ab(m) * tokens * m.hidden * rep);
   } else {
     dense_mlp(m, tokens, rep, static_cast<double>(m.ffn), t, "MLP input (layernorm output)");
-    if (m.pre_norms && !offloads(m, "mlp_norm")) t.add("pre-MLP layernorm input", ab(m) * tokens * m.hidden * rep);
+    if (m.pre_norms && !offloads(m, "mlp_norm")) {
+      double norm = m.torch_norms ? torch_norm_bytes(m) : ab(m);
+      t.add(m.torch_norms ? "pre-MLP norm: fp32 copies (PyTorch RMSNorm)" : "pre-MLP layernorm input",
+            norm * tokens * m.hidden * rep);
+    }
   }
   if (moe && !offloads(m, "mlp_norm")) t.add("pre-MLP layernorm input", ab(m) * tokens * m.hidden * rep);
   if (moe && m.gemma4_norms) gemma4_moe_norms(m, tokens * m.hidden * rep, t);
   if (m.hidden_dropout > 0) t.add("MLP dropout mask sbh", tokens * m.hidden * rep);
+  if (m.ple_dim > 0) per_layer_input_terms(m, tokens * rep, t);
 }
 
 double attention_layer_bytes(const MemoryModel& m) {

@@ -187,6 +187,15 @@ struct MemoryModel {
   // and the MoE layer's three RMSNorms as PyTorch expressions (expert input,
   // shared-expert input, after the FFN), which keep fp32 copies.
   bool gemma4_norms = false;
+  // Every norm of the layer is a PyTorch expression (Gemma4RMSNorm in Bridge's
+  // local Gemma 4 spec): the input, post-attention, pre-MLP, post-MLP and
+  // Q/K head norms keep two fp32 copies of their input and their fp32 output.
+  bool torch_norms = false;
+  // Gemma 4's per-layer embeddings (the E-models; Bridge's _attach_ple_modules):
+  // a vocab-parallel ple_vocab x (layers x ple_dim) table, a column-parallel
+  // hidden -> layers x ple_dim projection, and per layer a hidden -> ple_dim
+  // gate and ple_dim -> hidden projection; 0: none.
+  int64_t ple_vocab = 0, ple_dim = 0;
   double capacity_factor = 0;     // 0: dropless
   bool pad_to_capacity = false;
   std::string dispatcher = "allgather";
@@ -227,6 +236,9 @@ struct MemoryModel {
   // Activations.
   bool unfused_attention = false;
   bool local_attention = false;  // transformer_impl "local": Megatron's own softmax, not TE's
+  // That softmax without masked_softmax_fusion: PyTorch's, in fp32 with
+  // attention_softmax_in_fp32, which keeps its fp32 output.
+  bool torch_softmax_fp32 = false;
   double hidden_dropout = 0.1, attention_dropout = 0.1;
   std::string recompute;  // "", "selective", "full"
   std::string recompute_method;

@@ -105,6 +105,21 @@ void read_text_extras(const Reader& r, MemoryModel& m) {
   m.logit_softcap = capped("model.final_logit_softcapping", "logit_softcap");
   m.softcap_attention = capped("model.attn_logit_softcapping", "softcap_attention");
   m.gemma4_norms = extra("gemma4_norms");
+  m.torch_norms = extra("torch_norms");
+}
+
+// Gemma 4's per-layer embeddings (ModelDims::per_layer_embedding,
+// "vocab/dim"); the job's own per_layer_embed_vocab_size and
+// per_layer_embed_dim (Gemma4DenseProvider's fields) win.
+void read_per_layer_embedding(const Reader& r, MemoryModel& m) {
+  std::vector<int64_t> catalog = slash_numbers(r.dims ? r.dims->per_layer_embedding : nullptr, 2);
+  if (catalog.size() != 2) return;
+  auto positive = [&](std::string_view path, int64_t recorded) {
+    auto v = r.integer(path);
+    return v && *v > 0 ? *v : recorded;
+  };
+  m.ple_vocab = positive("model.per_layer_embed_vocab_size", catalog[0]);
+  m.ple_dim = positive("model.per_layer_embed_dim", catalog[1]);
 }
 
 // Gemma 4's full-attention layers (ModelDims::global_attention,
@@ -387,6 +402,17 @@ void read_activation_settings(const Reader& r, MemoryModel& m) {
   // d0067d0. A 624-wide model with 12 heads (52 each) runs unfused.
   if (m.kv_channels > 0 && m.kv_channels % 8 != 0 && !m.mla) m.unfused_attention = true;
   m.local_attention = impl && *impl == "local";
+  // Its FusedScaleMaskSoftmax runs the fused kernel only with
+  // masked_softmax_fusion (on by default in Megatron-LM's argparse,
+  // --no-masked-softmax-fusion, and in Bridge's GPTModelProvider,
+  // gpt_provider.py:204; Gemma 4 E4B's recipe turns it off); otherwise
+  // PyTorch's softmax, which keeps an fp32 output only with
+  // attention_softmax_in_fp32 (off in Megatron-LM's argparse,
+  // --attention-softmax-in-fp32, and in GPTModelProvider, gpt_provider.py:161).
+  // Megatron-LM 2a75ac12c54b megatron/core/fusions/fused_softmax.py
+  // forward_torch_softmax.
+  m.torch_softmax_fp32 = m.local_attention && !r.flag("model.masked_softmax_fusion").value_or(true) &&
+                         r.flag("model.attention_softmax_in_fp32").value_or(false);
   // Megatron-LM and TransformerConfig default both dropouts to 0.1; Bridge's
   // model providers for current models set them to 0.
   double dropout_default = r.megatron_lm || !r.dims ? 0.1 : 0.0;
@@ -727,6 +753,7 @@ bool read_shape(const Reader& r, MemoryModel& m, std::string* why_not) {
   m.rmsnorm = r.text("model.normalization").value_or(has_extra(dims, "rmsnorm") ? "RMSNorm" : "LayerNorm") == "RMSNorm";
   read_text_extras(r, m);
   read_global_attention(r, m);
+  read_per_layer_embedding(r, m);
   read_glu_path(r, m);
   // A job's own activation_func_clamp_value clamps every layer.
   if (r.number("model.activation_func_clamp_value")) m.clamped_glu = true;

@@ -101,6 +101,9 @@ struct ModelDims {
   // Gemma4SelfAttention): "every/kv_channels/query_groups", every every-th
   // layer (1-based) global; "" when all layers share kv_channels and groups.
   const char* global_attention;
+  // Gemma 4's per-layer embeddings (the E-models): "vocab/dim" (the table is
+  // vocab x (num_layers x dim)); "" for none.
+  const char* per_layer_embedding;
   const char* source;       // where these numbers come from
 };
 
