@@ -17,11 +17,14 @@ using namespace mblint;
 
 namespace {
 
-MemoryModel whole_model() {
-  return test::estimated_recipe_model("gemma4_vl_26b_sft_8gpu_h100_bf16_config",
-                                      "model:\n  tensor_model_parallel_size: 1\n  expert_model_parallel_size: 1\n"
-                                      "  sequence_parallel: false\n");
+// A recipe's memory model on one tensor-parallel rank (and one expert rank):
+// its weights are the whole model's.
+MemoryModel on_one_rank(const std::string& recipe, const std::string& more = "") {
+  return test::estimated_recipe_model(recipe, "model:\n  tensor_model_parallel_size: 1\n  expert_model_parallel_size: 1\n"
+                                              "  sequence_parallel: false\n" + more);
 }
+
+MemoryModel whole_model() { return on_one_rank("gemma4_vl_26b_sft_8gpu_h100_bf16_config"); }
 
 }  // namespace
 
@@ -94,9 +97,7 @@ TEST_CASE("Gemma 4: v_norm and the MoE layer's PyTorch RMSNorms, by hand", "[est
 // MLP, per-layer embeddings 262,144 x (42 x 256), Megatron's local spec.
 namespace {
 
-MemoryModel e4b(const std::string& parallel = "model:\n  tensor_model_parallel_size: 1\n") {
-  return test::estimated_recipe_model("gemma4_e4b_pretrain_2gpu_h100_bf16_config", parallel);
-}
+MemoryModel e4b(const std::string& more = "") { return on_one_rank("gemma4_e4b_pretrain_2gpu_h100_bf16_config", more); }
 
 }  // namespace
 
@@ -155,6 +156,6 @@ TEST_CASE("Gemma 4 E4B: the local spec's norms and softmax and the per-layer inp
   MemoryModel fp32_softmax = m;
   fp32_softmax.torch_softmax_fp32 = true;
   CHECK(layer_activation_bytes(fp32_softmax, false) - layer_activation_bytes(m, false) == Approx(4 * heads * t * t));
-  MemoryModel read = e4b("model:\n  tensor_model_parallel_size: 1\n  attention_softmax_in_fp32: true\n");
+  MemoryModel read = e4b("  attention_softmax_in_fp32: true\n");
   CHECK(read.torch_softmax_fp32);
 }

@@ -70,6 +70,12 @@ struct Reader {
   }
 
   // The value, else the model catalog's, else `fallback` (recorded).
+  // The job's value at `path` when it is positive, else the catalog's.
+  int64_t positive_or(std::string_view path, int64_t recorded) const {
+    auto v = integer(path);
+    return v && *v > 0 ? *v : recorded;
+  }
+
   int64_t shape(std::string_view path, int catalog, int64_t fallback, const std::string& why) const {
     if (auto v = integer(path)) return *v;
     if (dims && catalog > 0) return catalog;
@@ -114,12 +120,8 @@ void read_text_extras(const Reader& r, MemoryModel& m) {
 void read_per_layer_embedding(const Reader& r, MemoryModel& m) {
   std::vector<int64_t> catalog = slash_numbers(r.dims ? r.dims->per_layer_embedding : nullptr, 2);
   if (catalog.size() != 2) return;
-  auto positive = [&](std::string_view path, int64_t recorded) {
-    auto v = r.integer(path);
-    return v && *v > 0 ? *v : recorded;
-  };
-  m.ple_vocab = positive("model.per_layer_embed_vocab_size", catalog[0]);
-  m.ple_dim = positive("model.per_layer_embed_dim", catalog[1]);
+  m.ple_vocab = r.positive_or("model.per_layer_embed_vocab_size", catalog[0]);
+  m.ple_dim = r.positive_or("model.per_layer_embed_dim", catalog[1]);
 }
 
 // Gemma 4's full-attention layers (ModelDims::global_attention,
@@ -138,12 +140,8 @@ void read_global_attention(const Reader& r, MemoryModel& m) {
   }
   m.global_attention.assign(static_cast<size_t>(m.layers), false);
   for (int64_t i = 0; i < m.layers; ++i) m.global_attention[static_cast<size_t>(i)] = i % (local + global) >= local;
-  auto positive = [&](std::string_view path, int64_t recorded) {
-    auto v = r.integer(path);
-    return v && *v > 0 ? *v : recorded;
-  };
-  m.global_kv_channels = positive("model.global_head_dim", catalog[1]);
-  m.global_query_groups = positive("model.num_global_key_value_heads", catalog[2]);
+  m.global_kv_channels = r.positive_or("model.global_head_dim", catalog[1]);
+  m.global_query_groups = r.positive_or("model.num_global_key_value_heads", catalog[2]);
 }
 
 // Which activation path a gated MLP takes (estimate.cpp [GM], dense_mlp and
