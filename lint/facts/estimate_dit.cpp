@@ -62,12 +62,12 @@
 #include "lint/facts/estimate_dit.h"
 
 #include <algorithm>
-#include <cstdlib>
 
 #include <fmt/format.h>
 
 #include "lint/facts/estimate.h"
 #include "lint/facts/setting_reader.h"
+#include "lint/model/catalog_fields.h"
 #include "lint/model/job.h"
 
 namespace mblint {
@@ -303,18 +303,6 @@ bool real_data(const Job& job) {
   return !text.empty() && text != "null" && text != "None";
 }
 
-std::vector<int64_t> slash_numbers(std::string_view text) {
-  std::vector<int64_t> out;
-  size_t at = 0;
-  while (at <= text.size()) {
-    size_t end = text.find('/', at);
-    if (end == std::string_view::npos) end = text.size();
-    out.push_back(std::strtoll(std::string(text.substr(at, end - at)).c_str(), nullptr, 10));
-    at = end + 1;
-  }
-  return out;
-}
-
 std::optional<DitLoad> decline(std::string* why_not, std::string_view model, std::string why) {
   if (why_not) *why_not = fmt::format("{} (diffusion transformer): {}", model, why);
   return std::nullopt;
@@ -379,7 +367,7 @@ std::optional<DitLoad> read_wan(const Job& job, MemoryModel& m, std::vector<std:
 // [FD] FLUX's tokens: the mock's image latents and prompt.
 std::optional<DitLoad> read_flux(const Job& job, std::string_view dit, MemoryModel& m,
                                  std::vector<std::string>& assumptions, std::string* why_not) {
-  std::vector<int64_t> f = slash_numbers(dit.substr(5));  // "flux/J/S/C/T/V/G"
+  std::vector<int64_t> f = slash_numbers(std::string(dit.substr(5)).c_str(), 6);  // "flux/J/S/C/T/V/G"
   if (f.size() != 6) return decline(why_not, "FLUX", "the catalog's FLUX record is malformed");
   std::string unknown;  // a setting written but not known (setting())
   DitLoad load;
