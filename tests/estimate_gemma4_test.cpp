@@ -61,6 +61,33 @@ TEST_CASE("Gemma 4: the global layers' attention weights, by hand", "[estimate]"
   CHECK(added == Approx(5 * 17'302'016.0).epsilon(1e-9));
 }
 
+TEST_CASE("Gemma 4: a global layer's 512-wide heads run Transformer Engine's unfused attention", "[estimate]") {
+  // No fused backend trains a head wider than 256 (te_trains_unfused).
+  CHECK(te_trains_unfused(512));
+  CHECK_FALSE(te_trains_unfused(256));
+  CHECK(te_trains_unfused(52));
+  MemoryModel m = on_one_rank("gemma4_vl_26b_sft_8gpu_h100_bf16_config", "  recompute_granularity: null\n");
+  REQUIRE(m.recompute.empty());
+  REQUIRE_FALSE(m.unfused_attention);
+  MemoryModel sliding_only = m;
+  sliding_only.global_attention.clear();
+  const double t = static_cast<double>(m.seq) * m.micro_batch, s = static_cast<double>(m.seq);
+  // Per global layer against a sliding one (16 heads; 2 KV heads of 512
+  // against 8 of 256), bf16: Q, K, V 2t x 512 x 20 - 2t x 256 x 32; the Q and
+  // K norms (input and fp32 rstd per head) (1024 + 4) x 18 - (512 + 4) x 24;
+  // v_norm 6 B x 512 x 2 - 6 B x 256 x 8; the attention output 2 x 16 x
+  // (512 - 256); the unfused softmax's bf16 output over 16 heads x s x s
+  // (and its fp32 copy where TE's softmax kernel does not take the shape)
+  // in place of flash attention's fp32 log-sum-exp per head.
+  double per_token = (2 * 512 * 20 - 2 * 256 * 32) + (1028 * 18 - 516 * 24) + (6 * 512 * 2 - 6 * 256 * 8) +
+                     2 * 16 * 256 - 4 * 16;
+  CHECK(per_token == 12'200.0);
+  double softmax = te_softmax_kernel(m.seq, m.seq, 16) ? 2.0 : 6.0;
+  double per_layer = per_token * t + softmax * 16 * s * s;
+  double added = (estimate_model(m).activations - estimate_model(sliding_only).activations) * test::kGiB;
+  CHECK(added == Approx(5 * per_layer).epsilon(1e-9));
+}
+
 TEST_CASE("Gemma 4: v_norm and the MoE layer's PyTorch RMSNorms, by hand", "[estimate]") {
   MemoryModel m = whole_model();
   REQUIRE(m.tp == 1);

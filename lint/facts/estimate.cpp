@@ -507,6 +507,7 @@ MemoryModel global_view(const MemoryModel& m) {
   MemoryModel g = m;
   g.kv_channels = m.global_kv_channels;
   g.query_groups = m.global_query_groups;
+  if (te_trains_unfused(g.kv_channels)) g.unfused_attention = true;
   return g;
 }
 
@@ -923,6 +924,8 @@ double overhead_for(double peak, double unit) { return (kContextGiB + kNcclGiB) 
 // block. Otherwise forward_torch_softmax runs torch's softmax in fp32
 // (softmax_in_fp32 defaults to True there), which keeps its fp32 output for
 // the backward pass besides the bf16 probabilities the second GEMM keeps.
+bool te_trains_unfused(int64_t head_dim) { return head_dim > 0 && (head_dim % 8 != 0 || head_dim > 256); }
+
 bool te_softmax_kernel(int64_t sq, int64_t sk, double attn_batches) {
   if (!(16 < sk && sk < 16384) || sk % 8 != 0 || sq <= 1) return false;
   if (sq % 4 != 0 || std::fmod(attn_batches, 4.0) != 0) return false;

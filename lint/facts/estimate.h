@@ -327,6 +327,18 @@ double mamba_layer_bytes(const MemoryModel& model, std::vector<std::string>* det
 // (estimate.cpp).
 bool te_softmax_kernel(int64_t sq, int64_t sk, double attn_batches);
 
+// Transformer Engine trains a head of width `head_dim` only in its unfused
+// attention: FlashAttention 2 and 3 want a (padded) multiple of 8 up to 256
+// (transformer_engine/pytorch/attention/dot_product_attention/utils.py
+// get_attention_backend: "padded head_dim %8 = 0, padded head_dim <= 256",
+// FA3 "head_dim_qk <= 256"), cuDNN's arbitrary-sequence-length kernels a
+// multiple of 8 and, for the backward pass, at most 256 (transformer_engine/
+// common/fused_attn/fused_attn.cpp: 256 on Hopper from cuDNN 9.5, on
+// Blackwell 128, 192/128 or exactly 256), TransformerEngine d0067d0. A
+// 624-wide model with 12 heads (52 each) and Gemma 4's 512-wide global heads
+// run unfused.
+bool te_trains_unfused(int64_t head_dim);
+
 // The estimate for a resolved model.
 MemoryEstimate estimate_model(const MemoryModel& model);
 

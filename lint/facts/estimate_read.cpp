@@ -391,14 +391,9 @@ void read_activation_settings(const Reader& r, MemoryModel& m) {
   std::optional<std::string> impl = r.text("model.transformer_impl");
   std::optional<std::string> backend = r.text("model.attention_backend");
   m.unfused_attention = (impl && *impl == "local") || (backend && (*backend == "unfused" || *backend == "local"));
-  // Transformer Engine falls back to its unfused attention when neither
-  // fused backend takes the head dimension: FlashAttention 2 wants a
-  // multiple of 8 (transformer_engine/pytorch/attention/dot_product_attention/
-  // utils.py get_attention_backend, "padded head_dim %8 = 0"), cuDNN's
-  // arbitrary-sequence-length kernels too (transformer_engine/common/
-  // fused_attn/fused_attn.cpp, head_dim_qk % 8 == 0), TransformerEngine
-  // d0067d0. A 624-wide model with 12 heads (52 each) runs unfused.
-  if (m.kv_channels > 0 && m.kv_channels % 8 != 0 && !m.mla) m.unfused_attention = true;
+  // Transformer Engine falls back to its unfused attention when no fused
+  // backend trains the head dimension (te_trains_unfused).
+  if (te_trains_unfused(m.kv_channels) && !m.mla) m.unfused_attention = true;
   m.local_attention = impl && *impl == "local";
   // Its FusedScaleMaskSoftmax runs the fused kernel only with
   // masked_softmax_fusion (on by default in Megatron-LM's argparse,
