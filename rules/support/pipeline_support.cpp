@@ -155,6 +155,8 @@ Fix set_null_fix(const Quantity& quantity) {
   fix.description = fmt::format("set {} to null", quantity.name);
   fix.safety = FixSafety::Unsafe;
   edit_or_set(fix, quantity.where, quantity.path, "null");
+  // The re-check sees the null too (it re-lints the job with the changes).
+  if (!quantity.path.empty()) fix.changes.push_back(SettingChange{quantity.path, "null"});
   return fix;
 }
 
