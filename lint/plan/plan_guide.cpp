@@ -27,18 +27,26 @@ double unsharded_params(MemoryModel m) {
   return estimate_model(m).weights * kGiB / 2;
 }
 
-// A hybrid (Mamba) stack's size as the memory estimate counts it: the
-// transformer formula below would take every layer for attention + MoE
-// (Nemotron 3 Super: 1,000 B for its 120 B). Active: the routed experts of
-// top-k, every router column (the router scores all experts).
-std::optional<ModelSize> hybrid_size(const Job& job, const Derived& d) {
+// A model's size as the memory estimate counts it, where the transformer
+// formula below does not hold: a hybrid (Mamba) stack, whose every layer the
+// formula would take for attention + MoE (Nemotron 3 Super: 1,000 B for its
+// 120 B), and Gemma 4 (per-layer embeddings: E4B's 7.5 B, not 4.5 B; global
+// layers' wider heads). Active: the routed experts of top-k, every router
+// column (the router scores all experts).
+std::optional<ModelSize> counted_size(const Job& job, const Derived& d) {
   std::vector<std::string> assumptions;
   std::optional<MemoryModel> read = read_memory_model(job, d, assumptions, nullptr);
-  if (!read || read->hybrid_stages.empty()) return std::nullopt;
+  if (!read || (read->hybrid_stages.empty() && read->ple_dim == 0 && read->global_attention.empty())) {
+    return std::nullopt;
+  }
   MemoryModel m = *read;
-  LayerKinds all;
-  for (const LayerKinds& k : m.hybrid_stages) all += k;
-  m.hybrid_stages = {all};
+  m.vision = VisionLoad{};  // the language model's size: a tower is not part of the layout's model
+  m.encoder = EncoderLoad{};
+  if (!m.hybrid_stages.empty()) {
+    LayerKinds all;
+    for (const LayerKinds& k : m.hybrid_stages) all += k;
+    m.hybrid_stages = {all};
+  }
   m.stage_layers = {static_cast<double>(m.layers)};
   int64_t mtp = 0;
   for (int64_t n : m.stage_mtp) mtp += n;
@@ -85,7 +93,7 @@ std::optional<ModelSize> dsv4_size(const Job& job, const Derived& d) {
 }  // namespace
 
 ModelSize model_size(const Job& job, const Derived& d) {
-  if (std::optional<ModelSize> hybrid = hybrid_size(job, d)) return *hybrid;
+  if (std::optional<ModelSize> counted = counted_size(job, d)) return *counted;
   if (std::optional<ModelSize> dsv4 = dsv4_size(job, d)) return *dsv4;
   const ModelDims* dims = job.recipe ? job.recipe->dims : nullptr;
   double h = static_cast<double>(d.hidden_size.value.value_or(0));
