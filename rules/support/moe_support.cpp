@@ -193,6 +193,7 @@ Fix set_field_fix(const Field& field, std::string replacement, FixSafety safety)
   fix.description = fmt::format("set {} to {}", field.name, replacement);
   fix.safety = safety;
   if (field.present && !field.defaulted) edit_or_set(fix, field.value.where, field.path, replacement);
+  if (!field.path.empty()) fix.changes.push_back(SettingChange{field.path, replacement});  // for the re-check
   return fix;
 }
 

@@ -82,6 +82,8 @@ Fix value_fix(const Job& job, const std::string& name, const std::string& path, 
   bool as_flag = job.dialect == Dialect::MegatronLM && flag.rfind("--", 0) == 0;
   fix.description = as_flag ? fmt::format("pass {} {}", flag, text) : fmt::format("set {} to {}", name, text);
   fix.safety = safety;
+  // The re-check lints the job again with the value changed.
+  if (!path.empty()) fix.changes.push_back(SettingChange{path, std::string(text)});
   if (editable(job)) {
     edit_or_set(fix, where, path, std::string(text));
   } else if (as_flag) {
