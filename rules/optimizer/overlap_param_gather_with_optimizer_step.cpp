@@ -46,8 +46,13 @@ void megatron_lm_checks(const RuleContext& context, const Setting& step, std::ve
   }
   Setting gather = read_flag(job, "ddp.overlap_param_gather");
   if (gather.value && !*gather.value) {
+    // --overlap-param-gather needs --overlap-grad-reduce in turn: the fix passes both where that is missing.
+    Setting reduce = read_flag(job, "ddp.overlap_grad_reduce");
+    std::vector<Fix> parts{flag_fix(job, gather, true)};
+    if (reduce.value && !*reduce.value) parts.push_back(flag_fix(job, reduce, true));
+    Fix fix = parts.size() == 1 ? parts.front() : combined_fix("pass --overlap-param-gather --overlap-grad-reduce", parts);
     push(context, out, step, "--overlap-param-gather-with-optimizer-step needs --overlap-param-gather",
-         {note_for(gather)}, "pass --overlap-param-gather (and --overlap-grad-reduce)", {flag_fix(job, gather, true)});
+         {note_for(gather)}, "pass --overlap-param-gather (and --overlap-grad-reduce)", {fix});
   }
   const Quantity& vpp = context.derived.virtual_pipeline;
   if (vpp.known() && *vpp == 0) {

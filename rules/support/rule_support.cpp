@@ -92,7 +92,15 @@ Fix combined_fix(std::string description, const std::vector<Fix>& parts, FixSafe
   bool editable = !parts.empty();
   for (const Fix& part : parts) {
     fix.changes.insert(fix.changes.end(), part.changes.begin(), part.changes.end());
-    fix.edits.insert(fix.edits.end(), part.edits.begin(), part.edits.end());
+    for (const TextEdit& edit : part.edits) {
+      // Two insertions at one place (flags appended to a command) become one.
+      auto same_point = [&](const TextEdit& e) {
+        return e.where == edit.where && edit.where.begin == edit.where.end;
+      };
+      auto at = std::find_if(fix.edits.begin(), fix.edits.end(), same_point);
+      if (at != fix.edits.end()) at->replacement += edit.replacement;
+      else fix.edits.push_back(edit);
+    }
     editable = editable && !part.edits.empty() && part.set_key.empty();
   }
   if (!editable) fix.edits.clear();

@@ -111,7 +111,22 @@ Fix text_fix(const Job& job, const NameList& list, std::string_view text, FixSaf
 Fix flag_fix(const Job& job, const Setting& setting, bool value, FixSafety safety) {
   if (job.dialect == Dialect::MegatronLM) {
     std::string flag = setting_name(job, setting.path);
+    if (flag.rfind("--", 0) != 0) {
+      // A setting only a flag's second path writes (model.fp8_param: --fp8-param-gather).
+      for (const MegatronLmFlag& f : megatron_lm_flags()) {
+        if (f.also == setting.path && f.constant == "true") flag = std::string(f.flag);
+      }
+    }
     Fix fix = advice_fix(value ? fmt::format("pass {}", flag) : fmt::format("drop {}", flag), safety);
+    // The re-check sets what the flag sets: its path, and the second path
+    // some flags also write (--fp8-param-gather: fp8_param too).
+    std::string text = value ? "true" : "false";
+    if (!setting.path.empty()) fix.changes.push_back(SettingChange{setting.path, text});
+    if (const MegatronLmFlag* mapped = find_megatron_lm_flag(flag)) {
+      for (std::string_view path : {mapped->path, mapped->also}) {
+        if (!path.empty() && path != setting.path) fix.changes.push_back(SettingChange{std::string(path), text});
+      }
+    }
     if (!store_true_flag(flag) || job.kind != InputKind::LaunchScript) return fix;
     const Provenance& where = setting.where;
     if (value && can_append_flag(job, where)) {
