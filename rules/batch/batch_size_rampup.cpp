@@ -135,6 +135,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
                               {}});
     Fix drop{"set rampup_batch_size to null", FixSafety::Safe, {}};
     if (auto edit = replace_value(r->list.where, "null")) drop.edits.push_back(*edit);
+    if (!r->list.path.empty()) drop.changes.push_back(SettingChange{r->list.path, "null"});  // for the re-check
     diag.fixes.push_back(std::move(drop));
     out.push_back(std::move(diag));
     return;

@@ -177,6 +177,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   diag.severity = Severity::Warning;
   Fix drop{"set step_batch_size_schedule to null", FixSafety::Safe, {}};
   if (auto edit = replace_value(schedule.where, "null")) drop.edits.push_back(*edit);
+  if (!schedule.path.empty()) drop.changes.push_back(SettingChange{schedule.path, "null"});  // for the re-check
   diag.fixes.push_back(std::move(drop));
   out.push_back(std::move(diag));
 }

@@ -70,6 +70,7 @@ void push_removal_fixes(Diagnostic& diag, const std::vector<const Quantity*>& re
       fix.description = fmt::format("set {} to false", q->name);
       fix.safety = FixSafety::Unsafe;
       if (auto edit = replace_value(q->where, "false")) fix.edits.push_back(*edit);
+      if (!q->path.empty()) fix.changes.push_back(SettingChange{q->path, "false"});  // for the re-check
       diag.fixes.push_back(std::move(fix));
     } else {
       diag.fixes.push_back(set_null_fix(*q));
