@@ -916,6 +916,8 @@ double overhead_for(double peak, double unit) { return (kContextGiB + kNcclGiB) 
 
 }  // namespace
 
+bool te_trains_unfused(int64_t head_dim) { return head_dim > 0 && (head_dim % 8 != 0 || head_dim > 256); }
+
 // Transformer Engine's fused scale-mask-softmax kernel takes the scores
 // only for some shapes (FusedScaleMaskSoftmax.is_kernel_available,
 // transformer_engine/pytorch/attention/dot_product_attention/softmax.py,
@@ -924,8 +926,6 @@ double overhead_for(double peak, double unit) { return (kContextGiB + kNcclGiB) 
 // block. Otherwise forward_torch_softmax runs torch's softmax in fp32
 // (softmax_in_fp32 defaults to True there), which keeps its fp32 output for
 // the backward pass besides the bf16 probabilities the second GEMM keeps.
-bool te_trains_unfused(int64_t head_dim) { return head_dim > 0 && (head_dim % 8 != 0 || head_dim > 256); }
-
 bool te_softmax_kernel(int64_t sq, int64_t sk, double attn_batches) {
   if (!(16 < sk && sk < 16384) || sk % 8 != 0 || sq <= 1) return false;
   if (sq % 4 != 0 || std::fmod(attn_batches, 4.0) != 0) return false;
@@ -996,11 +996,11 @@ void per_layer_input_terms(const MemoryModel& m, double tokens, Terms& t) {
 // router's input by a scaleless norm (8 B) times its learned scale, which
 // keeps the bf16 normalised input when the scale trains.
 void gemma4_moe_norms(const MemoryModel& m, double elements, Terms& t) {
-  bool frozen = m.lora_rank > 0 || m.frozen_gemm_inputs;
-  double kept = frozen ? 8 : 12;
+  double kept = torch_norm_bytes(m);
   t.add("Gemma 4 MoE-layer input and output norms (fp32)", 3 * kept * elements);
   if (recomputes(m, "moe")) return;
-  t.add("Gemma 4 routed and shared output norms, router norm (fp32)", (2 * kept + 8 + (frozen ? 0 : ab(m))) * elements);
+  bool scale_trains = kept > 8;  // LoRA freezes the router's scale with the rest of the base
+  t.add("Gemma 4 routed and shared output norms, router norm (fp32)", (2 * kept + 8 + (scale_trains ? ab(m) : 0)) * elements);
 }
 
 // The MLP or MoE block of a layer, with its pre-MLP norm and dropout mask.
