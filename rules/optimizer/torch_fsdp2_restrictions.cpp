@@ -32,9 +32,20 @@ void collect_common(const RuleContext& context, std::vector<Finding>& found) {
   }
   Setting dist = either_flag(job, "ddp.use_distributed_optimizer", "optimizer.use_distributed_optimizer");
   if (dist.value.value_or(false)) {
+    // Bridge reads both switches: the fix turns off each one that is on
+    // (Megatron-LM's one flag writes both).
+    std::vector<Fix> parts;
+    for (std::string_view path : {"ddp.use_distributed_optimizer", "optimizer.use_distributed_optimizer"}) {
+      Setting s = read_flag(job, path);
+      if (s.value.value_or(false)) parts.push_back(flag_fix(job, s, false));
+    }
+    Fix fix = job.dialect == Dialect::MegatronLM || parts.size() < 2
+                  ? flag_fix(job, dist, false)
+                  : combined_fix("set ddp.use_distributed_optimizer and optimizer.use_distributed_optimizer to false",
+                                 parts);
     found.push_back({"torch FSDP2 does not work with Megatron's distributed optimizer (FSDP2 shards the optimizer "
                      "state itself)",
-                     note_for(dist), "set use_distributed_optimizer to false", {flag_fix(job, dist, false)}});
+                     note_for(dist), "set use_distributed_optimizer to false", {fix}});
   }
   const Precision& p = effective_precision(context);
   if (p.fp16.value.value_or(false)) {
