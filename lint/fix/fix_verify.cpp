@@ -18,6 +18,19 @@ namespace {
 
 ConfigValue value_of(const std::string& text, Provenance where) {
   if (text == "true" || text == "false") return make_bool(text == "true", std::move(where));
+  if (text.size() >= 2 && text.front() == '[' && text.back() == ']') {  // "[2, 4]": a list of values
+    ConfigValue list = make_list(where);
+    std::string_view items(text.data() + 1, text.size() - 2);
+    while (!items.empty()) {
+      size_t comma = std::min(items.find(','), items.size());
+      std::string item(items.substr(0, comma));
+      item.erase(0, item.find_first_not_of(' '));
+      item.erase(item.find_last_not_of(' ') + 1);
+      if (!item.empty()) list.items.push_back(value_of(item, where));
+      items.remove_prefix(std::min(comma + 1, items.size()));
+    }
+    return list;
+  }
   if (text == "null") return make_null(std::move(where));
   if (text.size() >= 2 && text.front() == '"' && text.back() == '"') {
     return make_string(text.substr(1, text.size() - 2), std::move(where));  // as to_display writes a string

@@ -52,6 +52,7 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
                             product);
     Fix fix{fmt::format("set hierarchical_context_parallel_sizes to {}", list_text(fixed)), FixSafety::Unsafe, {}};
     if (auto edit = replace_value(sizes.where, list_text(fixed))) fix.edits.push_back(*edit);
+    fix.changes.push_back(SettingChange{sizes.path, list_text(fixed)});  // for the re-check
     diag.fixes.push_back(std::move(fix));
   } else {
     diag.help = fmt::format("make the sizes multiply to {}, or use context_parallel_size {}", *cp, product);
