@@ -13,6 +13,12 @@ and the estimate's error"):
            (`estimated-oom` would be an error: a wrong verdict on these rows)
   warning  the range straddles the GPU's memory (`estimated-oom` warning)
 
+and as a job on a catalog recipe is judged: an error when its weights,
+gradients and optimizer state alone are beyond the band, or when the low end
+of its whole estimate is above kRecipeOverEstimateBound times the GPU's
+memory. That bound is the largest total / capacity over these rows: the gate
+fails when a row is estimated above it (the bound would be stale).
+
 These rows only bound the truth from above (they fit, by how much is not
 published), so they can show an estimate is too high, never what it should
 be: nothing is fitted to them.
@@ -41,15 +47,17 @@ def estimate_constants():
     """kEstimateErrorBand and the overhead terms, read from the C++ so the
     verdict here cannot drift from the rules'."""
     with open(os.path.join(ROOT, "lint", "facts", "estimate.h")) as f:
-        band = float(re.search(r"kEstimateErrorBand = ([0-9.]+);", f.read()).group(1))
+        header = f.read()
+    band = float(re.search(r"kEstimateErrorBand = ([0-9.]+);", header).group(1))
+    bound = float(re.search(r"kRecipeOverEstimateBound = ([0-9.]+);", header).group(1))
     with open(os.path.join(ROOT, "lint", "facts", "estimate.cpp")) as f:
         text = f.read()
     value = {name: float(re.search(name + r" = ([0-9.]+);", text).group(1))
              for name in ("kContextGiB", "kNcclGiB", "kFragmentation")}
-    return band, value["kContextGiB"] + value["kNcclGiB"], value["kFragmentation"]
+    return band, bound, value["kContextGiB"] + value["kNcclGiB"], value["kFragmentation"]
 
 
-BAND, FIXED_GIB, FRAGMENTATION = estimate_constants()
+BAND, RECIPE_BOUND, FIXED_GIB, FRAGMENTATION = estimate_constants()
 
 
 def total_range(peak):
@@ -72,6 +80,18 @@ def verdict(e, peak=None):
     if high > e["capacity"]:
         return "warning"
     return "fits"
+
+
+def recipe_verdict(e):
+    """estimated-oom's verdict on a job on a catalog recipe: its weights,
+    gradients and optimizer state judged with the band, else its whole
+    estimate beyond kRecipeOverEstimateBound times the GPU's memory (an
+    error only)."""
+    fixed = verdict(e, fixed_part(e))
+    if fixed != "fits":
+        return fixed
+    low, _ = total_range(e["peak_allocated"])
+    return "error" if low > RECIPE_BOUND * e["capacity"] else "fits"
 
 
 def memory_yaml(row):
@@ -108,8 +128,7 @@ def main():
     parser.add_argument("--max-errors", type=int, help="gate: rows `estimated-oom` would call an error")
     parser.add_argument("--max-warnings", type=int, help="gate: rows within the band of the GPU's memory")
     parser.add_argument("--max-recipe-errors", type=int,
-                        help="gate: rows whose weights, gradients and optimizer state alone estimated-oom calls "
-                             "an error (its verdict on a job on a catalog recipe)")
+                        help="gate: rows estimated-oom calls an error as it judges a job on a catalog recipe")
     args = parser.parse_args()
     missing = missing_shared_exit(args.shared)
     if missing is not None:
@@ -122,7 +141,7 @@ def main():
     fixed_counts = {"error": [], "warning": [], "fits": []}
     for r in modelled:
         counts[verdict(r.memory)].append(r)
-        fixed_counts[verdict(r.memory, fixed_part(r.memory))].append(r)
+        fixed_counts[recipe_verdict(r.memory)].append(r)
     if args.rows:
         for r in rows:
             if r.memory is None:
@@ -131,7 +150,7 @@ def main():
             e = r.memory
             low, high = total_range(e["peak_allocated"])
             print(f"{r.label} [{r.csv['current_recipe_v060']}]: {verdict(e)} "
-                  f"(weights+gradients+optimizer: {verdict(e, fixed_part(e))}): total {e['total']:.1f} GiB "
+                  f"(as a recipe job: {recipe_verdict(e)}): total {e['total']:.1f} GiB "
                   f"({low:.0f}-{high:.0f}) of {e['capacity']:.1f} ({e['total'] / e['capacity']:.0%}); "
                   f"weights {e['weights']:.1f}, gradients {e['gradients']:.1f}, optimizer {e['optimizer']:.1f}, "
                   f"activations {e['activations']:.1f}")
@@ -142,17 +161,21 @@ def main():
     print(f"  estimated-oom error (the low end above the GPU's memory): {len(counts['error'])}")
     print(f"  estimated-oom warning (within the band): {len(counts['warning'])}")
     print(f"  fit: {len(counts['fits'])}")
-    print(f"  judged as a recipe job (weights, gradients and optimizer state alone): "
-          f"{len(fixed_counts['error'])} errors, {len(fixed_counts['warning'])} warnings")
+    print(f"  judged as a recipe job (weights, gradients and optimizer state; the whole estimate beyond "
+          f"{RECIPE_BOUND} times the GPU): {len(fixed_counts['error'])} errors, {len(fixed_counts['warning'])} warnings")
     for r in fixed_counts["error"] + fixed_counts["warning"]:
-        print(f"    {verdict(r.memory, fixed_part(r.memory))}: {r.label}")
+        print(f"    {recipe_verdict(r.memory)}: {r.label}")
     if ratios:
-        print(f"  total / capacity: median {ratios[len(ratios) // 2]:.0%}, max {ratios[-1]:.0%}")
+        print(f"  total / capacity: median {ratios[len(ratios) // 2]:.0%}, max {ratios[-1]:.1%} "
+              f"(kRecipeOverEstimateBound {RECIPE_BOUND})")
     failures = []
     if args.max_errors is not None and len(counts["error"]) > args.max_errors:
         failures.append(f"FAIL: {len(counts['error'])} published layouts called out of memory, more than {args.max_errors}")
     if args.max_warnings is not None and len(counts["warning"]) > args.max_warnings:
         failures.append(f"FAIL: {len(counts['warning'])} published layouts within the band, more than {args.max_warnings}")
+    if ratios and ratios[-1] > RECIPE_BOUND:
+        failures.append(f"FAIL: a published layout is estimated at {ratios[-1]:.3f} times its GPU's memory, above "
+                        f"kRecipeOverEstimateBound {RECIPE_BOUND} (lint/facts/estimate.h): the bound is stale")
     if args.max_recipe_errors is not None and len(fixed_counts["error"]) > args.max_recipe_errors:
         failures.append(f"FAIL: {len(fixed_counts['error'])} published layouts called out of memory as recipe jobs, "
                         f"more than {args.max_recipe_errors}")

@@ -943,6 +943,16 @@ MemoryRange total_range(const MemoryEstimate& e) {
   return {low + overhead_for(low, 1.0), high + overhead_for(high, 1.0)};
 }
 
+MemoryEstimate without_optimizer(const MemoryEstimate& e) {
+  MemoryEstimate out = e;
+  out.peak_allocated = e.peak_allocated - e.optimizer;
+  out.optimizer = 0;
+  out.overhead = overhead_for(out.peak_allocated, 1.0);
+  out.total = out.peak_allocated + out.overhead;
+  std::erase_if(out.parts, [](const MemoryPart& p) { return p.name == "optimizer"; });
+  return out;
+}
+
 double marked_layers_on_stage(const MemoryModel& m, const std::vector<bool>& marks, int stage) {
   if (marks.empty() || stage < 0 || stage >= static_cast<int>(m.stage_layers.size())) return 0;
   double n = m.stage_layers[static_cast<size_t>(stage)];

@@ -274,6 +274,18 @@ struct MemoryModel {
 // when the measured figure rises above it, so the band cannot go stale.
 constexpr double kEstimateErrorBand = 0.0865;
 
+// How far the whole estimate of a job on a catalog recipe may lie above what
+// the job needs. Recipe and provider code leave settings mblint does not read
+// at the estimate's defaults, so there the estimate is an upper bound, and by
+// how much is measured on layouts known to fit: NVIDIA's 220 published
+// layouts (perf_published.csv), each of which ran, are estimated at up to
+// 2.143 times their GPU's memory (tools/memory_published.py, the Llama 3 70B
+// NVFP4 row on GB300), rounded up to 2.15. A recipe job whose low end is above
+// this many times its GPU does not fit even if over-counted that much.
+// memory_published_acceptance fails when a published layout is estimated
+// above it, so the bound cannot go stale.
+constexpr double kRecipeOverEstimateBound = 2.15;
+
 // What the most loaded rank needs (overhead included, GiB) when the peak
 // allocated is off by the measured error either way: low = the peak
 // over-estimated by the band, high = the peak under-estimated by it.
@@ -281,6 +293,11 @@ struct MemoryRange {
   double low = 0, high = 0;
 };
 MemoryRange total_range(const MemoryEstimate& e);
+
+// The estimate without its optimizer state (its part, its share of the peak
+// and of the overhead): what a rank needs whatever the data-parallel size the
+// state is sharded over.
+MemoryEstimate without_optimizer(const MemoryEstimate& e);
 
 // Bytes of activations one transformer layer keeps for the backward pass,
 // per micro-batch on one rank (Korthikanti et al. 2022 with the extensions

@@ -30,7 +30,7 @@ std::optional<ConfigValue> recompute_left_unset(const Recipe& r, std::string_vie
                (path == "model.recompute_num_layers" && !r.recompute_num_layers.set && r.recompute_num_layers.certain);
   if (!unset) return std::nullopt;
   Provenance where;
-  where.origin = fmt::format("recipe {} does not set {} (None)", r.name, last_segment(path));
+  where.origin = fmt::format("recipe {} leaves {} at None", r.name, last_segment(path));
   return make_null(std::move(where));
 }
 

@@ -127,6 +127,48 @@ std::optional<Diagnostic> fixed_part_diagnostic(const RuleContext& context, cons
   return diag;
 }
 
+// A job on a catalog recipe whose whole estimate is beyond the estimate's
+// measured over-count on layouts that ran (kRecipeOverEstimateBound): what its
+// recompute, sequence and micro-batch settings keep decides it (Llama 3.1 70B
+// pretraining at 128K without recompute: 385.6 GiB of activations on an H100).
+// With the world size unknown the optimizer state, sharded over it, is left
+// out. A vision tower's bounded images decide nothing.
+std::optional<Diagnostic> recipe_whole_diagnostic(const RuleContext& context, const MemoryEstimate& e,
+                                                  const FixedPartFinding& f) {
+  if (activation_only_assumptions(e) > 0) return std::nullopt;
+  MemoryEstimate judged = f.world_unknown ? without_optimizer(e) : e;
+  MemoryRange range = total_range(judged);
+  double bound = kRecipeOverEstimateBound * e.capacity;
+  if (range.low <= bound) return std::nullopt;
+  const GpuType* gpu = context.derived.gpu;
+  std::string name = gpu ? gpu->display : "GPU";
+  std::string message = fmt::format(
+      "estimated {:.1f} GiB per GPU, {:.1f} times the {:.1f} GiB of the {} (needs {:.0f}-{:.0f} GiB): more than the "
+      "estimate over-counts any layout known to fit, so the job runs out of memory: {}",
+      judged.total, judged.total / e.capacity, e.capacity, name, range.low, range.high, largest_parts(judged));
+  Diagnostic diag = make_diagnostic(kEstimatedOom, message, memory_span(context));
+  diag.notes.push_back(Note{fmt::format("most loaded rank: {}; a job on a catalog recipe is judged on its whole "
+                                        "estimate only beyond {:.2f} times its GPU's memory: where recipe code "
+                                        "leaves settings mblint does not read the estimate is an upper bound, and "
+                                        "NVIDIA's published layouts, each of which ran, are estimated at up to that "
+                                        "many times theirs (docs/memory.md)",
+                                        e.rank, kRecipeOverEstimateBound),
+                            {}});
+  const Derived& d = context.derived;
+  Choice recompute = read_choice(context.job, "model.recompute_granularity");
+  diag.notes.push_back(note_for(recompute));
+  for (const Quantity* q : {&d.seq_length, &d.micro_batch_size}) {
+    if (q->known()) diag.notes.push_back(note_for(*q));
+  }
+  if (f.world_unknown) {
+    diag.notes.push_back(Note{"the world size is not known (give --nodes and --gpus-per-node): the optimizer state, "
+                              "sharded over the data-parallel ranks, is left out",
+                              {}});
+  }
+  diag.notes.push_back(Note{error_band_note(), {}});
+  return diag;
+}
+
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   const auto& whole = job_estimate(context);
   std::optional<Diagnostic> found;
@@ -136,23 +178,35 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   }
   std::optional<MemoryEstimate> partial = whole ? std::nullopt : partial_job_estimate(context);
   std::optional<FixedPartFinding> fixed;
+  bool recipe_whole = false;  // judged on its whole estimate (recipe_whole_diagnostic)
   if (partial && partial->capacity > 0) {
     fixed = fixed_part_finding(context, *partial);
     if (fixed) found = fixed_part_diagnostic(context, *partial, *fixed);
+    if (fixed && !found) {
+      found = recipe_whole_diagnostic(context, *partial, *fixed);
+      recipe_whole = found.has_value();
+    }
   }
   if (!found) return;
   Diagnostic diag = std::move(*found);
   if (fixed && fixed->world_unknown) {  // nothing to re-estimate on a world mblint does not know
-    diag.help = "divide the weights over more GPUs: raise tensor_model_parallel_size or "
-                "pipeline_model_parallel_size (with --nodes and --gpus-per-node mblint re-estimates each change)";
+    diag.help = recipe_whole ? "keep fewer activations: recompute (model.recompute_granularity), more context or "
+                               "pipeline parallelism, a shorter sequence (with --nodes and --gpus-per-node mblint "
+                               "re-estimates each change)"
+                             : "divide the weights over more GPUs: raise tensor_model_parallel_size or "
+                               "pipeline_model_parallel_size (with --nodes and --gpus-per-node mblint re-estimates "
+                               "each change)";
     out.push_back(std::move(diag));
     return;
   }
   // The remedies are judged as the finding is: a recipe job's by its weights,
-  // gradients and optimizer state under the capacity.
+  // gradients and optimizer state under the capacity, or, when its whole
+  // estimate was judged, by that.
   std::vector<MemoryRemedy> remedies;
   if (whole) {
     remedies = memory_remedies(context, *whole, context.thresholds.memory_headroom * whole->capacity);
+  } else if (partial && recipe_whole) {
+    remedies = memory_remedies(context, *partial, context.thresholds.memory_headroom * partial->capacity);
   } else if (partial) {
     remedies = memory_remedies(context, *partial, partial->capacity, MemoryMeasure::FixedPart);
   }
@@ -183,13 +237,19 @@ may or may not fit: a warning that says so. The message names the largest parts;
 against every other error rule before it is offered, best first.
 
 A Megatron-LM command line or a full config dump states every memory setting, so the whole estimate
-is judged. A job on a catalog recipe does not: recipe code may turn on recompute or offloading where
-mblint does not read it, so only what its layout, precision and optimizer decide is judged, the
-weights, gradients and optimizer state of the most loaded rank, with the same measured error (with the
-world size unknown, the weights and gradients alone, as the optimizer state's sharding depends on
-it; an estimate that had to assume any other value these parts depend on is not judged). A
-vision-language job is judged the same way, a full config dump too: its tower's activations depend
-on how many images a micro-batch holds, which mblint bounds but does not know.
+is judged. A job on a catalog recipe does not: where recipe or provider code leaves settings mblint
+does not read, the estimate keeps its defaults and is an upper bound. So what its layout, precision
+and optimizer decide is judged, the weights, gradients and optimizer state of the most loaded rank,
+with the same measured error (with the world size unknown, the weights and gradients alone, as the
+optimizer state's sharding depends on it; an estimate that had to assume any other value these parts
+depend on is not judged); and its whole estimate is judged only beyond how far it over-counts on
+layouts known to fit: NVIDIA's 220 published layouts, each of which ran, are estimated at up to 2.14
+times their GPU's memory (`kRecipeOverEstimateBound`, 2.15; `tools/memory_published.py`). A recipe job
+whose low end is above that many times its GPU is an error, with notes at the recompute, sequence and
+micro-batch values that keep its activations (Llama 3.1 70B pretraining at 128K on 32 H100 without
+recompute: 481.6 GiB per GPU, 385.6 of it activations). A vision-language job is judged on its fixed
+part only, a full config dump too: its tower's activations depend on how many images a micro-batch
+holds, which mblint bounds but does not know.
 
 Needs the GPU type (`--gpu`, or the recipe's) and the model shape.)md",
     .bad = {"model_config.yaml",
