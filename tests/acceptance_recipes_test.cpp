@@ -103,17 +103,24 @@ constexpr KnownBroken kKnownBroken[] = {
      "and bf16 moments (recipes/deepseek/gb300/deepseek_v4.py:128-146): weights, fp8 cache and main grads 431 GiB"},
     // Judged on the whole estimate (beyond kRecipeOverEstimateBound): each
     // lower bound below counts only some of what the rank keeps.
-    {"gemma3_1b_pretrain_1gpu_h100_bf16_config", "estimated-oom",
-     "recipes/gemma/h100/gemma3.py:35-130: Gemma 3 1B on one H100 at seq 32768, micro-batch 1, no recompute "
-     "(gemma3.py:102): the loss keeps the 32768 x 262,144 logits as fp32 exp_logits (fused_cross_entropy.py, "
-     "Megatron-Core 2a75ac12c5: calculate_logits_max casts to float, save_for_backward), 32 GiB; each of the 26 "
-     "layers keeps its GeGLU fc1 output and activation (3 x 6912 bf16 values a token), 26 x 32768 x 41,472 B = "
-     "32.9 GiB; weights, fp32 grads and Adam 16.8 GiB: 81.7 GiB of 79.1 before attention and norms"},
+    {"gpt3_175b_pretrain_32gpu_h100_bf16_config", "estimated-oom",
+     "recipes/gpt/h100/gpt3_175b.py:46-135: GPT-3 175B at TP 4, PP 8 on 32 H100 (DP 1): stage 0's 12 layers of "
+     "12 x 12288^2 and its share of the 32000-token embedding (NullTokenizer, use_tokenizer_vocab_size: "
+     "training/setup.py _validate_and_set_vocab_size) are 5.54e9 parameters a rank; bf16 weights, bf16 gradients "
+     "(mixed_precision.grad_reduce_in_fp32 False, gpt3_175b.py:102) and fp32 master weights and Adam moments "
+     "unsharded at DP 1: 16 B each, 82.5 GiB of 79.1 before any activation"},
     {"gpt_oss_20b_sft_8gpu_h100_bf16_32k_config", "estimated-oom",
      "recipes/gpt_oss/h100/gpt_oss.py:322-430: gpt-oss-20b at TP 1, EP 8 on 8 H100, seq 32768, no recompute "
      "(gpt_oss.py:379): weights, fp32 grads and Adam (the routed experts' unsharded: expert DP 1) 52.6 GiB, the "
      "fp32 exp_logits of 32768 x 201,088 24.5 GiB, each of 24 layers' bf16 input 32768 x 2880 x 2 B, 4.2 GiB: "
      "81.3 GiB of 79.1 before attention or any expert activation"},
+    {"nemotronh_47b_pretrain_8gpu_h100_bf16_config", "estimated-oom",
+     "recipes/nemotronh/h100/nemotronh.py:338-440: Nemotron-H 47B at TP 8, DP 1 on 8 H100: 5.65e9 parameters a "
+     "rank, bf16 weights, fp32 main grads (grad_reduce_in_fp32) and fp32 master weights and Adam moments "
+     "unsharded: 18 B each, 94.7 GiB of 79.1 before the FP8 weight cache and any activation"},
+    {"nemotronh_56b_pretrain_8gpu_h100_bf16_config", "estimated-oom",
+     "recipes/nemotronh/h100/nemotronh.py:480-582: Nemotron-H 56B at TP 8, DP 1 on 8 H100: 6.84e9 parameters a "
+     "rank at 18 B each, 114.7 GiB of 79.1 before the FP8 weight cache and any activation"},
     {"llama31_405b_pretrain_256gpu_h100_bf16_config", "estimated-oom",
      "recipes/llama/h100/llama3.py:1217-1251: Llama 3.1 405B at TP 8, PP 8, VPP 2, CP 4 on 256 H100, seq 131072, "
      "no recompute: 32768 tokens a rank, each layer's SwiGLU fc1 output and activation 3 x 53248 / 8 bf16 values "

@@ -118,9 +118,12 @@ TEST_CASE("diff: a TP change halves DP, lowers the memory, brings no finding, pa
   CHECK(job["derived"]["data_parallel_size"]["after"] == 2);
   CHECK(job["derived"]["microbatches"]["before"] == 32);
   CHECK(job["derived"]["microbatches"]["after"] == 64);
-  // The memory model's figures for Llama 3 8B, CP 2, on H100 (docs/memory.md).
+  // The memory model's figures for Llama 3 8B, CP 2, on H100 (docs/memory.md);
+  // the perf recipe keeps the model's 128,256-token vocabulary unpadded
+  // (use_tokenizer_vocab_size off: training/setup.py), 20.44 GiB when it was
+  // padded to a multiple of 128 x TP.
   CHECK(job["derived"]["peak_memory_gib"]["before"] == 33.63);
-  CHECK(job["derived"]["peak_memory_gib"]["after"] == 20.44);
+  CHECK(job["derived"]["peak_memory_gib"]["after"] == 20.43);
   CHECK(job["derived"]["step_time_s"]["after"] > job["derived"]["step_time_s"]["before"]);
   CHECK(job["diagnostics"]["new"].empty());
   CHECK(job["diagnostics"]["fixed"].empty());

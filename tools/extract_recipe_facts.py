@@ -164,6 +164,15 @@ MEMORY_FIELDS = (
     "dataset.prompt_seq_len",
     # PEFT: the LoRA / DoRA rank sizes the adapters (lint/facts/estimate_peft.cpp).
     "peft.dim",
+    # The vocabulary (lint/facts/estimate_read.cpp vocab_size): Bridge takes
+    # the tokenizer's, padded, with use_tokenizer_vocab_size or no model
+    # vocabulary, else the model's own (training/setup.py
+    # _validate_and_set_vocab_size); a NullTokenizer's is its vocab_size.
+    "tokenizer.tokenizer_type",
+    "tokenizer.vocab_size",
+    "tokenizer.use_tokenizer_vocab_size",
+    "model.vocab_size",
+    "model.make_vocab_size_divisible_by",
 )
 # Megatron's own layer spec (transformer_impl "local": Gemma 4 E4B) runs
 # DotProductAttention, whose softmax without masked_softmax_fusion is

@@ -379,6 +379,9 @@ MEMORY_FIELDS = (
     "peft.dim",
     # Megatron's own layer spec and its softmax path (estimate_read.cpp).
     "model.transformer_impl", "model.masked_softmax_fusion",
+    # The vocabulary Bridge sizes the embedding with (estimate_read.cpp vocab_size).
+    "tokenizer.tokenizer_type", "tokenizer.vocab_size", "tokenizer.use_tokenizer_vocab_size", "model.vocab_size",
+    "model.make_vocab_size_divisible_by",
 )
 
 # The model's shape where nothing in Bridge sets it (tools/extract_recipe_facts.py

@@ -125,8 +125,13 @@ def row_yaml(row, preset):
             comm["overlap_moe_expert_parallel_comm"] = preset["moe_a2a_overlap"] == "True"
         if preset["pp_layout"]:
             model["pipeline_model_parallel_layout"] = preset["pp_layout"]
+    # A published run benchmarks the model's own shape: the performance
+    # recipes keep the model's vocabulary (perf_recipes/_common.py turns
+    # use_tokenizer_vocab_size off), where a library recipe of the same name
+    # would size it to its 32,000-token NullTokenizer.
     document = {"model": model, "dataset": {"seq_length": number(row["seq_len"])},
-                "train": {"global_batch_size": number(row["gbs"]), "micro_batch_size": number(row["mbs"])}}
+                "train": {"global_batch_size": number(row["gbs"]), "micro_batch_size": number(row["mbs"])},
+                "tokenizer": {"use_tokenizer_vocab_size": False}}
     if ddp:
         document["ddp"] = ddp
     if comm:

@@ -175,13 +175,41 @@ int64_t padded_vocab(int64_t vocab, int64_t divisible_by, int64_t tp) {
   return (vocab + multiple - 1) / multiple * multiple;
 }
 
+// Megatron Bridge sizes the embedding in training/setup.py
+// _validate_and_set_vocab_size (067f987df03b): with
+// tokenizer.use_tokenizer_vocab_size, or without a model vocabulary, the
+// tokenizer's, padded (should_pad_vocab); else the model's own, unpadded. A
+// NullTokenizer's vocabulary is its vocab_size (Megatron-Core 2a75ac12c5
+// tokenizers/text/libraries/null_tokenizer.py: the end-of-document token is
+// the last id, not one more). Another tokenizer's size is read from its files
+// at run time, and a recipe may write `tokenizer.vocab_size =
+// cfg.model.vocab_size` (Gemma 4, DeepSeek V4): the model's vocabulary stands
+// in for it, padded, as it did before.
+std::optional<int64_t> bridge_vocab_size(const Reader& r, int64_t divisible, int64_t tp) {
+  if (r.megatron_lm || r.job.dialect != Dialect::Bridge) return std::nullopt;
+  std::optional<int64_t> tokenizer_vocab;
+  if (r.text("tokenizer.tokenizer_type") == "NullTokenizer") tokenizer_vocab = r.integer("tokenizer.vocab_size");
+  std::optional<int64_t> model_vocab = r.integer("model.vocab_size");
+  const ConfigValue* set = config_node(r.job, "model.vocab_size");
+  bool model_vocab_none = set && set->kind == ValueKind::Null;
+  if (!model_vocab && !model_vocab_none && r.dims && r.dims->vocab_size > 0) model_vocab = r.dims->vocab_size;
+  if (r.flag("tokenizer.use_tokenizer_vocab_size").value_or(false) || !model_vocab) {
+    if (tokenizer_vocab && *tokenizer_vocab > 0) return padded_vocab(*tokenizer_vocab, divisible, tp);
+    if (model_vocab && *model_vocab > 0) return padded_vocab(*model_vocab, divisible, tp);  // the stand-in
+    return std::nullopt;
+  }
+  if (r.flag("tokenizer.use_tokenizer_vocab_size").has_value() && *model_vocab > 0) return *model_vocab;
+  return std::nullopt;
+}
+
 int64_t vocab_size(const Reader& r, int64_t tp) {
   int64_t divisible = r.integer("model.make_vocab_size_divisible_by").value_or(128);
+  if (std::optional<int64_t> bridge = bridge_vocab_size(r, divisible, tp)) return *bridge;
   std::optional<std::string> tokenizer = r.text("tokenizer.tokenizer_type");
   std::optional<int64_t> given = r.integer("model.vocab_size");
   int64_t raw = 0;
-  if (tokenizer && *tokenizer == "NullTokenizer" && given) {
-    raw = *given + 1;  // NullTokenizer adds the end-of-document token
+  if (r.megatron_lm && tokenizer && *tokenizer == "NullTokenizer" && given) {
+    raw = *given + 1;  // Megatron-LM's legacy NullTokenizer adds the end-of-document token
   } else if (r.megatron_lm && (!tokenizer || *tokenizer == "GPT2BPETokenizer")) {
     raw = 50257;  // pretrain_gpt.py's default tokenizer: GPT-2 BPE, 50,257 tokens
     if (!tokenizer) {

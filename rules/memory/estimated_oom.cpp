@@ -106,10 +106,11 @@ std::optional<Diagnostic> fixed_part_diagnostic(const RuleContext& context, cons
                            f.what, gib, e.capacity, name, range.low, range.high, f.parts);
   Diagnostic diag = make_diagnostic(kEstimatedOom, message, fixed_part_span(context));
   if (!beyond) diag.severity = Severity::Warning;
-  diag.notes.push_back(Note{fmt::format("most loaded rank: {}; the activations of a job on a catalog recipe are not "
-                                        "judged (recipe code may set recompute or offloading where mblint does not "
-                                        "read it): `mblint estimate` shows the whole estimate, {:.1f} GiB",
-                                        e.rank, e.total),
+  diag.notes.push_back(Note{fmt::format("most loaded rank: {}; the activations of a job on a catalog recipe are "
+                                        "judged only beyond {:.2f} times the GPU's memory (where recipe code leaves "
+                                        "settings mblint does not read, the estimate is an upper bound): `mblint "
+                                        "estimate` shows the whole estimate, {:.1f} GiB",
+                                        e.rank, kRecipeOverEstimateBound, e.total),
                             {}});
   if (activation_only_assumptions(e) > 0) {
     std::string tower = e.vision ? vision_part_label(*e.vision) : "vision tower and projector";
