@@ -126,7 +126,8 @@ TEST_CASE("llava: the functional test's command line estimates tower, projector 
   REQUIRE(doc["estimate"].is_object());
   const auto& e = doc["estimate"];
   // The language model: 12 layers of 4,680,624 (above), the 8320 x 624 tied
-  // embedding (NullTokenizer's 8193 + 1 padded to 128) and a 1601-row
+  // embedding (the NullTokenizer's 8193, padded to 128; 8194 with core 0.16's
+  // legacy tokenizer, padded the same) and a 1601-row
   // position table, 62.4 M; the tower and projector 60.0 M (12 layers, the
   // projector's 3,119,376, conv1 3 x 14² x 624, 577 position rows, the class
   // token and ln_pre); 18 B each (bf16 weights, fp32 main_grad, unsharded

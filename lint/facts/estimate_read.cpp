@@ -209,7 +209,11 @@ int64_t vocab_size(const Reader& r, int64_t tp) {
   std::optional<int64_t> given = r.integer("model.vocab_size");
   int64_t raw = 0;
   if (r.megatron_lm && tokenizer && *tokenizer == "NullTokenizer" && given) {
-    raw = *given + 1;  // Megatron-LM's legacy NullTokenizer adds the end-of-document token
+    // Megatron-LM sizes the vocabulary from its global tokenizer: up to core
+    // 0.16 the legacy _NullTokenizer, which adds the end-of-document token
+    // (vocab_size + 1); from 0.17 Megatron-Core's, which counts vocab_size
+    // ids ("fully remove legacy tokenizer system", 3257093930).
+    raw = r.job.versions.megatron_core < Version{0, 17, 0} ? *given + 1 : *given;
   } else if (r.megatron_lm && (!tokenizer || *tokenizer == "GPT2BPETokenizer")) {
     raw = 50257;  // pretrain_gpt.py's default tokenizer: GPT-2 BPE, 50,257 tokens
     if (!tokenizer) {
