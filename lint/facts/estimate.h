@@ -64,6 +64,7 @@ struct MemoryEstimate {
   std::vector<std::string> assumptions;  // what was assumed for unknown values
   std::optional<VisionLoad> vision;      // a vision-language model's tower (first stage)
   std::vector<UncountedMemory> uncounted;  // named, not counted (estimate_llava.cpp)
+  bool vocabulary_assumed = false;  // one of `assumptions` is the vocabulary's
 };
 
 // How many of `e.assumptions` bound the activations alone: the tower's images
@@ -116,6 +117,7 @@ struct MemoryModel {
   // Shape.
   int64_t layers = 0, hidden = 0, heads = 0, query_groups = 0, kv_channels = 0, ffn = 0;
   int64_t vocab = 0;  // padded
+  bool vocab_assumed = false;  // the tokenizer's size was not known: GPT-2's was taken
   int64_t seq = 0;
   int64_t positions = 0;  // learned absolute position embeddings (0: rope/none)
   bool swiglu = false, tied = true, rmsnorm = false, add_bias = true;

@@ -967,7 +967,9 @@ std::optional<MemoryModel> read_memory_model(const Job& job, const Derived& deri
     if (!m.gdn_pattern.empty() && !read_lora_targets(job, m.lora_targets, why_not)) return std::nullopt;
   }
   const char* dit = r.dims && r.dims->dit && *r.dims->dit ? r.dims->dit : nullptr;
+  size_t assumed_before = r.assumptions.size();
   m.vocab = dit ? 0 : vocab_size(r, m.tp);
+  m.vocab_assumed = r.assumptions.size() > assumed_before;
   read_precision(r, m);
   read_activation_settings(r, m);
   // A diffusion transformer (estimate_dit.cpp) sets its blocks and tokens
@@ -1010,6 +1012,7 @@ std::optional<MemoryEstimate> estimate_memory(const Job& job, const Derived& der
   MemoryEstimate e = estimate_model(*model);
   e.assumptions = std::move(assumptions);
   e.uncounted = model->uncounted;
+  e.vocabulary_assumed = model->vocab_assumed;
   return e;
 }
 

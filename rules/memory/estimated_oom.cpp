@@ -88,8 +88,10 @@ std::optional<FixedPartFinding> fixed_part_finding(const RuleContext& context, c
   return f;
 }
 
+// `shown_total`: the whole estimate `mblint estimate` prints (e's, unless e
+// was made without the vocabulary).
 std::optional<Diagnostic> fixed_part_diagnostic(const RuleContext& context, const MemoryEstimate& e,
-                                                const FixedPartFinding& f) {
+                                                const FixedPartFinding& f, double shown_total) {
   MemoryRange range = total_range(f.fixed);
   if (range.high <= e.capacity) return std::nullopt;
   const GpuType* gpu = context.derived.gpu;
@@ -110,7 +112,7 @@ std::optional<Diagnostic> fixed_part_diagnostic(const RuleContext& context, cons
                                         "judged only beyond {:.2f} times the GPU's memory (where recipe code leaves "
                                         "settings mblint does not read, the estimate is an upper bound): `mblint "
                                         "estimate` shows the whole estimate, {:.1f} GiB",
-                                        e.rank, kRecipeOverEstimateBound, e.total),
+                                        e.rank, kRecipeOverEstimateBound, shown_total),
                             {}});
   if (activation_only_assumptions(e) > 0) {
     std::string tower = e.vision ? vision_part_label(*e.vision) : "vision tower and projector";
@@ -170,6 +172,22 @@ std::optional<Diagnostic> recipe_whole_diagnostic(const RuleContext& context, co
   return diag;
 }
 
+// A recipe job whose tokenizer's size is read at run time (a Hugging Face
+// tokenizer with use_tokenizer_vocab_size, or beside a model with no
+// vocabulary): the estimate without the embedding and output layer, a lower
+// bound of everything judged (the vocabulary only adds to it); nullopt when
+// that estimate still assumed one.
+std::optional<MemoryEstimate> without_vocabulary(const RuleContext& context) {
+  std::optional<MemoryEstimate> lower =
+      estimate_with(context, {{"tokenizer.use_tokenizer_vocab_size", make_bool(false)}, {"model.vocab_size", make_int(1)}});
+  if (!lower || lower->vocabulary_assumed) return std::nullopt;
+  return lower;
+}
+
+const char* kVocabularyUnknownNote =
+    "the vocabulary is not known (the tokenizer's size is read from its files at run time): judged without the "
+    "embedding and output layer, which only add to it";
+
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   const auto& whole = job_estimate(context);
   std::optional<Diagnostic> found;
@@ -178,11 +196,14 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
     if (range.high > whole->capacity) found = oom_diagnostic(context, *whole, range);
   }
   std::optional<MemoryEstimate> partial = whole ? std::nullopt : partial_job_estimate(context);
+  bool vocabulary_unknown = partial && partial->vocabulary_assumed;
+  double shown_total = partial ? partial->total : 0;
+  if (vocabulary_unknown) partial = without_vocabulary(context);
   std::optional<FixedPartFinding> fixed;
   bool recipe_whole = false;  // judged on its whole estimate (recipe_whole_diagnostic)
   if (partial && partial->capacity > 0) {
     fixed = fixed_part_finding(context, *partial);
-    if (fixed) found = fixed_part_diagnostic(context, *partial, *fixed);
+    if (fixed) found = fixed_part_diagnostic(context, *partial, *fixed, shown_total);
     if (fixed && !found) {
       found = recipe_whole_diagnostic(context, *partial, *fixed);
       recipe_whole = found.has_value();
@@ -190,13 +211,18 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   }
   if (!found) return;
   Diagnostic diag = std::move(*found);
-  if (fixed && fixed->world_unknown) {  // nothing to re-estimate on a world mblint does not know
-    diag.help = recipe_whole ? "keep fewer activations: recompute (model.recompute_granularity), more context or "
-                               "pipeline parallelism, a shorter sequence (with --nodes and --gpus-per-node mblint "
-                               "re-estimates each change)"
-                             : "divide the weights over more GPUs: raise tensor_model_parallel_size or "
-                               "pipeline_model_parallel_size (with --nodes and --gpus-per-node mblint re-estimates "
-                               "each change)";
+  if (vocabulary_unknown) diag.notes.insert(diag.notes.end() - 1, Note{kVocabularyUnknownNote, {}});
+  if ((fixed && fixed->world_unknown) || vocabulary_unknown) {  // nothing mblint can re-estimate
+    std::string_view supply = vocabulary_unknown ? "give the tokenizer's size, --set model.vocab_size=N "
+                                                   "tokenizer.use_tokenizer_vocab_size=false, and"
+                                                 : "with --nodes and --gpus-per-node";
+    diag.help = recipe_whole ? fmt::format("keep fewer activations: recompute (model.recompute_granularity), more "
+                                           "context or pipeline parallelism, a shorter sequence ({} mblint "
+                                           "re-estimates each change)",
+                                           supply)
+                             : fmt::format("divide the weights over more GPUs: raise tensor_model_parallel_size or "
+                                           "pipeline_model_parallel_size ({} mblint re-estimates each change)",
+                                           supply);
     out.push_back(std::move(diag));
     return;
   }
@@ -243,7 +269,9 @@ does not read, the estimate keeps its defaults and is an upper bound. So what it
 and optimizer decide is judged, the weights, gradients and optimizer state of the most loaded rank,
 with the same measured error (with the world size unknown, the weights and gradients alone, as the
 optimizer state's sharding depends on it; an estimate that had to assume any other value these parts
-depend on is not judged); and its whole estimate is judged only beyond how far it over-counts on
+depend on is not judged, except the vocabulary: where the tokenizer's size is read at run time the
+estimate is made again without the embedding and output layer, a lower bound, and only that is judged);
+and its whole estimate is judged only beyond how far it over-counts on
 layouts known to fit: NVIDIA's 220 published layouts, each of which ran, are estimated at up to 2.14
 times their GPU's memory (`kRecipeOverEstimateBound`, 2.15; `tools/memory_published.py`). A recipe job
 whose low end is above that many times its GPU is an error, with notes at the recompute, sequence and
