@@ -11,6 +11,12 @@ extern const RuleInfo kEstimatedOom;
 
 namespace {
 
+Note world_unknown_note() {
+  return Note{"the world size is not known (give --nodes and --gpus-per-node): the optimizer state, sharded over the "
+              "data-parallel ranks, is left out",
+              {}};
+}
+
 // "estimated 84.0 GiB per GPU exceeds ..." beyond the measured error of the
 // estimate (an error), or within it (a warning: the run may or may not fit).
 Diagnostic oom_diagnostic(const RuleContext& context, const MemoryEstimate& e, const MemoryRange& range) {
@@ -122,9 +128,7 @@ std::optional<Diagnostic> fixed_part_diagnostic(const RuleContext& context, cons
                               {}});
   }
   if (f.world_unknown) {
-    diag.notes.push_back(Note{"the world size is not known (give --nodes and --gpus-per-node): the optimizer state, "
-                              "sharded over the data-parallel ranks, is left out",
-                              {}});
+    diag.notes.push_back(world_unknown_note());
   }
   diag.notes.push_back(Note{error_band_note(), {}});
   return diag;
@@ -164,9 +168,7 @@ std::optional<Diagnostic> recipe_whole_diagnostic(const RuleContext& context, co
     if (q->known()) diag.notes.push_back(note_for(*q));
   }
   if (f.world_unknown) {
-    diag.notes.push_back(Note{"the world size is not known (give --nodes and --gpus-per-node): the optimizer state, "
-                              "sharded over the data-parallel ranks, is left out",
-                              {}});
+    diag.notes.push_back(world_unknown_note());
   }
   diag.notes.push_back(Note{error_band_note(), {}});
   return diag;
@@ -184,60 +186,77 @@ std::optional<MemoryEstimate> without_vocabulary(const RuleContext& context) {
   return lower;
 }
 
-const char* kVocabularyUnknownNote =
+constexpr const char* kVocabularyUnknownNote =
     "the vocabulary is not known (the tokenizer's size is read from its files at run time): judged without the "
     "embedding and output layer, which only add to it";
 
-void check(const RuleContext& context, std::vector<Diagnostic>& out) {
-  const auto& whole = job_estimate(context);
-  std::optional<Diagnostic> found;
-  if (whole && whole->capacity > 0) {
-    MemoryRange range = total_range(*whole);
-    if (range.high > whole->capacity) found = oom_diagnostic(context, *whole, range);
+// What estimated-oom finds on a job on a catalog recipe, and what it judged.
+struct RecipeVerdict {
+  Diagnostic diag;
+  MemoryEstimate judged;            // without the vocabulary where it is not known
+  bool whole = false;               // on the whole estimate (recipe_whole_diagnostic), else the fixed part
+  bool world_unknown = false;       // the optimizer state left out
+  bool vocabulary_unknown = false;  // the embedding and output layer left out
+};
+
+std::optional<RecipeVerdict> judge_recipe_job(const RuleContext& context) {
+  std::optional<MemoryEstimate> e = partial_job_estimate(context);
+  if (!e) return std::nullopt;
+  double shown_total = e->total;  // what `mblint estimate` prints
+  bool vocabulary_unknown = e->vocabulary_assumed;
+  if (vocabulary_unknown) e = without_vocabulary(context);
+  if (!e || e->capacity <= 0) return std::nullopt;
+  std::optional<FixedPartFinding> fixed = fixed_part_finding(context, *e);
+  if (!fixed) return std::nullopt;
+  std::optional<Diagnostic> diag = fixed_part_diagnostic(context, *e, *fixed, shown_total);
+  bool whole = false;
+  if (!diag) {
+    diag = recipe_whole_diagnostic(context, *e, *fixed);
+    whole = diag.has_value();
   }
-  std::optional<MemoryEstimate> partial = whole ? std::nullopt : partial_job_estimate(context);
-  bool vocabulary_unknown = partial && partial->vocabulary_assumed;
-  double shown_total = partial ? partial->total : 0;
-  if (vocabulary_unknown) partial = without_vocabulary(context);
-  std::optional<FixedPartFinding> fixed;
-  bool recipe_whole = false;  // judged on its whole estimate (recipe_whole_diagnostic)
-  if (partial && partial->capacity > 0) {
-    fixed = fixed_part_finding(context, *partial);
-    if (fixed) found = fixed_part_diagnostic(context, *partial, *fixed, shown_total);
-    if (fixed && !found) {
-      found = recipe_whole_diagnostic(context, *partial, *fixed);
-      recipe_whole = found.has_value();
-    }
-  }
-  if (!found) return;
-  Diagnostic diag = std::move(*found);
-  if (vocabulary_unknown) diag.notes.insert(diag.notes.end() - 1, Note{kVocabularyUnknownNote, {}});
-  if ((fixed && fixed->world_unknown) || vocabulary_unknown) {  // nothing mblint can re-estimate
-    std::string_view supply = vocabulary_unknown ? "give the tokenizer's size, --set model.vocab_size=N "
+  if (!diag) return std::nullopt;
+  if (vocabulary_unknown) diag->notes.insert(diag->notes.end() - 1, Note{kVocabularyUnknownNote, {}});
+  return RecipeVerdict{std::move(*diag), std::move(*e), whole, fixed->world_unknown, vocabulary_unknown};
+}
+
+// The help of a finding mblint cannot re-estimate changes for: on a world it
+// does not know, or without the vocabulary.
+std::string unestimated_help(const RecipeVerdict& v) {
+  std::string_view supply = v.vocabulary_unknown ? "give the tokenizer's size, --set model.vocab_size=N "
                                                    "tokenizer.use_tokenizer_vocab_size=false, and"
                                                  : "with --nodes and --gpus-per-node";
-    diag.help = recipe_whole ? fmt::format("keep fewer activations: recompute (model.recompute_granularity), more "
-                                           "context or pipeline parallelism, a shorter sequence ({} mblint "
-                                           "re-estimates each change)",
-                                           supply)
-                             : fmt::format("divide the weights over more GPUs: raise tensor_model_parallel_size or "
-                                           "pipeline_model_parallel_size ({} mblint re-estimates each change)",
-                                           supply);
-    out.push_back(std::move(diag));
+  if (v.whole) {
+    return fmt::format("keep fewer activations: recompute (model.recompute_granularity), more context or pipeline "
+                       "parallelism, a shorter sequence ({} mblint re-estimates each change)",
+                       supply);
+  }
+  return fmt::format("divide the weights over more GPUs: raise tensor_model_parallel_size or "
+                     "pipeline_model_parallel_size ({} mblint re-estimates each change)",
+                     supply);
+}
+
+void check(const RuleContext& context, std::vector<Diagnostic>& out) {
+  if (const auto& whole = job_estimate(context)) {
+    if (whole->capacity <= 0) return;
+    MemoryRange range = total_range(*whole);
+    if (range.high <= whole->capacity) return;
+    double limit = context.thresholds.memory_headroom * whole->capacity;
+    report_with_remedies(out, oom_diagnostic(context, *whole, range), memory_remedies(context, *whole, limit));
     return;
   }
-  // The remedies are judged as the finding is: a recipe job's by its weights,
-  // gradients and optimizer state under the capacity, or, when its whole
-  // estimate was judged, by that.
-  std::vector<MemoryRemedy> remedies;
-  if (whole) {
-    remedies = memory_remedies(context, *whole, context.thresholds.memory_headroom * whole->capacity);
-  } else if (partial && recipe_whole) {
-    remedies = memory_remedies(context, *partial, context.thresholds.memory_headroom * partial->capacity);
-  } else if (partial) {
-    remedies = memory_remedies(context, *partial, partial->capacity, MemoryMeasure::FixedPart);
+  std::optional<RecipeVerdict> v = judge_recipe_job(context);
+  if (!v) return;
+  if (v->world_unknown || v->vocabulary_unknown) {
+    v->diag.help = unestimated_help(*v);
+    out.push_back(std::move(v->diag));
+    return;
   }
-  report_with_remedies(out, std::move(diag), remedies);
+  // The remedies are judged as the finding is: on the whole estimate, or on
+  // the weights, gradients and optimizer state under the capacity.
+  std::vector<MemoryRemedy> remedies =
+      v->whole ? memory_remedies(context, v->judged, context.thresholds.memory_headroom * v->judged.capacity)
+               : memory_remedies(context, v->judged, v->judged.capacity, MemoryMeasure::FixedPart);
+  report_with_remedies(out, std::move(v->diag), remedies);
 }
 
 }  // namespace
