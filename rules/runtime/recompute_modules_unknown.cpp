@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include <fmt/ranges.h>
+
 #include "lint/model/schema.h"
 
 namespace mblint {
@@ -76,6 +78,10 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
     } else if (suggestion) {
       diag.help = fmt::format("did you mean '{}'?", *suggestion);
       Fix fix = advice_fix(fmt::format("replace '{}' with '{}'", name, *suggestion));
+      // The list with the one name replaced, for the re-check.
+      std::vector<std::string> fixed = *modules.items;
+      fixed[i] = std::string(*suggestion);
+      fix.changes.push_back({"model.recompute_modules", fmt::format("[{}]", fmt::join(fixed, ", "))});
       if (job.dialect != Dialect::MegatronLM) {
         if (auto edit = replace_value(where, std::string(*suggestion)); edit && where.value != modules.where.value) {
           fix.edits.push_back(*edit);
