@@ -66,7 +66,9 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   }
   if (!comm.is_list) {
     if (auto edit = replace_value(comm.where, "p2p")) {
-      diag.fixes.push_back(Fix{"set cp_comm_type to p2p", FixSafety::Unsafe, {*edit}});
+      Fix fix{"set cp_comm_type to p2p", FixSafety::Unsafe, {*edit}};
+      fix.changes.push_back({"model.cp_comm_type", "p2p"});  // for the re-check
+      diag.fixes.push_back(std::move(fix));
     }
   }
   out.push_back(std::move(diag));

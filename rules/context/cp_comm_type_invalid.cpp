@@ -30,7 +30,9 @@ void report_length(const RuleContext& context, const CpCommType& cp, std::vector
                   : fmt::format("give exactly {} entries, or a single string for every layer", *layers);
   if (uniform && !cp.types.empty()) {
     if (auto edit = replace_value(cp.where, cp.types[0])) {
-      diag.fixes.push_back(Fix{fmt::format("set cp_comm_type to {}", cp.types[0]), FixSafety::Safe, {*edit}});
+      Fix fix{fmt::format("set cp_comm_type to {}", cp.types[0]), FixSafety::Safe, {*edit}};
+      fix.changes.push_back({"model.cp_comm_type", cp.types[0]});  // for the re-check
+      diag.fixes.push_back(std::move(fix));
     }
   }
   out.push_back(std::move(diag));

@@ -56,10 +56,13 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
     diag.help = fmt::format("set hierarchical_context_parallel_sizes to [{}, {}] (all-to-all within groups of {}, "
                             "point-to-point across {}; the product must be context_parallel_size {})",
                             sizes->first, sizes->second, sizes->first, sizes->second, *cps);
-    diag.fixes.push_back(Fix{fmt::format("set hierarchical_context_parallel_sizes to [{}, {}]", sizes->first,
-                                         sizes->second),
-                             FixSafety::Unsafe,
-                             {}});
+    Fix fix{fmt::format("set hierarchical_context_parallel_sizes to [{}, {}]", sizes->first, sizes->second),
+            FixSafety::Unsafe,
+            {}};
+    // Advice (where to write the list is the user's), re-checked all the same.
+    fix.changes.push_back(
+        {"model.hierarchical_context_parallel_sizes", fmt::format("[{}, {}]", sizes->first, sizes->second)});
+    diag.fixes.push_back(std::move(fix));
   } else {
     diag.help = "set hierarchical_context_parallel_sizes to [a2a size, p2p size] with product context_parallel_size, "
                 "or use cp_comm_type p2p or a2a";

@@ -21,7 +21,9 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
         primary_span(backend.where));
     diag.help = "set pipeline_model_parallel_comm_backend to null (NCCL), 'nccl' or 'ucc'";
     if (auto edit = replace_value(backend.where, "nccl")) {
-      diag.fixes.push_back(Fix{"set pipeline_model_parallel_comm_backend to nccl", FixSafety::Unsafe, {*edit}});
+      Fix fix{"set pipeline_model_parallel_comm_backend to nccl", FixSafety::Unsafe, {*edit}};
+      fix.changes.push_back({backend.path, "nccl"});  // for the re-check
+      diag.fixes.push_back(std::move(fix));
     }
     out.push_back(std::move(diag));
     return;
@@ -40,7 +42,9 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
                             primary_span(connections.where)});
   diag.help = "use the NCCL backend (null), or do not set CUDA_DEVICE_MAX_CONNECTIONS=1 for this run";
   if (auto edit = replace_value(backend.where, "nccl")) {
-    diag.fixes.push_back(Fix{"set pipeline_model_parallel_comm_backend to nccl", FixSafety::Unsafe, {*edit}});
+    Fix fix{"set pipeline_model_parallel_comm_backend to nccl", FixSafety::Unsafe, {*edit}};
+    fix.changes.push_back({backend.path, "nccl"});  // for the re-check
+    diag.fixes.push_back(std::move(fix));
   }
   out.push_back(std::move(diag));
 }

@@ -36,7 +36,9 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
     diag.notes.push_back(note_for(use_sharp));
     diag.help = "use sharp_enabled_group 'dp' (the data-parallel group, the default when it is null)";
     if (auto edit = replace_value(group.where, "dp")) {
-      diag.fixes.push_back(Fix{"set sharp_enabled_group to dp", FixSafety::Unsafe, {*edit}});
+      Fix fix{"set sharp_enabled_group to dp", FixSafety::Unsafe, {*edit}};
+      fix.changes.push_back({group.path, "dp"});  // for the re-check
+      diag.fixes.push_back(std::move(fix));
     }
     out.push_back(std::move(diag));
     return;
@@ -51,7 +53,9 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   add_notes(diag, {&instances}, nullptr);
   diag.help = "use sharp_enabled_group 'dp', or num_distributed_optimizer_instances > 1";
   if (auto edit = replace_value(group.where, "dp")) {
-    diag.fixes.push_back(Fix{"set sharp_enabled_group to dp", FixSafety::Unsafe, {*edit}});
+    Fix fix{"set sharp_enabled_group to dp", FixSafety::Unsafe, {*edit}};
+    fix.changes.push_back({group.path, "dp"});  // for the re-check
+    diag.fixes.push_back(std::move(fix));
   }
   out.push_back(std::move(diag));
 }
