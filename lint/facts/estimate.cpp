@@ -1150,6 +1150,10 @@ MemoryEstimate estimate_model(const MemoryModel& m) {
                                         ? fmt::format(" + {:.3g} B {} weight cache for linear layers",
                                                       weight_cache_bytes(m), m.fp4 ? "NVFP4" : "fp8")
                                         : "")}});
+    if (m.vocab > 0) {
+      e.parts.back().details.push_back(fmt::format("embedding and output layer: {} vocabulary rows{}",
+                                                   m.vocab, m.vocab_assumed ? " (assumed, below)" : ""));
+    }
     if (vision) {
       e.parts.back().details.push_back(fmt::format("{}: {:.3g} M parameters ({:.3g} M frozen)", vision_part_label(m.vision),
                                                    (m.vision.trainable_params + m.vision.frozen_params) / 1e6,
