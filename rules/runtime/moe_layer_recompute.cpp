@@ -3,6 +3,10 @@
 // it next to full recompute.
 #include "rules/support/runtime_support.h"
 
+#include <algorithm>
+
+#include <fmt/ranges.h>
+
 namespace mblint {
 
 extern const RuleInfo kMoeLayerRecompute;
@@ -28,9 +32,20 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
                        : "moe_layer_recompute is deprecated: Megatron-Core turns it into recompute_granularity "
                          "selective with recompute_modules [core_attn, moe], so core attention is recomputed too";
     diag.help = "say it directly: recompute_granularity selective and 'moe' in recompute_modules";
-    diag.fixes.push_back(advice_fix("set recompute_granularity to selective, add 'moe' to recompute_modules and drop "
-                                    "moe_layer_recompute",
-                                    FixSafety::Safe));
+    Fix fix = advice_fix("set recompute_granularity to selective, add 'moe' to recompute_modules and drop "
+                         "moe_layer_recompute",
+                         FixSafety::Safe);
+    // What Megatron-Core makes of it, written out, for the re-check: the
+    // modules as they stand (core_attn when selective recompute names none)
+    // with 'moe'.
+    NameList modules = read_names(job, "model.recompute_modules");
+    std::vector<std::string> names{"core_attn"};
+    if (granularity.is("selective") && modules.items) names = *modules.items;
+    if (std::find(names.begin(), names.end(), "moe") == names.end()) names.push_back("moe");
+    fix.changes = {{"model.recompute_granularity", "selective"},
+                   {"model.recompute_modules", fmt::format("[{}]", fmt::join(names, ", "))},
+                   {"model.moe_layer_recompute", "false"}};
+    diag.fixes.push_back(std::move(fix));
   }
   out.push_back(std::move(diag));
 }
