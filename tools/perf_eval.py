@@ -159,6 +159,7 @@ class Row:
         self.in_top = False
         self.plan_first = None
         self.published_in_plan = None  # the published layout's throughput as the plan predicts it
+        self.pinned_plan = {}  # the plan with the published layout pinned (rows not in the top N)
         self.plan = {}
         self.miss = None
 
@@ -316,8 +317,8 @@ def plan_rows(mblint, rows, directory, jobs, top):
         if row.in_top:
             listed = plan["layouts"][layouts.index(published_layout(row))]
         else:
-            pinned = run_plan(mblint, row, directory, f"pinned{index:03d}", 1, published_pins(row))
-            listed = (pinned.get("layouts") or [{}])[0]
+            row.pinned_plan = run_plan(mblint, row, directory, f"pinned{index:03d}", 1, published_pins(row))
+            listed = (row.pinned_plan.get("layouts") or [{}])[0]
         performance = listed.get("performance")
         row.published_in_plan = performance["tokens_per_sec_per_gpu"] if performance else None
         return row
@@ -342,7 +343,7 @@ def classify_miss(mblint, row, directory, index, top):
     """Why the published layout is not in the plan's top N: (a) outside the
     search space, (b) rejected by a rule, (c) estimated out of memory, (d)
     ranked below the top N. Sets row.miss = (cause, detail)."""
-    pinned = run_plan(mblint, row, directory, f"why{index:03d}", 1, published_pins(row))
+    pinned = row.pinned_plan  # planned by plan_rows with every layout key pinned
     fsdp = (number(row.csv["fsdp"]) or 0) > 0
     if pinned.get("layouts"):
         mine = pinned["layouts"][0]["performance"]

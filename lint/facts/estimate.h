@@ -64,7 +64,7 @@ struct MemoryEstimate {
   std::vector<std::string> assumptions;  // what was assumed for unknown values
   std::optional<VisionLoad> vision;      // a vision-language model's tower (first stage)
   std::vector<UncountedMemory> uncounted;  // named, not counted (estimate_llava.cpp)
-  bool vocabulary_assumed = false;  // one of `assumptions` is the vocabulary's
+  bool vocab_assumed = false;  // one of `assumptions` is the vocabulary's
 };
 
 // How many of `e.assumptions` bound the activations alone: the tower's images

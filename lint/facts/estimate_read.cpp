@@ -189,10 +189,8 @@ std::optional<int64_t> bridge_vocab_size(const Reader& r, int64_t divisible, int
   if (r.megatron_lm || r.job.dialect != Dialect::Bridge) return std::nullopt;
   std::optional<int64_t> tokenizer_vocab;
   if (r.text("tokenizer.tokenizer_type") == "NullTokenizer") tokenizer_vocab = r.integer("tokenizer.vocab_size");
+  // The recipe layer writes the model's vocabulary where the catalog knows it.
   std::optional<int64_t> model_vocab = r.integer("model.vocab_size");
-  const ConfigValue* set = config_node(r.job, "model.vocab_size");
-  bool model_vocab_none = set && set->kind == ValueKind::Null;
-  if (!model_vocab && !model_vocab_none && r.dims && r.dims->vocab_size > 0) model_vocab = r.dims->vocab_size;
   if (r.flag("tokenizer.use_tokenizer_vocab_size").value_or(false) || !model_vocab) {
     if (tokenizer_vocab && *tokenizer_vocab > 0) return padded_vocab(*tokenizer_vocab, divisible, tp);
     if (model_vocab && *model_vocab > 0) return padded_vocab(*model_vocab, divisible, tp);  // the stand-in
@@ -1012,7 +1010,7 @@ std::optional<MemoryEstimate> estimate_memory(const Job& job, const Derived& der
   MemoryEstimate e = estimate_model(*model);
   e.assumptions = std::move(assumptions);
   e.uncounted = model->uncounted;
-  e.vocabulary_assumed = model->vocab_assumed;
+  e.vocab_assumed = model->vocab_assumed;
   return e;
 }
 

@@ -16,19 +16,6 @@ bool is_null_tokenizer(const Job& job) {
   return type.known() && type.value->kind == ValueKind::String && type.value->text == "NullTokenizer";
 }
 
-// The model's vocabulary before setup: as written (or as the recipe writes
-// it), else, where nothing writes model.vocab_size, the vocab_size of the
-// Hugging Face config the recipe's model is built from (data/model_dims.csv).
-Quantity model_vocabulary(const Job& job) {
-  Quantity q = config_int(job, "model.vocab_size");
-  if (q.known() || config_node(job, "model.vocab_size") != nullptr) return q;
-  if (!job.recipe || !job.recipe->dims || job.recipe->dims->vocab_size <= 0) return q;
-  q.value = job.recipe->dims->vocab_size;
-  q.how = fmt::format("recipe {} builds {}, whose Hugging Face config sets vocab_size {}", job.recipe->name,
-                      job.recipe->model, *q.value);
-  return q;
-}
-
 void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   const Job& job = context.job;
   if (!is_bridge_job(job) || job.versions.bridge < kBridgeValidatesVocab || !is_null_tokenizer(job)) return;
@@ -37,7 +24,9 @@ void check(const RuleContext& context, std::vector<Diagnostic>& out) {
   Resolved use_tokenizer = resolve(job, "tokenizer.use_tokenizer_vocab_size");
   if (use_tokenizer.known() && truthy(use_tokenizer) != false) return;
   Quantity tokenizer = config_int(job, "tokenizer.vocab_size");
-  Quantity model = model_vocabulary(job);
+  // As written, or as the recipe layer writes it: the recipe's, else the
+  // vocab_size of the Hugging Face config its model is built from.
+  Quantity model = config_int(job, "model.vocab_size");
   tokenizer.name = "tokenizer.vocab_size";  // two vocab_size settings: say which
   model.name = "model.vocab_size";
   if (!tokenizer.known() || !model.known() || *model <= 0 || *model >= *tokenizer) return;

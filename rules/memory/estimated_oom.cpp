@@ -182,7 +182,7 @@ std::optional<Diagnostic> recipe_whole_diagnostic(const RuleContext& context, co
 std::optional<MemoryEstimate> without_vocabulary(const RuleContext& context) {
   std::optional<MemoryEstimate> lower =
       estimate_with(context, {{"tokenizer.use_tokenizer_vocab_size", make_bool(false)}, {"model.vocab_size", make_int(1)}});
-  if (!lower || lower->vocabulary_assumed) return std::nullopt;
+  if (!lower || lower->vocab_assumed) return std::nullopt;
   return lower;
 }
 
@@ -203,7 +203,7 @@ std::optional<RecipeVerdict> judge_recipe_job(const RuleContext& context) {
   std::optional<MemoryEstimate> e = partial_job_estimate(context);
   if (!e) return std::nullopt;
   double shown_total = e->total;  // what `mblint estimate` prints
-  bool vocabulary_unknown = e->vocabulary_assumed;
+  bool vocabulary_unknown = e->vocab_assumed;
   if (vocabulary_unknown) e = without_vocabulary(context);
   if (!e || e->capacity <= 0) return std::nullopt;
   std::optional<FixedPartFinding> fixed = fixed_part_finding(context, *e);
